@@ -1,0 +1,170 @@
+"""The offline model's debate steps: deterministic heuristics, never LLM judgements.
+
+A debater's view of an answer combines four features computed from the sample's fields:
+coverage of the question's content words, agreement with the reference (token F1), support
+in the context (share of the answer's content words found there) and detail (length,
+saturating). Each persona weighs them a little differently (a fixed function of its name),
+so a panel of different personas is not unanimous by construction. In later rounds a
+debater moves halfway towards the debaters it has heard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from statistics import mean
+
+from pydantic import BaseModel
+
+from ..models import offline_step
+from ..text import coverage, first_sentence, token_f1, words
+from .debaters import DebateTurnInputs
+from .samples import Sample
+
+_BASE = {"question": 0.35, "reference": 0.35, "context": 0.30, "detail": 0.25}
+_ASPECT_WEIGHTS = {
+    "naturalness": {"detail": 1.0, "question": 0.5},
+    "coherence": {"context": 1.0, "question": 0.8},
+    "engagingness": {"detail": 1.0, "context": 0.3},
+    "groundedness": {"reference": 1.0, "context": 1.0},
+    "understandability": {"detail": 0.6, "question": 0.6},
+}
+_ABSTAIN = ("not mentioned", "no information", "don't know", "do not know", "not available", "cannot answer", "not enough information")
+
+
+def _jitter(persona: str, key: str) -> float:
+    h = hashlib.sha256(f"{persona}|{key}".encode()).digest()
+    return 0.75 + 0.5 * h[0] / 255
+
+
+def features(answer: str | None, sample: Sample) -> dict[str, float]:
+    feats: dict[str, float] = {}
+    q = coverage(sample.question, answer)
+    if q is not None:
+        feats["question"] = q
+    if sample.reference:
+        feats["reference"] = token_f1(answer, sample.reference)
+    if sample.context:
+        support = coverage(answer, sample.context)
+        if support is not None:
+            feats["context"] = support
+    feats["detail"] = min(1.0, math.log1p(len(words(answer))) / math.log1p(120))
+    return feats
+
+
+def quality(answer: str | None, sample: Sample, persona: str, aspect: str | None = None) -> int:
+    """A 1-10 score for ``answer`` as seen by ``persona`` (optionally for one aspect)."""
+    if not (answer or "").strip():
+        return 1
+    feats = features(answer, sample)
+    weights = _ASPECT_WEIGHTS.get((aspect or "").lower(), _BASE)
+    total = wsum = 0.0
+    for name, value in feats.items():
+        w = weights.get(name, 0.0) * _jitter(persona, f"{aspect}|{name}")
+        total += w * value
+        wsum += w
+    q = total / wsum if wsum else 0.5
+    return max(1, min(10, int(round(1 + 9 * q))))
+
+
+def _persuaded(own: float, heard: list[float]) -> int:
+    return int(math.floor((own + mean(heard)) / 2 + 0.5)) if heard else int(own)
+
+
+def _heard_personas(inp: DebateTurnInputs) -> list[str]:
+    if inp.heard_summary:
+        return [p for a, p in inp.panel.items() if a != inp.agent]
+    return [inp.panel[a] for a in inp.heard]
+
+
+def pairwise_scores(inp: DebateTurnInputs) -> tuple[int, int]:
+    s, others = inp.sample, _heard_personas(inp)
+    own = (quality(s.answer_1, s, inp.persona), quality(s.answer_2, s, inp.persona))
+    return (
+        _persuaded(own[0], [quality(s.answer_1, s, p) for p in others]),
+        _persuaded(own[1], [quality(s.answer_2, s, p) for p in others]),
+    )
+
+
+def aspect_scores(inp: DebateTurnInputs) -> dict[str, int]:
+    s, others = inp.sample, _heard_personas(inp)
+    names = s.aspects or ["Score"]
+    return {
+        a: _persuaded(quality(s.answer, s, inp.persona, a), [quality(s.answer, s, p, a) for p in others])
+        for a in names
+    }
+
+
+def is_correct(inp: DebateTurnInputs) -> bool:
+    s = inp.sample
+    ans, ref = (s.answer or "").lower(), (s.reference or "").lower()
+    if ref and " ".join(words(ref)) in " ".join(words(ans)):
+        return True
+    if any(m in ref for m in _ABSTAIN) or "_abs" in s.id:
+        return any(m in ans for m in _ABSTAIN)
+    threshold = 0.5 * _jitter(inp.persona, "correct-threshold")
+    return token_f1(s.answer, s.reference) >= threshold
+
+
+def _describe(inp: DebateTurnInputs) -> str:
+    s = inp.sample
+    parts = []
+    answers = [("Assistant 1", s.answer_1), ("Assistant 2", s.answer_2)] if inp.task == "pairwise" else [("The response", s.answer)]
+    for label, ans in answers:
+        f = features(ans, s)
+        bits = [f"covers {f.get('question', 0):.0%} of the question's key terms"]
+        if "reference" in f:
+            bits.append(f"overlaps the reference at F1 {f['reference']:.2f}")
+        if "context" in f:
+            bits.append(f"{f['context']:.0%} of its content words are supported by the context")
+        parts.append(f"{label} " + ", ".join(bits) + ".")
+    return " ".join(parts)
+
+
+def _verdict_text(inp: DebateTurnInputs, fmt: type[BaseModel] | None) -> str | BaseModel:
+    reasoning = f"[offline heuristic] {inp.persona}: {_describe(inp)}"
+    if inp.task == "pairwise":
+        s1, s2 = pairwise_scores(inp)
+        if fmt is not None:
+            return fmt.model_validate({"reasoning": reasoning, "score_assistant_1": s1, "score_assistant_2": s2})
+        return f"{reasoning}\nScore of Assistant 1: {s1}\nScore of Assistant 2: {s2}"
+    if inp.task == "score":
+        scores = aspect_scores(inp)
+        if fmt is not None:
+            return fmt.model_validate({"reasoning": reasoning, "scores": scores})
+        return reasoning + "\n" + "\n".join(f"{a}: {v}" for a, v in scores.items())
+    ok = is_correct(inp)
+    if fmt is not None:
+        return fmt.model_validate({"reasoning": reasoning, "verdict": "correct" if ok else "incorrect"})
+    return f"{reasoning}\nVerdict: {'correct' if ok else 'incorrect'}"
+
+
+@offline_step("debate_turn")
+def debate_turn(inp: DebateTurnInputs, fmt: type[BaseModel] | None) -> str | BaseModel:
+    if inp.final:
+        return _verdict_text(inp, fmt)
+    lean = ""
+    if inp.task == "pairwise":
+        s1, s2 = pairwise_scores(inp)
+        lean = {True: "I lean towards Assistant 1.", False: "I lean towards Assistant 2."}.get(s1 > s2) if s1 != s2 else "So far I see them as equal."
+    heard = _heard_personas(inp)
+    after = f" Having heard {', '.join(sorted(set(heard)))}, I adjust my view halfway towards theirs." if heard else ""
+    return f"[offline heuristic] {inp.persona}, round {inp.round}: {_describe(inp)} {lean}{after}".strip()
+
+
+@offline_step("reask")
+def reask(inp: DebateTurnInputs, fmt: type[BaseModel] | None) -> str | BaseModel:
+    return _verdict_text(inp, fmt)
+
+
+class SummaryInputs(BaseModel):
+    round: int
+    messages: list[dict[str, str]]  # {"speaker", "text"}
+    previous: str | None = None
+
+
+@offline_step("summarize_round")
+def summarize_round(inp: SummaryInputs, fmt: type[BaseModel] | None) -> str:
+    lines = [f"[offline summary] Round {inp.round}:"]
+    lines += [f"- {m['speaker']}: {first_sentence(m['text'].replace('[offline heuristic] ', ''))}" for m in inp.messages]
+    return "\n".join(([inp.previous] if inp.previous else []) + lines)

@@ -1,0 +1,288 @@
+"""One debate on one sample: build the debaters, run the strategy, read and combine verdicts."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Literal
+
+from autogen_agentchat.messages import TextMessage
+from autogen_core import CancellationToken
+from autogen_core.models import SystemMessage, UserMessage
+from pydantic import BaseModel, Field
+
+from ..errors import ChatevalError, ConfigError
+from ..models import CallLog, ModelLayer, ModelSpec, StepContext, UsageTotals
+from ..prompts import Prompts
+from . import offline_judge  # noqa: F401  (registers the offline model's debate steps)
+from .aggregate import Method, aggregate, combine_swapped, unswap
+from .debaters import MODERATOR, SUMMARIZER, Debater
+from .offline_judge import SummaryInputs
+from .parsing import VerdictParseError
+from .personas import Persona, agent_names
+from .samples import AgentVerdict, Sample, TaskName, Verdict
+from .strategies import STRATEGIES, Strategy
+from .tasks import TaskFormat, get_task
+from .transcript import TranscriptTurn
+
+Order = Literal["original", "swapped"]
+
+
+class JudgeResult(BaseModel):
+    """Everything about one judged sample: one line of samples.jsonl."""
+
+    id: str
+    task: TaskName
+    status: Literal["ok", "failed"] = "ok"
+    verdict: Verdict | None = None
+    agents: list[AgentVerdict] = Field(default_factory=list)
+    transcript: list[TranscriptTurn] = Field(default_factory=list)
+    orders: dict[str, Verdict | None] | None = None  # with --swap: each order's verdict, original numbering
+    order_disagreement: bool | None = None
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    latency_s: float = 0.0
+    error: str | None = None
+    label: Any = None
+    model: str = ""
+
+
+class DebateRun:
+    """The state of one debate, handed to the strategy."""
+
+    def __init__(self, panel: "Panel", sample: Sample, order: Order) -> None:
+        self.panel, self.sample, self.order = panel, sample, order
+        self.turns = panel.turns
+        self.cancellation = CancellationToken()
+        self.transcript: list[TranscriptTurn] = []
+        self.summarizer_log = CallLog()
+        names = agent_names(panel.personas)
+        roster = dict(zip(names, (p.name for p in panel.personas)))
+        self.debaters = [
+            Debater(
+                name=name,
+                persona=persona,
+                layer=panel.layer_for(persona),
+                system_message=panel.prompts.render(
+                    panel.task.system_template,
+                    **panel.template_vars(sample),
+                    agent_name=name,
+                    persona_role=persona.role,
+                    others=[n for n in names if n != name],
+                ),
+                task=panel.task.name,
+                sample=sample,
+                turns=panel.turns,
+                panel=roster,
+                structured=panel.structured_for(persona),
+                response_schema=panel.task.schema,
+            )
+            for name, persona in zip(names, panel.personas)
+        ]
+
+    def start_round(self, r: int) -> TextMessage:
+        for d in self.debaters:
+            d.round, d.phase = r, "debate_turn"
+        text = self.panel.prompts.render(
+            "round.j2", round=r, turns=self.turns, final=r == self.turns,
+            **self.panel.verdict_vars(self.sample, self.panel.structured_for(None)),
+        )
+        return TextMessage(content=text, source=MODERATOR)
+
+    def record(self, debater: Debater, r: int, text: str, kind: str = "debate") -> None:
+        calls = debater.take_calls()
+        self.transcript.append(
+            TranscriptTurn(
+                speaker=debater.name, round=r, kind=kind, text=text, order=self.order,  # type: ignore[arg-type]
+                prompt_tokens=sum(c.prompt_tokens for c in calls),
+                completion_tokens=sum(c.completion_tokens for c in calls),
+                tokens_approx=any(c.tokens_approx for c in calls),
+                cached=bool(calls) and all(c.cached for c in calls),
+                latency_s=sum(c.latency_s for c in calls),
+            )
+        )
+
+    async def summarize(self, r: int, texts: list[str], previous: str | None) -> str:
+        messages = [{"speaker": d.name, "text": t} for d, t in zip(self.debaters, texts)]
+        p = self.panel.prompts
+        llm_messages = [
+            SystemMessage(content=p.render("summarizer_system.j2", task_description=self.panel.task.description)),
+            UserMessage(content=p.render("summarizer.j2", round=r, messages=messages, previous=previous), source=MODERATOR),
+        ]
+        comp = await self.panel.layer.complete(
+            llm_messages,
+            step=StepContext(name="summarize_round", inputs=SummaryInputs(round=r, messages=messages, previous=previous)),
+            log=self.summarizer_log,
+            agent=SUMMARIZER,
+        )
+        rec = self.summarizer_log.records[-1]
+        self.transcript.append(
+            TranscriptTurn(speaker=SUMMARIZER, round=r, kind="summary", text=comp.text, order=self.order,
+                           prompt_tokens=rec.prompt_tokens, completion_tokens=rec.completion_tokens,
+                           tokens_approx=rec.tokens_approx, cached=rec.cached, latency_s=rec.latency_s)
+        )
+        return comp.text
+
+    def final_text(self, d: Debater) -> str | None:
+        for t in reversed(self.transcript):
+            if t.speaker == d.name and t.kind == "debate" and t.round == self.turns:
+                return t.text
+        return None
+
+    async def verdict_of(self, d: Debater) -> AgentVerdict:
+        v = AgentVerdict(agent=d.name, persona=d.persona.name)
+        text = self.final_text(d)
+        if text is None:
+            v.parse_error = "the strategy recorded no final-round reply for this debater"
+            return v
+        try:
+            self.panel.task.read(text, self.sample, v)
+            return v
+        except VerdictParseError as first:
+            problem = str(first)
+        # One bounded re-ask, then give up: an unreadable verdict is recorded, never guessed.
+        d.phase = "reask"
+        v.reasked = True
+        msg = TextMessage(
+            content=self.panel.prompts.render("reask.j2", problem=problem,
+                                              **self.panel.verdict_vars(self.sample, self.panel.structured_for(d.persona))),
+            source=MODERATOR,
+        )
+        reply = await d.agent.on_messages([msg], self.cancellation)
+        text = str(reply.chat_message.content)
+        self.record(d, self.turns, text, kind="reask")
+        try:
+            self.panel.task.read(text, self.sample, v)
+        except VerdictParseError as second:
+            v.parse_error = f"{problem}; after re-ask: {second}"
+        return v
+
+    def usage(self) -> UsageTotals:
+        total = UsageTotals()
+        for log in [d.log for d in self.debaters] + [self.summarizer_log]:
+            total.merge(log.totals())
+        return total
+
+    def call_errors(self) -> list[str]:
+        return [e for log in [d.log for d in self.debaters] + [self.summarizer_log] for e in log.errors]
+
+
+class Panel:
+    """A configured judge: task format, personas, strategy, rounds, aggregation, model."""
+
+    def __init__(
+        self,
+        *,
+        task: str,
+        personas: list[Persona],
+        strategy: str,
+        turns: int,
+        aggregate: Method,
+        layer: ModelLayer,
+        prompts: Prompts,
+        swap: bool = False,
+        keep_raw_history: bool = False,
+        structured: Literal["auto", "on", "off"] = "auto",
+    ) -> None:
+        if not personas:
+            raise ConfigError("the panel needs at least one persona")
+        if turns < 1:
+            raise ConfigError(f"--turns must be at least 1 (got {turns})")
+        self.task: TaskFormat = get_task(task)
+        self.task.check_aggregate(aggregate)
+        if swap and self.task.name != "pairwise":
+            raise ConfigError("--swap applies only to the pairwise task")
+        self.personas, self.turns, self.aggregate = personas, turns, aggregate
+        self.strategy_cls: type[Strategy] = STRATEGIES.get(strategy)
+        self.strategy_name = strategy
+        self.layer, self.prompts, self.swap = layer, prompts, swap
+        self.keep_raw_history, self.structured = keep_raw_history, structured
+        self._layers: dict[str, ModelLayer] = {}
+        for p in personas:  # fail early on a bad per-persona model spec
+            self.layer_for(p)
+
+    def layer_for(self, persona: Persona | None) -> ModelLayer:
+        if persona is None or not persona.model:
+            return self.layer
+        if persona.model not in self._layers:
+            self._layers[persona.model] = self.layer.derive(ModelSpec.parse(persona.model, self.layer.spec.base_url))
+        return self._layers[persona.model]
+
+    def structured_for(self, persona: Persona | None) -> bool:
+        if self.structured == "auto":
+            return self.layer_for(persona).supports_structured
+        return self.structured == "on"
+
+    def template_vars(self, sample: Sample) -> dict[str, Any]:
+        return {
+            "n_agents": len(self.personas), "turns": self.turns,
+            "summarized": self.strategy_cls.uses_summarizer,
+            "question": sample.question, "answer": sample.answer, "answer_1": sample.answer_1,
+            "answer_2": sample.answer_2, "reference": sample.reference, "context": sample.context,
+            "aspects": sample.aspects or [],
+        }
+
+    def verdict_vars(self, sample: Sample, structured: bool) -> dict[str, Any]:
+        return {"task": self.task.name, "aspects": sample.aspects or [], "structured": structured}
+
+    def templates(self) -> list[str]:
+        names = self.task.templates + ["round.j2", "reask.j2", "_panel.j2", "_data_blocks.j2"]
+        if self.strategy_cls.uses_summarizer:
+            names += ["summarizer.j2", "summarizer_system.j2"]
+        return names
+
+    async def _debate(self, sample: Sample, order: Order) -> tuple[DebateRun, list[AgentVerdict]]:
+        run = DebateRun(self, sample, order)
+        strategy = self.strategy_cls(keep_raw_history=self.keep_raw_history)
+        try:
+            await strategy.run(run)
+            verdicts = list(await asyncio.gather(*(run.verdict_of(d) for d in run.debaters)))
+        except Exception as exc:
+            errors = run.call_errors()
+            # autogen re-wraps agent errors in its own text; prefer our clean message.
+            raise DebateFailed(errors[-1] if errors else _short(exc), run) from None
+        return run, verdicts
+
+    async def judge(self, sample: Sample) -> JudgeResult:
+        missing = self.task.missing(sample)
+        if missing:
+            raise ConfigError(f"sample '{sample.id}': the {self.task.name} task needs {', '.join(missing)}")
+        t0 = time.perf_counter()
+        result = JudgeResult(id=sample.id, task=self.task.name, label=sample.label, model=self.layer.label)  # type: ignore[arg-type]
+        runs: list[DebateRun] = []
+        try:
+            run, verdicts = await self._debate(sample, "original")
+            runs.append(run)
+            if self.swap:
+                srun, sverdicts = await self._debate(sample.swapped(), "swapped")
+                runs.append(srun)
+                v_orig = aggregate(self.task.name, self.aggregate, verdicts)  # type: ignore[arg-type]
+                v_swap = aggregate(self.task.name, self.aggregate, sverdicts)  # type: ignore[arg-type]
+                v_swap = unswap(v_swap) if v_swap else None
+                result.orders = {"original": v_orig, "swapped": v_swap}
+                if v_orig and v_swap:
+                    result.order_disagreement = v_orig.winner != v_swap.winner
+                verdicts = [combine_swapped(a, b) for a, b in zip(verdicts, sverdicts)]
+            result.agents = verdicts
+            result.verdict = aggregate(self.task.name, self.aggregate, verdicts)  # type: ignore[arg-type]
+            if result.verdict is None:
+                result.status = "failed"
+                result.error = f"no readable verdict from any of the {len(verdicts)} debaters"
+        except DebateFailed as f:
+            runs.append(f.run)
+            result.status, result.error = "failed", str(f)
+        result.transcript = [t for r in runs for t in r.transcript]
+        for r in runs:
+            result.usage.merge(r.usage())
+        result.latency_s = time.perf_counter() - t0
+        return result
+
+
+class DebateFailed(ChatevalError):
+    def __init__(self, message: str, run: DebateRun) -> None:
+        super().__init__(message)
+        self.run = run
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[-1] if text else ''}"[:300]

@@ -1,0 +1,115 @@
+"""Reading verdicts out of a debater's own final reply.
+
+Structured replies (JSON matching the task's schema) are read first; otherwise only the last
+few lines are searched, because earlier lines may quote material under evaluation. A reply
+that yields no valid verdict raises ``VerdictParseError``; it is never turned into a score.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..models import parse_json_reply
+
+TAIL_LINES = 8
+_NUM = r"(\d+(?:\.\d+)?)(?:\s*/\s*10)?"
+
+
+class VerdictParseError(ValueError):
+    pass
+
+
+class PairwiseOut(BaseModel):
+    reasoning: str = ""
+    score_assistant_1: float
+    score_assistant_2: float
+
+
+class ScoreOut(BaseModel):
+    reasoning: str = ""
+    scores: dict[str, float] = Field(default_factory=dict)
+
+
+class CorrectnessOut(BaseModel):
+    reasoning: str = ""
+    verdict: Literal["correct", "incorrect"]
+
+
+def _tail(text: str, extra: int = 0) -> list[str]:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-(TAIL_LINES + extra) :]
+
+
+def _check_range(name: str, value: float) -> float:
+    if not 1 <= value <= 10:
+        raise VerdictParseError(f"{name} score {value:g} is outside 1-10")
+    return value
+
+
+def _json(text: str, schema: type[BaseModel]) -> BaseModel | None:
+    s = text.strip()
+    if not (s.startswith("{") or s.startswith("```")):
+        return None
+    try:
+        return schema.model_validate(parse_json_reply(s))
+    except (ValueError, ValidationError) as e:
+        raise VerdictParseError(f"JSON verdict does not match the schema: {str(e).splitlines()[0]}") from None
+
+
+def _last_match(pattern: str, lines: list[str]) -> re.Match[str] | None:
+    rx = re.compile(pattern, re.IGNORECASE)
+    for line in reversed(lines):
+        m = rx.search(line)
+        if m:
+            return m
+    return None
+
+
+def parse_pairwise(text: str) -> tuple[float, float]:
+    out = _json(text, PairwiseOut)
+    if isinstance(out, PairwiseOut):
+        return (_check_range("Assistant 1", out.score_assistant_1), _check_range("Assistant 2", out.score_assistant_2))
+    lines = _tail(text)
+    scores = []
+    for k in (1, 2):
+        m = _last_match(rf"assistant\s*{k}\b[^0-9\n]{{0,12}}?[:=]\s*\**\s*{_NUM}", lines)
+        if not m:
+            raise VerdictParseError(f"no 'Score of Assistant {k}: N' line at the end of the reply")
+        scores.append(_check_range(f"Assistant {k}", float(m.group(1))))
+    return scores[0], scores[1]
+
+
+def parse_scores(text: str, aspects: list[str] | None) -> dict[str, float]:
+    names = aspects or ["Score"]
+    out = _json(text, ScoreOut)
+    if isinstance(out, ScoreOut):
+        lowered = {k.lower(): v for k, v in out.scores.items()}
+        missing = [a for a in names if a.lower() not in lowered]
+        if missing:
+            raise VerdictParseError(f"JSON verdict lacks scores for: {', '.join(missing)}")
+        return {_key(a): _check_range(a, lowered[a.lower()]) for a in names}
+    lines = _tail(text, extra=len(names))
+    result: dict[str, float] = {}
+    for a in names:
+        m = _last_match(rf"(?:^|[^a-z]){re.escape(a)}\s*\**\s*[:=]\s*\**\s*{_NUM}", lines)
+        if not m:
+            raise VerdictParseError(f"no '{a}: N' line at the end of the reply")
+        result[_key(a)] = _check_range(a, float(m.group(1)))
+    return result
+
+
+def _key(aspect: str) -> str:
+    return "overall" if aspect == "Score" else aspect.lower()
+
+
+def parse_correctness(text: str) -> bool:
+    out = _json(text, CorrectnessOut)
+    if isinstance(out, CorrectnessOut):
+        return out.verdict == "correct"
+    m = _last_match(r"verdict\s*\**\s*[:=]\s*\**\s*(correct|incorrect)\b", _tail(text))
+    if not m:
+        raise VerdictParseError("no 'Verdict: correct|incorrect' line at the end of the reply")
+    return m.group(1).lower() == "correct"

@@ -1,0 +1,84 @@
+"""Typed samples and verdicts for the three task formats."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+TaskName = Literal["pairwise", "score", "correctness"]
+Winner = Literal["1", "2", "tie"]
+
+
+def context_text(context: Any) -> str | None:
+    """Normalise a context (string, list of strings, or list of {role/speaker, content/text})."""
+    if context is None:
+        return None
+    if isinstance(context, str):
+        return context
+    lines = []
+    for item in context:
+        if isinstance(item, str):
+            lines.append(item)
+        elif isinstance(item, dict):
+            who = item.get("role") or item.get("speaker") or ""
+            text = item.get("content", item.get("text", ""))
+            lines.append(f"{who}: {text}" if who else str(text))
+        else:
+            lines.append(str(item))
+    return "\n".join(lines)
+
+
+class Sample(BaseModel):
+    """One item to judge. ``answer`` for score/correctness, ``answer_1``/``answer_2`` for pairwise."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    question: str
+    answer: str | None = None
+    answer_1: str | None = None
+    answer_2: str | None = None
+    reference: str | None = None
+    context: str | None = None
+    label: Any = None
+    aspects: list[str] | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _ctx(cls, v: Any) -> Any:
+        return context_text(v)
+
+    def swapped(self) -> "Sample":
+        return self.model_copy(update={"answer_1": self.answer_2, "answer_2": self.answer_1})
+
+
+class AgentVerdict(BaseModel):
+    agent: str
+    persona: str
+    winner: Winner | None = None  # pairwise
+    scores: dict[str, float] = Field(default_factory=dict)  # pairwise: answer_1/answer_2; score: aspects
+    correct: bool | None = None  # correctness
+    parse_error: str | None = None
+    reasked: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.parse_error is None
+
+
+class Verdict(BaseModel):
+    """The panel's aggregated verdict."""
+
+    task: TaskName
+    method: Literal["vote", "mean"]
+    winner: Winner | None = None
+    scores: dict[str, float] = Field(default_factory=dict)
+    score: float | None = None  # score task: mean over aspects
+    correct: bool | None = None  # correctness; None with tie=True on a split panel
+    tie: bool = False
+    votes: dict[str, int] = Field(default_factory=dict)
+    n_agents: int = 0
+    n_valid: int = 0
+    note: str | None = None

@@ -1,0 +1,85 @@
+"""Task formats: what a sample must contain, which prompts judge it, how a verdict is read."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from ..errors import ConfigError
+from ..registry import Registry
+from .aggregate import Method, winner_of
+from .parsing import CorrectnessOut, PairwiseOut, ScoreOut, parse_correctness, parse_pairwise, parse_scores
+from .samples import AgentVerdict, Sample
+
+
+class TaskFormat:
+    name: str
+    description: str  # for the summarizer: "evaluating ..."
+    required: tuple[str, ...]
+    schema: type[BaseModel]
+    aggregates: tuple[Method, ...] = ("vote", "mean")
+    default_aggregate: Method = "vote"
+
+    @property
+    def system_template(self) -> str:
+        return f"{self.name}_system.j2"
+
+    @property
+    def templates(self) -> list[str]:
+        return [self.system_template, f"{self.name}_verdict.j2"]
+
+    def missing(self, sample: Sample) -> list[str]:
+        return [f for f in self.required if not (getattr(sample, f) or "").strip()]
+
+    def check_aggregate(self, method: Method) -> None:
+        if method not in self.aggregates:
+            raise ConfigError(
+                f"--aggregate {method} does not apply to the {self.name} task (use {' or '.join(self.aggregates)})"
+            )
+
+    def read(self, text: str, sample: Sample, verdict: AgentVerdict) -> None:
+        """Fill ``verdict`` from the reply text; raises VerdictParseError."""
+        raise NotImplementedError
+
+
+TASKS: Registry[TaskFormat] = Registry("task")
+
+
+@TASKS.register("pairwise")
+class Pairwise(TaskFormat):
+    name = "pairwise"
+    description = "two AI assistants' responses to the same user message"
+    required = ("question", "answer_1", "answer_2")
+    schema = PairwiseOut
+
+    def read(self, text, sample, verdict):
+        s1, s2 = parse_pairwise(text)
+        verdict.scores = {"answer_1": s1, "answer_2": s2}
+        verdict.winner = winner_of(s1, s2)
+
+
+@TASKS.register("score")
+class Score(TaskFormat):
+    name = "score"
+    description = "the quality of one response"
+    required = ("question", "answer")
+    schema = ScoreOut
+    aggregates = ("mean",)
+    default_aggregate = "mean"
+
+    def read(self, text, sample, verdict):
+        verdict.scores = parse_scores(text, sample.aspects)
+
+
+@TASKS.register("correctness")
+class Correctness(TaskFormat):
+    name = "correctness"
+    description = "whether a response answers a question correctly, given a reference answer"
+    required = ("question", "answer", "reference")
+    schema = CorrectnessOut
+
+    def read(self, text, sample, verdict):
+        verdict.correct = parse_correctness(text)
+
+
+def get_task(name: str) -> TaskFormat:
+    return TASKS.get(name)()  # type: ignore[operator]

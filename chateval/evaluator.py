@@ -1,0 +1,234 @@
+"""The Python API: ``Evaluator`` judges single items or whole files with a debate panel."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.metadata as md
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from .config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset
+from .debate import JudgeResult, Panel, Persona, PersonaLibrary, Sample
+from .debate.tasks import get_task
+from .errors import ConfigError
+from .inputs import InvalidLine, load_samples
+from .models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
+from .prompts import get_prompts
+from .runs import RunDir
+from .summary import summarize_judged
+
+SampleCallback = Callable[[JudgeResult], None]
+_loaded_plugins: set[str] = set()
+
+
+def load_plugins(specs: Iterable[str]) -> None:
+    """Import user modules (a .py path or a module name) so their registrations take effect."""
+    for spec in list(specs) + [s for s in os.environ.get("CHATEVAL_PLUGINS", "").split(os.pathsep) if s]:
+        if spec in _loaded_plugins:
+            continue
+        try:
+            if spec.endswith(".py"):
+                path = Path(spec)
+                if not path.is_file():
+                    raise ConfigError(f"{spec}: plugin file not found")
+                mod_name = f"chateval_plugin_{path.stem}"
+                mod_spec = importlib.util.spec_from_file_location(mod_name, path)
+                module = importlib.util.module_from_spec(mod_spec)  # type: ignore[arg-type]
+                sys.modules[mod_name] = module
+                mod_spec.loader.exec_module(module)  # type: ignore[union-attr]
+            else:
+                importlib.import_module(spec)
+        except ConfigError:
+            raise
+        except Exception as e:
+            raise ConfigError(f"{spec}: plugin failed to import ({type(e).__name__}: {e})") from None
+        _loaded_plugins.add(spec)
+
+
+def resolve_personas(cfg: EvalConfig, library: PersonaLibrary) -> list[Persona]:
+    names = list(cfg.personas) if cfg.personas else DEFAULT_PERSONAS[: cfg.agents or 2]
+    n = cfg.agents or len(names)
+    if len(names) < n:
+        # Grow a preset's panel for --agents N with ChatEval's roles not yet on it.
+        names += [p for p in DEFAULT_PERSONAS if p not in names][: n - len(names)]
+        if len(names) < n:
+            raise ConfigError(f"--agents {n} needs {n} personas; give them with --personas a,b,...")
+    return [library.get(name) for name in names[:n]]
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for pkg in ("chateval", "autogen-agentchat", "autogen-ext", "openai", "pydantic", "jinja2"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+class Evaluator:
+    """A debate-panel judge.
+
+    >>> ev = Evaluator(model="offline")                     # or Evaluator.from_preset("chateval_default")
+    >>> result = ev.compare_sync("Q?", "answer A", "answer B")
+    >>> result.verdict.winner                               # '1', '2' or 'tie'
+    """
+
+    def __init__(self, config: EvalConfig | None = None, *, layer: ModelLayer | None = None, **settings: Any) -> None:
+        self.config = EvalConfig.merged(config.model_dump() if config else {}, settings)
+        cfg = self.config
+        load_plugins(cfg.plugins)
+        self.library = PersonaLibrary(cfg.persona_dirs)
+        self.personas = resolve_personas(cfg, self.library)
+        self.prompts = get_prompts(tuple(cfg.prompt_dirs))
+        self.layer = layer or ModelLayer(
+            ModelSpec.parse(cfg.model, cfg.base_url),
+            params=GenParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed),
+            retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s),
+            max_connections=cfg.max_connections,
+            cache=CompletionCache(cfg.cache_dir) if cfg.cache else None,
+            structured={"auto": None, "on": True, "off": False}[cfg.structured],
+            secrets=[os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")],
+        )
+        self._panels: dict[str, Panel] = {}
+        self.panel(cfg.task)  # validate the configured task's panel now, not at the first sample
+
+    @classmethod
+    def from_preset(cls, preset: str, **settings: Any) -> "Evaluator":
+        dirs = settings.get("persona_dirs")  # presets are looked up in the built-in strategies/
+        data = load_preset(find_preset(preset, None if dirs is None else []))
+        return cls(EvalConfig.merged(data, {k: v for k, v in settings.items()}))
+
+    @property
+    def is_offline(self) -> bool:
+        return self.layer.spec.is_offline
+
+    def panel(self, task: str) -> Panel:
+        if task not in self._panels:
+            cfg = self.config
+            fmt = get_task(task)
+            method = cfg.aggregate or fmt.default_aggregate
+            self._panels[task] = Panel(
+                task=task, personas=self.personas, strategy=cfg.strategy, turns=cfg.turns,
+                aggregate=method, layer=self.layer, prompts=self.prompts,
+                swap=cfg.swap and task == "pairwise", keep_raw_history=cfg.keep_raw_history,
+                structured=cfg.structured,
+            )
+        return self._panels[task]
+
+    # --- single items -------------------------------------------------------------------
+    async def judge(self, sample: Sample, task: str | None = None) -> JudgeResult:
+        return await self.panel(task or self.config.task).judge(sample)
+
+    async def compare(self, question: str, answer_1: str, answer_2: str, *, context: Any = None,
+                      reference: str | None = None, id: str = "sample") -> JudgeResult:
+        return await self.judge(Sample(id=id, question=question, answer_1=answer_1, answer_2=answer_2,
+                                       context=context, reference=reference), "pairwise")
+
+    async def score(self, question: str, answer: str, *, context: Any = None, reference: str | None = None,
+                    aspects: list[str] | None = None, id: str = "sample") -> JudgeResult:
+        return await self.judge(Sample(id=id, question=question, answer=answer, context=context,
+                                       reference=reference, aspects=aspects or self.config.aspects), "score")
+
+    async def check(self, question: str, answer: str, reference: str, *, context: Any = None,
+                    id: str = "sample") -> JudgeResult:
+        return await self.judge(Sample(id=id, question=question, answer=answer, reference=reference,
+                                       context=context), "correctness")
+
+    def compare_sync(self, *args: Any, **kwargs: Any) -> JudgeResult:
+        return asyncio.run(self.compare(*args, **kwargs))
+
+    def score_sync(self, *args: Any, **kwargs: Any) -> JudgeResult:
+        return asyncio.run(self.score(*args, **kwargs))
+
+    def check_sync(self, *args: Any, **kwargs: Any) -> JudgeResult:
+        return asyncio.run(self.check(*args, **kwargs))
+
+    # --- files --------------------------------------------------------------------------
+    def run_config(self) -> dict[str, Any]:
+        """What config.json records: resolved settings, versions and the config hash."""
+        cfg = self.config
+        panel = self.panel(cfg.task)
+        judging = cfg.judging_payload() | {
+            "aggregate": panel.aggregate,
+            "personas": [p.model_dump() for p in self.personas],
+            "templates": self.prompts.source_digest(panel.templates()),
+        }
+        return {
+            "config": cfg.public() | {"personas": [p.slug for p in self.personas]},
+            "model": self.layer.label,
+            "offline": self.is_offline,
+            "judging": judging,
+            "config_hash": config_hash(judging),
+            "versions": package_versions(),
+        }
+
+    async def evaluate(self, samples: list[Sample], *, on_result: SampleCallback | None = None,
+                       concurrency: int | None = None) -> list[JudgeResult]:
+        """Judge many samples concurrently (results in input order)."""
+        limit = asyncio.Semaphore(concurrency or max(2, self.layer.max_connections))
+
+        async def one(s: Sample) -> JudgeResult:
+            async with limit:
+                r = await self.judge(s)
+            if on_result:
+                on_result(r)
+            return r
+
+        return list(await asyncio.gather(*(one(s) for s in samples)))
+
+    async def evaluate_file(
+        self,
+        path: str | Path,
+        out: str | Path,
+        *,
+        resume: bool = False,
+        limit: int | None = None,
+        skip_invalid: bool = False,
+        on_result: SampleCallback | None = None,
+        on_start: Callable[[int, int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Judge every record of a JSONL file into a run directory; returns the summary."""
+        cfg = self.config
+        samples, invalid = load_samples(path, cfg.task, skip_invalid=skip_invalid, aspects=cfg.aspects)
+        if limit is not None:
+            samples = samples[:limit]
+        config = self.run_config() | {"input": str(path)}
+        t0 = time.perf_counter()
+        with RunDir(out, config, resume=resume) as run:
+            todo = [s for s in samples if s.id not in run.done]
+            if on_start:
+                on_start(len(samples), len(samples) - len(todo))
+
+            def record(r: JudgeResult) -> None:
+                run.append(r.model_dump(mode="json"))
+                if on_result:
+                    on_result(r)
+
+            try:
+                await self.evaluate(todo, on_result=record)
+            finally:
+                wanted = {s.id for s in samples}
+                records = [r for r in run.records() if r.get("id") in wanted]
+                summary = summarize_judged(records, task=cfg.task, model=self.layer.label, offline=self.is_offline)
+                summary |= {
+                    "task": cfg.task, "strategy": cfg.strategy, "agents": len(self.personas), "turns": cfg.turns,
+                    "config_hash": config["config_hash"], "complete": len(records) == len(samples),
+                    "wall_time_s": time.perf_counter() - t0, "invalid_lines": [i.model_dump() for i in invalid],
+                }
+                run.write_summary(summary)
+        return summary
+
+    def evaluate_file_sync(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return asyncio.run(self.evaluate_file(*args, **kwargs))
+
+    async def aclose(self) -> None:
+        await self.layer.close()
+
+
+__all__ = ["Evaluator", "InvalidLine", "load_plugins", "resolve_personas"]

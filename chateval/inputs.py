@@ -1,0 +1,110 @@
+"""Reading JSONL inputs with one-line errors naming file, line and field.
+
+The whole file is checked before any model call, so a bad line costs nothing. With
+``skip_invalid`` bad lines are collected (and reported) instead of stopping the run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from .debate.samples import Sample
+from .debate.tasks import get_task
+from .errors import InputError
+
+MAX_FIELD_CHARS = 200_000  # a runaway field (e.g. a 1 MB answer) is an input error, not a prompt
+_TEXT_FIELDS = ("question", "answer", "answer_1", "answer_2", "reference")
+
+
+class InvalidLine(BaseModel):
+    line: int
+    error: str
+
+
+def load_samples(
+    path: str | Path,
+    task: str,
+    *,
+    skip_invalid: bool = False,
+    max_chars: int = MAX_FIELD_CHARS,
+    aspects: list[str] | None = None,
+) -> tuple[list[Sample], list[InvalidLine]]:
+    path = Path(path)
+    fmt = get_task(task)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read input ({e.strerror or e})") from None
+    samples: list[Sample] = []
+    invalid: list[InvalidLine] = []
+    seen: dict[str, int] = {}
+    for lineno, blob in enumerate(raw.split(b"\n"), start=1):
+        if not blob.strip():
+            continue
+        try:
+            sample = _parse_line(blob, lineno, fmt, max_chars, aspects)
+            if sample.id in seen:
+                raise ValueError(f"field 'id': duplicate id '{sample.id}' (first on line {seen[sample.id]})")
+            seen[sample.id] = lineno
+            samples.append(sample)
+        except ValueError as e:
+            message = f"{path}:{lineno}: {e}"
+            if not skip_invalid:
+                raise InputError(message) from None
+            invalid.append(InvalidLine(line=lineno, error=message))
+    if not samples and not invalid:
+        raise InputError(f"{path}: no records (expected one JSON object per line)")
+    return samples, invalid
+
+
+def _parse_line(blob: bytes, lineno: int, fmt: Any, max_chars: int, aspects: list[str] | None) -> Sample:
+    try:
+        text = blob.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not valid UTF-8 (byte {e.start})") from None
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"invalid JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    rid = record.pop("id", None)
+    if rid is None:
+        rid = f"line-{lineno}"
+    elif isinstance(rid, bool) or not isinstance(rid, (str, int)):
+        raise ValueError("field 'id': expected a string or an integer")
+    rid = str(rid)
+    if not rid.strip():
+        raise ValueError("field 'id': empty")
+    for field in fmt.required:
+        if field not in record or record[field] is None:
+            raise ValueError(f"field '{field}': missing (the {fmt.name} task needs {', '.join(fmt.required)})")
+    for field in _TEXT_FIELDS:
+        if field in record and record[field] is not None:
+            value = record[field]
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and field == "reference":
+                record[field] = value = str(value)  # numeric gold answers (counts) are common
+            if not isinstance(value, str):
+                raise ValueError(f"field '{field}': expected a string, got {type(value).__name__}")
+            if field in fmt.required and not value.strip():
+                raise ValueError(f"field '{field}': empty")
+            if len(value) > max_chars:
+                raise ValueError(f"field '{field}': {len(value):,} characters, over the limit of {max_chars:,}")
+    ctx = record.get("context")
+    if ctx is not None and not isinstance(ctx, (str, list)):
+        raise ValueError("field 'context': expected a string or a list of turns")
+    if isinstance(ctx, list) and not all(isinstance(t, (str, dict)) for t in ctx):
+        raise ValueError("field 'context': list items must be strings or {role, content} objects")
+    if ctx is not None and len(json.dumps(ctx)) > max_chars * 5:
+        raise ValueError(f"field 'context': over the limit of {max_chars * 5:,} characters")
+    asp = record.get("aspects", aspects)
+    if asp is not None and (not isinstance(asp, list) or not all(isinstance(a, str) and a.strip() for a in asp)):
+        raise ValueError("field 'aspects': expected a list of aspect names")
+    known = set(Sample.model_fields) - {"id", "meta", "aspects"}
+    meta = {k: v for k, v in record.items() if k not in known and k != "aspects"}
+    fields = {k: v for k, v in record.items() if k in known}
+    return Sample(id=rid, aspects=asp, meta=meta, **fields)

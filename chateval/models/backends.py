@@ -1,0 +1,190 @@
+"""Backends do one model call each; the layer around them adds cache, limits and retries."""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import ABC, abstractmethod
+from typing import Any, Sequence
+
+from autogen_core.models import ChatCompletionClient, LLMMessage, ModelInfo
+from pydantic import BaseModel
+
+from ..errors import ConfigError, ModelCallError
+from .offline import run_offline_step
+from .retry import BadResponse, RetryPolicy
+from .spec import ModelSpec
+from .usage import approx_tokens
+
+
+class GenParams(BaseModel):
+    temperature: float = 0.0
+    max_tokens: int | None = 1024
+    seed: int | None = None
+
+
+class Completion(BaseModel):
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tokens_approx: bool = False
+    finish_reason: str = "stop"
+    cached: bool = False  # set by the layer on a cache hit; never stored in the cache
+
+
+class StepContext(BaseModel):
+    """What a call is for, in typed form. Real models ignore it; the offline model reads it."""
+
+    name: str
+    inputs: Any = None
+
+
+class Backend(ABC):
+    model_info: ModelInfo
+
+    @abstractmethod
+    async def complete(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        step: StepContext | None,
+        response_format: type[BaseModel] | None,
+        params: GenParams,
+    ) -> Completion: ...
+
+    async def close(self) -> None:  # pragma: no cover - trivial
+        return None
+
+
+def _response_format_arg(schema: type[BaseModel]) -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
+    }
+
+
+class AutogenBackend(Backend):
+    """Any autogen ``ChatCompletionClient``: the OpenAI client for real endpoints, the replay
+    client in tests. Structured output is requested as a JSON-schema response format when the
+    model supports it; the reply text is validated by the caller so a bad reply is kept."""
+
+    def __init__(self, client: ChatCompletionClient) -> None:
+        self.client = client
+        self.model_info = client.model_info
+
+    async def complete(self, messages, *, step, response_format, params) -> Completion:
+        extra: dict[str, Any] = {}
+        if response_format is not None and self.model_info.get("structured_output"):
+            extra["response_format"] = _response_format_arg(response_format)
+        result = await self.client.create(list(messages), extra_create_args=extra)
+        if not isinstance(result.content, str):
+            raise BadResponse("the model returned a tool call instead of text")
+        usage = result.usage
+        return Completion(
+            text=result.content,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            finish_reason=str(result.finish_reason),
+        )
+
+    async def close(self) -> None:
+        await self.client.close()
+
+
+class OfflineBackend(Backend):
+    """Deterministic heuristic model: answers each typed step from its inputs, never the prompt."""
+
+    model_info: ModelInfo = {
+        "vision": False,
+        "function_calling": False,
+        "json_output": True,
+        "family": "offline",
+        # Debate verdicts come back as text lines, so offline transcripts read like real ones;
+        # typed steps still get JSON because they always pass their schema.
+        "structured_output": False,
+        "multiple_system_messages": True,
+    }
+
+    async def complete(self, messages, *, step, response_format, params) -> Completion:
+        if step is None:
+            raise ModelCallError("the offline model answers only typed steps, and this call named none")
+        out = run_offline_step(step.name, step.inputs, response_format)
+        text = out.model_dump_json() if isinstance(out, BaseModel) else str(out)
+        prompt_chars = sum(len(m.content) if isinstance(m.content, str) else 0 for m in messages)
+        return Completion(
+            text=text,
+            prompt_tokens=approx_tokens("x" * prompt_chars),
+            completion_tokens=approx_tokens(text),
+            tokens_approx=True,
+        )
+
+
+_DEFAULT_INFO: ModelInfo = {
+    "vision": False,
+    "function_calling": False,
+    "json_output": True,
+    "family": "unknown",
+    "structured_output": False,
+    "multiple_system_messages": True,
+}
+
+
+def build_backend(
+    spec: ModelSpec,
+    params: GenParams,
+    retry: RetryPolicy,
+    structured: bool | None = None,
+) -> Backend:
+    if spec.is_offline:
+        return OfflineBackend()
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    if spec.provider == "openai":
+        api_key = os.environ.get("OPENAI_API_KEY")
+        if not api_key:
+            raise ConfigError(f"model '{spec.label}' needs the OPENAI_API_KEY environment variable")
+        info = _known_openai_info(spec.model)
+    else:
+        api_key = os.environ.get("CHATEVAL_API_KEY") or "not-needed"
+        info = dict(_DEFAULT_INFO)  # type: ignore[assignment]
+    if structured is not None:
+        info = {**info, "structured_output": structured}  # type: ignore[assignment]
+    kwargs: dict[str, Any] = {
+        "model": spec.model,
+        "api_key": api_key,
+        "model_info": info,
+        "max_retries": 0,  # the layer retries, honouring Retry-After, and meters each attempt
+        "timeout": retry.timeout_s,
+        "temperature": params.temperature,
+    }
+    if spec.base_url:
+        kwargs["base_url"] = spec.base_url
+    if params.max_tokens is not None:
+        kwargs["max_tokens"] = params.max_tokens
+    if params.seed is not None:
+        kwargs["seed"] = params.seed
+    return AutogenBackend(OpenAIChatCompletionClient(**kwargs))
+
+
+def _known_openai_info(model: str) -> ModelInfo:
+    from autogen_ext.models.openai._model_info import get_info
+
+    try:
+        return get_info(model)
+    except (KeyError, ValueError):
+        return {**_DEFAULT_INFO, "family": "unknown", "structured_output": True}  # type: ignore[return-value]
+
+
+def parse_json_reply(text: str) -> Any:
+    """JSON from a reply that may wrap it in a code fence or add prose around it."""
+    s = text.strip()
+    if s.startswith("```"):
+        s = s.split("\n", 1)[1] if "\n" in s else ""
+        s = s.rsplit("```", 1)[0]
+    try:
+        return json.loads(s)
+    except ValueError:
+        start, end = s.find("{"), s.rfind("}")
+        if start != -1 and end > start:
+            return json.loads(s[start : end + 1])
+        raise

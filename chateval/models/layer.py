@@ -1,0 +1,276 @@
+"""The one model layer every LLM call of the project goes through.
+
+``ModelLayer`` owns the backend, the on-disk cache, the shared concurrency limit, retries and
+metering. ``LayerClient`` exposes it as an autogen ``ChatCompletionClient`` so autogen agents
+use the same path as direct calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, AsyncGenerator, Callable, Literal, Mapping, Optional, Sequence, Union
+
+from autogen_core import CancellationToken
+from autogen_core.models import (
+    ChatCompletionClient,
+    CreateResult,
+    LLMMessage,
+    ModelCapabilities,
+    ModelInfo,
+    RequestUsage,
+)
+from autogen_core.tools import Tool, ToolSchema
+from pydantic import BaseModel
+
+from ..errors import ModelCallError
+from .backends import Backend, Completion, GenParams, StepContext, build_backend
+from .cache import CompletionCache, cache_key
+from .prices import cost_usd
+from .retry import RetryPolicy, describe, is_retryable, retry_after_seconds
+from .spec import ModelSpec
+from .usage import CallLog, CallRecord, UsageTotals, approx_tokens
+
+CallObserver = Callable[[CallRecord, Sequence[LLMMessage], Completion], None]
+
+
+def _message_key(m: LLMMessage) -> dict[str, Any]:
+    content = m.content if isinstance(m.content, str) else repr(m.content)
+    return {"type": type(m).__name__, "source": getattr(m, "source", None), "content": content}
+
+
+class ModelLayer:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        backend: Backend | None = None,
+        params: GenParams | None = None,
+        retry: RetryPolicy | None = None,
+        max_connections: int = 8,
+        cache: CompletionCache | None = None,
+        structured: bool | None = None,
+        secrets: Sequence[str] = (),
+    ) -> None:
+        self.spec = spec
+        self.params = params or GenParams()
+        self.retry = retry or RetryPolicy()
+        self.backend = backend or build_backend(spec, self.params, self.retry, structured)
+        self.max_connections = max(1, max_connections)
+        self.cache = cache
+        self.totals = UsageTotals()
+        self.observers: list[CallObserver] = []
+        self._secrets = [s for s in secrets if s]
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+
+    def derive(self, spec: ModelSpec) -> "ModelLayer":
+        """A layer for another model (a persona's override) sharing this one's cache,
+        concurrency limit, totals and observers: still one limit for every call."""
+        other = ModelLayer(spec, params=self.params, retry=self.retry, max_connections=self.max_connections,
+                           cache=self.cache, secrets=self._secrets)
+        other._semaphores = self._semaphores
+        other.totals = self.totals
+        other.observers = self.observers
+        return other
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return self.backend.model_info
+
+    @property
+    def supports_structured(self) -> bool:
+        return bool(self.model_info.get("structured_output"))
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        # asyncio primitives bind to one event loop; sync wrappers may run several loops.
+        loop_id = id(asyncio.get_running_loop())
+        sem = self._semaphores.get(loop_id)
+        if sem is None:
+            sem = self._semaphores[loop_id] = asyncio.Semaphore(self.max_connections)
+        return sem
+
+    def client(
+        self,
+        *,
+        log: CallLog | None = None,
+        step: StepContext | Callable[[Sequence[LLMMessage]], StepContext] | None = None,
+        agent: str | None = None,
+        response_format: Callable[[], type[BaseModel] | None] | None = None,
+    ) -> "LayerClient":
+        return LayerClient(self, log=log, step=step, agent=agent, response_format=response_format)
+
+    def _key(self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None) -> str:
+        return cache_key(
+            {
+                "model": self.spec.label,
+                "base_url": self.spec.base_url,
+                "params": self.params.model_dump(),
+                "structured": self.supports_structured,
+                "response_format": response_format.model_json_schema() if response_format else None,
+                "messages": [_message_key(m) for m in messages],
+            }
+        )
+
+    def _scrub(self, text: str) -> str:
+        for s in self._secrets:
+            text = text.replace(s, "***")
+        return text
+
+    async def complete(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        step: StepContext | None = None,
+        log: CallLog | None = None,
+        agent: str | None = None,
+        response_format: type[BaseModel] | None = None,
+    ) -> Completion:
+        step_name = step.name if step else None
+        key = self._key(messages, response_format) if self.cache is not None else ""
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                comp = Completion.model_validate(hit)
+                comp.cached = True
+                self._record(CallRecord(model=self.label, step=step_name, agent=agent, cached=True,
+                                        prompt_tokens=comp.prompt_tokens, completion_tokens=comp.completion_tokens,
+                                        tokens_approx=comp.tokens_approx), log, messages, comp)
+                return comp
+
+        attempt = 0
+        while True:
+            attempt += 1
+            t0 = time.perf_counter()
+            try:
+                async with self._semaphore():
+                    comp = await asyncio.wait_for(
+                        self.backend.complete(messages, step=step, response_format=response_format, params=self.params),
+                        timeout=self.retry.timeout_s,
+                    )
+                break
+            except ModelCallError as exc:
+                if log is not None:
+                    log.errors.append(str(exc))
+                raise
+            except Exception as exc:  # classified below; anything unknown is not retried
+                if not is_retryable(exc) or attempt > self.retry.max_retries:
+                    message = self._scrub(f"model call to {self.label} failed after {attempt} attempt(s): {describe(exc)}")
+                    if log is not None:
+                        log.errors.append(message)
+                    raise ModelCallError(message) from None
+                await asyncio.sleep(self.retry.delay(attempt, retry_after_seconds(exc)))
+        latency = time.perf_counter() - t0
+        if not comp.prompt_tokens and not comp.completion_tokens:
+            # Some servers report no usage; estimate rather than report zero, and say so.
+            comp.prompt_tokens = sum(approx_tokens(m.content) for m in messages if isinstance(m.content, str))
+            comp.completion_tokens = approx_tokens(comp.text)
+            comp.tokens_approx = True
+        rec = CallRecord(
+            model=self.label,
+            step=step_name,
+            agent=agent,
+            prompt_tokens=comp.prompt_tokens,
+            completion_tokens=comp.completion_tokens,
+            tokens_approx=comp.tokens_approx,
+            latency_s=latency,
+            attempts=attempt,
+            cost_usd=cost_usd(self.spec.model, comp.prompt_tokens, comp.completion_tokens),
+        )
+        self._record(rec, log, messages, comp)
+        if self.cache is not None:
+            self.cache.set(key, comp.model_dump(exclude={"cached"}))
+        return comp
+
+    def _record(self, rec: CallRecord, log: CallLog | None, messages: Sequence[LLMMessage], comp: Completion) -> None:
+        self.totals.add(rec)
+        if log is not None:
+            log.add(rec)
+        for obs in self.observers:
+            obs(rec, messages, comp)
+
+    async def close(self) -> None:
+        await self.backend.close()
+        if self.cache is not None:
+            self.cache.close()
+
+
+class LayerClient(ChatCompletionClient):
+    """An autogen model client view of the layer, bound to one agent's step and call log."""
+
+    def __init__(
+        self,
+        layer: ModelLayer,
+        *,
+        log: CallLog | None,
+        step: StepContext | Callable[[Sequence[LLMMessage]], StepContext] | None,
+        agent: str | None,
+        response_format: Callable[[], type[BaseModel] | None] | None,
+    ) -> None:
+        self.layer = layer
+        self.log = log if log is not None else CallLog()
+        self._step = step
+        self.agent = agent
+        self._response_format = response_format
+
+    def current_step(self, messages: Sequence[LLMMessage] = ()) -> StepContext | None:
+        return self._step(messages) if callable(self._step) else self._step
+
+    async def create(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        tools: Sequence[Tool | ToolSchema] = [],
+        tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
+        json_output: Optional[bool | type[BaseModel]] = None,
+        extra_create_args: Mapping[str, Any] = {},
+        cancellation_token: Optional[CancellationToken] = None,
+    ) -> CreateResult:
+        fmt = json_output if isinstance(json_output, type) else None
+        if fmt is None and self._response_format is not None:
+            fmt = self._response_format()
+        comp = await self.layer.complete(
+            messages, step=self.current_step(messages), log=self.log, agent=self.agent, response_format=fmt
+        )
+        return CreateResult(
+            finish_reason="stop",
+            content=comp.text,
+            usage=RequestUsage(prompt_tokens=comp.prompt_tokens, completion_tokens=comp.completion_tokens),
+            cached=comp.cached,
+        )
+
+    async def create_stream(
+        self, messages: Sequence[LLMMessage], **kwargs: Any
+    ) -> AsyncGenerator[Union[str, CreateResult], None]:
+        # Debaters do not stream; yield the whole result so streaming callers still work.
+        result = await self.create(messages, **kwargs)
+        yield result
+
+    async def close(self) -> None:
+        return None
+
+    def actual_usage(self) -> RequestUsage:
+        t = self.log.totals()
+        return RequestUsage(prompt_tokens=t.prompt_tokens, completion_tokens=t.completion_tokens)
+
+    def total_usage(self) -> RequestUsage:
+        return self.actual_usage()
+
+    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:
+        # autogen's OpenAI counter needs tiktoken encodings (downloaded at run time): approximate.
+        return sum(approx_tokens(m.content) for m in messages if isinstance(m.content, str))
+
+    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = []) -> int:
+        return 1_000_000 - self.count_tokens(messages)
+
+    @property
+    def capabilities(self) -> ModelCapabilities:  # type: ignore[override]
+        info = self.layer.model_info
+        return {"vision": info["vision"], "function_calling": info["function_calling"], "json_output": info["json_output"]}
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return self.layer.model_info

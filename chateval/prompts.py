@@ -1,0 +1,72 @@
+"""Prompt templates: jinja2 in a sandbox with StrictUndefined.
+
+Candidate answers, contexts and other user data are passed as *variables* and inserted with
+the ``fence`` filter, which wraps them in labelled delimiters and defuses delimiter
+look-alikes inside the data. They are never compiled as template source, so ``{{ }}`` or
+``{% %}`` inside an answer stays literal text.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, TemplateNotFound, UndefinedError
+from jinja2.sandbox import SandboxedEnvironment
+
+from .errors import ConfigError
+from .paths import search_path
+
+FENCE_OPEN = "<<<"
+FENCE_CLOSE = ">>>"
+
+
+def fence(text: Any, label: str) -> str:
+    body = "" if text is None else str(text)
+    # Break up anything that could be read as one of our delimiters.
+    body = body.replace(FENCE_OPEN, "< < <").replace(FENCE_CLOSE, "> > >")
+    return f"{FENCE_OPEN}BEGIN {label}{FENCE_CLOSE}\n{body}\n{FENCE_OPEN}END {label}{FENCE_CLOSE}"
+
+
+class Prompts:
+    def __init__(self, extra_dirs: tuple[str | Path, ...] = ()) -> None:
+        dirs = search_path("prompts", list(extra_dirs))
+        for d in dirs[:-1]:
+            if not Path(d).is_dir():
+                raise ConfigError(f"{d}: prompt folder does not exist")
+        self.env = SandboxedEnvironment(
+            loader=ChoiceLoader([FileSystemLoader(str(d)) for d in dirs]),
+            undefined=StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=False,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters["fence"] = fence
+        self.dirs = dirs
+
+    def render(self, name: str, **variables: Any) -> str:
+        try:
+            template = self.env.get_template(name)
+        except TemplateNotFound:
+            raise ConfigError(f"prompt template '{name}' not found in {', '.join(map(str, self.dirs))}") from None
+        try:
+            return template.render(**variables).strip()
+        except UndefinedError as e:
+            raise ConfigError(f"prompt template '{name}': {e}") from None
+
+    def source_digest(self, names: list[str]) -> str:
+        """Hash of the template sources in use: part of the run's config hash."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for n in sorted(names):
+            src, _, _ = self.env.loader.get_source(self.env, n)  # type: ignore[union-attr]
+            h.update(n.encode() + b"\0" + src.encode())
+        return h.hexdigest()[:16]
+
+
+@lru_cache(maxsize=8)
+def get_prompts(extra_dirs: tuple[str, ...] = ()) -> Prompts:
+    return Prompts(extra_dirs)

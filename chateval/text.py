@@ -1,0 +1,47 @@
+"""Small text utilities shared by the offline model and simple metrics."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+STOPWORDS = frozenset(
+    """a an the and or but if then else of to in on at by for with from as is are was were be been being
+    it its this that these those there here what which who whom whose when where why how i you he she we
+    they me him her us them my your his our their do does did doing have has had having not no nor so
+    too very can could should would will shall may might must just than also into about over under again
+    further once all any both each few more most other some such only own same s t don now up down out""".split()
+)
+
+
+def words(text: str | None) -> list[str]:
+    return _WORD.findall((text or "").lower())
+
+
+def content_words(text: str | None) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS and len(w) > 1]
+
+
+def token_f1(prediction: str | None, gold: str | None) -> float:
+    p, g = content_words(prediction), content_words(gold)
+    if not p or not g:
+        return float(p == g)
+    common = sum((Counter(p) & Counter(g)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(p), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def coverage(of: str | None, by: str | None) -> float | None:
+    """Fraction of the distinct content words of ``of`` that appear in ``by``."""
+    target = set(content_words(of))
+    if not target:
+        return None
+    return len(target & set(content_words(by))) / len(target)
+
+
+def first_sentence(text: str, limit: int = 200) -> str:
+    s = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
+    return s if len(s) <= limit else s[: limit - 1] + "…"
