@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from rich.console import Console
 
 from .config import EvalConfig, find_preset, load_preset
+from .runs import clear_run
 from .errors import ChatevalError
 from .models import register_price
 
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--task", choices=["pairwise", "score", "correctness"])
     ev.add_argument("--out", required=True, help="run directory")
     ev.add_argument("--resume", action="store_true", help="continue a run: skip finished samples, redo failed ones")
+    ev.add_argument("--overwrite", action="store_true", help="replace an earlier run in --out instead of refusing")
     ev.add_argument("--limit", type=int, help="judge only the first N records")
     ev.add_argument("--skip-invalid", action="store_true", help="skip and report bad input lines instead of stopping")
     _add_panel_options(ev)
@@ -127,6 +129,8 @@ def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
             progress.stop()
             await ev.aclose()
 
+    if args.overwrite and not args.resume:
+        clear_run(args.out)
     summary = asyncio.run(run())
     for bad in summary.get("invalid_lines", []):
         console.print(f"[red]skipped[/red] {bad['error']}")

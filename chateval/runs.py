@@ -58,6 +58,12 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
     return records, bad
 
 
+def clear_run(path: str | Path) -> None:
+    """Remove an earlier run's files (only the files a run writes; anything else is left)."""
+    for name in (CONFIG, SAMPLES, SUMMARY):
+        (Path(path) / name).unlink(missing_ok=True)
+
+
 class RunDir:
     """One run's output folder. Keyed by sample id; ``status == 'ok'`` lines are kept on resume."""
 

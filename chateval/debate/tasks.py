@@ -28,7 +28,8 @@ class TaskFormat:
         return [self.system_template, f"{self.name}_verdict.j2"]
 
     def missing(self, sample: Sample) -> list[str]:
-        return [f for f in self.required if not (getattr(sample, f) or "").strip()]
+        # Empty strings are allowed here (an assistant may say nothing); files reject them earlier.
+        return [f for f in self.required if getattr(sample, f) is None]
 
     def check_aggregate(self, method: Method) -> None:
         if method not in self.aggregates:
