@@ -51,7 +51,11 @@ def _check_range(name: str, value: float) -> float:
 
 def _json(text: str, schema: type[BaseModel]) -> BaseModel | None:
     s = text.strip()
-    if not (s.startswith("{") or s.startswith("```")):
+    if s.startswith("```"):
+        # A fenced JSON object is a verdict; any other fenced block (quoted code) is not.
+        if not (s.split("\n", 1)[1].lstrip() if "\n" in s else "").startswith("{"):
+            return None
+    elif not s.startswith("{"):
         return None
     try:
         return schema.model_validate(parse_json_reply(s))
