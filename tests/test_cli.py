@@ -183,3 +183,30 @@ def test_plain_progress_and_console_script(tmp_path):
     help_text = subprocess.run([sys.executable, "-m", "chateval.cli", "evaluate", "--help"],
                                capture_output=True, text=True, timeout=60).stdout
     assert "--swap" in help_text and "exit codes" in help_text
+
+
+def test_cli_against_local_openai_compatible_server(tmp_path):
+    from chateval.testing.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer() as server:
+        out = tmp_path / "real"
+        assert run("evaluate", str(PAIRS), "--limit", "2", "--model", "openai-compatible/judge-model",
+                   "--base-url", server.base_url, "--out", str(out), "--no-cache") == 0
+        assert len(server.requests) == 8 and all(r["model"] == "judge-model" for r in server.requests)
+    offline = tmp_path / "offline"
+    assert run("evaluate", str(PAIRS), "--limit", "2", "--out", str(offline), "--no-cache") == 0
+
+    def shape(obj):
+        if isinstance(obj, dict):
+            return {k: shape(v) for k, v in obj.items() if k not in ("note",)}
+        if isinstance(obj, list):
+            return [shape(obj[0])] if obj else []
+        return type(obj).__name__ if obj is not None else None
+
+    real_rows, off_rows = read_jsonl(out / "samples.jsonl"), read_jsonl(offline / "samples.jsonl")
+    assert set(real_rows[0]) == set(off_rows[0])
+    assert shape(real_rows[0]["agents"]) == shape(off_rows[0]["agents"])
+    assert set(real_rows[0]["transcript"][0]) == set(off_rows[0]["transcript"][0])
+    real_summary = json.loads((out / "summary.json").read_text())
+    assert real_summary["offline"] is False and real_summary["usage"]["cost_usd"] is None  # unknown price
+    assert real_summary["usage"]["tokens_approx"] is False

@@ -76,7 +76,12 @@ class AutogenBackend(Backend):
         extra: dict[str, Any] = {}
         if response_format is not None and self.model_info.get("structured_output"):
             extra["response_format"] = _response_format_arg(response_format)
-        result = await self.client.create(list(messages), extra_create_args=extra)
+        try:
+            result = await self.client.create(list(messages), extra_create_args=extra)
+        except (AttributeError, TypeError, IndexError) as exc:
+            # A 200 reply that is not a chat completion: openai hands a non-JSON body (a proxy's
+            # HTML page) back as a str, and JSON without choices leaves autogen indexing None or [].
+            raise BadResponse(f"the reply is not a chat completion ({type(exc).__name__}: {exc})") from None
         if not isinstance(result.content, str):
             raise BadResponse("the model returned a tool call instead of text")
         usage = result.usage

@@ -71,7 +71,7 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, (openai.APITimeoutError, asyncio.TimeoutError, TimeoutError)):
         return "timed out"
     if isinstance(exc, openai.APIConnectionError):
-        return "could not connect to the model endpoint"
+        return "connection to the model endpoint failed (refused, reset or unreachable)"
     if isinstance(exc, BadResponse):
         return f"bad response: {exc}"
     return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
