@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ConfigError
 from .paths import search_path
+from .yamlfiles import load_mapping
 
 # The order in which personas are added when only --agents is given (ChatEval's five roles).
 DEFAULT_PERSONAS = ["general_public", "critic", "news_author", "psychologist", "scientist"]
@@ -108,16 +108,7 @@ def find_preset(name: str, extra_dirs: list[str] | None = None) -> Path:
 
 
 def load_preset(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{line}: invalid YAML") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read preset ({e})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a preset must be a mapping of settings")
+    data = load_mapping(path, "preset")
     unknown = sorted(set(data) - set(EvalConfig.model_fields))
     if unknown:
         raise ConfigError(f"{path}: unknown setting '{unknown[0]}'")

@@ -6,7 +6,7 @@ order with --swap); each agent is only ever called by one coroutine at a time.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from autogen_agentchat.agents import AssistantAgent
 from autogen_core.models import LLMMessage, UserMessage
@@ -94,12 +94,3 @@ class Debater:
         self._taken = len(self.log.records)
         return new
 
-
-def turn_usage(calls: list[CallRecord]) -> dict[str, Any]:
-    return {
-        "prompt_tokens": sum(c.prompt_tokens for c in calls),
-        "completion_tokens": sum(c.completion_tokens for c in calls),
-        "tokens_approx": any(c.tokens_approx for c in calls),
-        "cached": bool(calls) and all(c.cached for c in calls),
-        "latency_s": sum(c.latency_s for c in calls),
-    }

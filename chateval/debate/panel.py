@@ -89,16 +89,8 @@ class DebateRun:
         return TextMessage(content=text, source=MODERATOR)
 
     def record(self, debater: Debater, r: int, text: str, kind: str = "debate") -> None:
-        calls = debater.take_calls()
         self.transcript.append(
-            TranscriptTurn(
-                speaker=debater.name, round=r, kind=kind, text=text, order=self.order,  # type: ignore[arg-type]
-                prompt_tokens=sum(c.prompt_tokens for c in calls),
-                completion_tokens=sum(c.completion_tokens for c in calls),
-                tokens_approx=any(c.tokens_approx for c in calls),
-                cached=bool(calls) and all(c.cached for c in calls),
-                latency_s=sum(c.latency_s for c in calls),
-            )
+            TranscriptTurn.from_calls(debater.name, r, kind, text, self.order, debater.take_calls())
         )
 
     async def summarize(self, r: int, texts: list[str], previous: str | None) -> str:
@@ -114,12 +106,8 @@ class DebateRun:
             log=self.summarizer_log,
             agent=SUMMARIZER,
         )
-        rec = self.summarizer_log.records[-1]
-        self.transcript.append(
-            TranscriptTurn(speaker=SUMMARIZER, round=r, kind="summary", text=comp.text, order=self.order,
-                           prompt_tokens=rec.prompt_tokens, completion_tokens=rec.completion_tokens,
-                           tokens_approx=rec.tokens_approx, cached=rec.cached, latency_s=rec.latency_s)
-        )
+        self.transcript.append(TranscriptTurn.from_calls(
+            SUMMARIZER, r, "summary", comp.text, self.order, self.summarizer_log.records[-1:]))
         return comp.text
 
     def final_text(self, d: Debater) -> str | None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ..errors import ConfigError
 from ..paths import search_path
+from ..yamlfiles import load_mapping
 
 
 class Persona(BaseModel):
@@ -37,16 +37,7 @@ def slugify(name: str) -> str:
 
 
 def load_persona(path: Path) -> Persona:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{line}: invalid YAML ({getattr(e, 'problem', None) or e})") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read persona file ({e})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a persona file must be a mapping with 'name' and 'role'")
+    data = load_mapping(path, "persona file")
     try:
         return Persona.model_validate(data)
     except ValidationError as e:

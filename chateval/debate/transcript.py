@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Sequence
 
 from pydantic import BaseModel
+
+from ..models import CallRecord
 
 
 class TranscriptTurn(BaseModel):
@@ -18,3 +20,16 @@ class TranscriptTurn(BaseModel):
     tokens_approx: bool = False
     cached: bool = False
     latency_s: float = 0.0
+
+    @classmethod
+    def from_calls(cls, speaker: str, round: int, kind: str, text: str, order: str,
+                   calls: Sequence[CallRecord]) -> "TranscriptTurn":
+        """A turn with the usage of the model calls that produced it (a re-ask may add one)."""
+        return cls(
+            speaker=speaker, round=round, kind=kind, text=text, order=order,  # type: ignore[arg-type]
+            prompt_tokens=sum(c.prompt_tokens for c in calls),
+            completion_tokens=sum(c.completion_tokens for c in calls),
+            tokens_approx=any(c.tokens_approx for c in calls),
+            cached=bool(calls) and all(c.cached for c in calls),
+            latency_s=sum(c.latency_s for c in calls),
+        )
