@@ -1,0 +1,79 @@
+"""LongMemEval (Wu et al., ICLR 2025): the official S, M and oracle files, used unchanged."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..memory.types import Session, Turn
+from .common import DatasetError, read_json, require
+
+
+def parse_lme_date(value: str) -> datetime:
+    """'2023/05/28 (Sun) 19:47' -> aware UTC datetime (the weekday is dropped)."""
+    text = value.split("(")[0].strip() + " " + value.split(")")[-1].strip()
+    return datetime.strptime(text.strip(), "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc)
+
+
+class LMEQuestion(BaseModel):
+    question_id: str
+    question_type: str
+    question: str
+    answer: str
+    question_date: datetime
+    sessions: list[Session]  # in the file's order; systems ingest them sorted by date
+    answer_session_ids: list[str]
+
+    @property
+    def is_abstention(self) -> bool:
+        return self.question_id.endswith("_abs")
+
+
+def load_longmemeval(path: str | Path, limit: int | None = None) -> list[LMEQuestion]:
+    data = read_json(path, "LongMemEval")
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a JSON list of questions (the official LongMemEval format)")
+    out = []
+    for idx, entry in enumerate(data[:limit] if limit else data):
+        qid = entry.get("question_id", "?") if isinstance(entry, dict) else "?"
+        where = f"{path}: entry {idx} (question_id {qid})"
+        try:
+            out.append(_question(entry, where))
+        except ValueError as e:
+            raise DatasetError(f"{where}: {e}") from None
+    return out
+
+
+def _question(entry: dict, where: str) -> LMEQuestion:
+    ids = require(entry, "haystack_session_ids", list, where)
+    dates = require(entry, "haystack_dates", list, where)
+    sessions_raw = require(entry, "haystack_sessions", list, where)
+    if not (len(ids) == len(dates) == len(sessions_raw)):
+        raise DatasetError(f"{where}: haystack_session_ids, haystack_dates and haystack_sessions differ in length")
+    sessions = []
+    for sid, date, turns in zip(ids, dates, sessions_raw):
+        if not isinstance(turns, list):
+            raise DatasetError(f"{where}: session '{sid}' should be a list of turns")
+        sessions.append(Session(
+            id=str(sid), date=parse_lme_date(str(date)),
+            turns=[
+                # Turn ids follow the official retrieval code: <session_id>_<turn index + 1>.
+                Turn(id=f"{sid}_{i + 1}", role=str(t.get("role", "")), content=str(t.get("content", "")),
+                     meta={"has_answer": bool(t.get("has_answer", False))})
+                for i, t in enumerate(turns) if isinstance(t, dict)
+            ],
+        ))
+    answer = entry.get("answer")
+    if answer is None:
+        raise DatasetError(f"{where}: field 'answer' missing")
+    return LMEQuestion(
+        question_id=str(require(entry, "question_id", (str, int), where)),
+        question_type=require(entry, "question_type", str, where),
+        question=require(entry, "question", str, where),
+        answer=str(answer),  # 32 oracle answers are ints (counts)
+        question_date=parse_lme_date(require(entry, "question_date", str, where)),
+        sessions=sessions,
+        answer_session_ids=[str(s) for s in entry.get("answer_session_ids", [])],
+    )

@@ -1,0 +1,72 @@
+"""Multi-Session Chat episodes in the column layout of THEANINE's input, msc-raw and
+Conversation Chronicles: ``<ordinal>_session_dialogue`` / ``<ordinal>_session_speakers``.
+
+The MSC layout has no dates. Session i is dated ``start + i * gap`` (7 days by default),
+unless a ``<ordinal>_time_interval`` field gives the gap ("2 days", "a few hours", ...).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..memory.types import Session, Turn
+from .common import DatasetError, read_json
+
+ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
+DEFAULT_START = datetime(2024, 1, 1, 12, 0, tzinfo=timezone.utc)
+_UNITS = {"minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
+
+
+class MSCEpisode(BaseModel):
+    id: str
+    sessions: list[Session]
+    speakers: list[str]
+
+
+def parse_interval(text: str) -> timedelta | None:
+    m = re.search(r"(\d+|a|an|a few|few|several)\s+(minute|hour|day|week|month|year)s?", text.lower())
+    if not m:
+        return None
+    n = {"a": 1, "an": 1, "a few": 3, "few": 3, "several": 5}.get(m.group(1))
+    return timedelta(seconds=(n if n is not None else int(m.group(1))) * _UNITS[m.group(2)])
+
+
+def load_msc(path: str | Path, gap: timedelta = timedelta(days=7), start: datetime = DEFAULT_START) -> list[MSCEpisode]:
+    data = read_json(path, "Multi-Session Chat")
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a list of episodes")
+    episodes = []
+    for idx, ep in enumerate(data):
+        where = f"{path}: episode {idx}"
+        if not isinstance(ep, dict):
+            raise DatasetError(f"{where}: expected an object")
+        eid = str(ep.get("dataID", ep.get("id", f"episode-{idx}")))
+        sessions, when, speakers = [], start, []
+        for n, ordinal in enumerate(ORDINALS):
+            dialogue = ep.get(f"{ordinal}_session_dialogue")
+            if dialogue is None:
+                break
+            who = ep.get(f"{ordinal}_session_speakers")
+            if not isinstance(dialogue, list) or not isinstance(who, list) or len(who) != len(dialogue):
+                raise DatasetError(f"{where} ({eid}): {ordinal}_session_dialogue and _speakers must be lists "
+                                   "of the same length")
+            if n:
+                interval = ep.get(f"{ordinal}_time_interval")
+                when = when + ((parse_interval(str(interval)) if interval else None) or gap)
+            sid = f"{eid}-s{n + 1}"
+            sessions.append(Session(id=sid, date=when, turns=[
+                Turn(id=f"{sid}-t{i + 1}", role=str(s), content=str(u)) for i, (s, u) in enumerate(zip(who, dialogue))
+            ]))
+            for s in map(str, who):
+                if s not in speakers:
+                    speakers.append(s)
+        if not sessions:
+            raise DatasetError(f"{where} ({eid}): no '<ordinal>_session_dialogue' fields (e.g. first_session_dialogue)")
+        episodes.append(MSCEpisode(id=eid, sessions=sessions, speakers=speakers))
+    return episodes

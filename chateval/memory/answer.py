@@ -1,0 +1,42 @@
+"""The answering step shared by every memory system."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from ..steps import TypedStep
+from ..text import content_words
+from .types import Turn
+
+NO_ANSWER = "I don't have that information in our past conversations."
+
+
+class AnswerInputs(BaseModel):
+    question: str
+    dialogue: list[Turn] = Field(default_factory=list)  # the current session so far, if any
+    context: str
+    now: datetime
+    memories: list[str] = Field(default_factory=list)  # the context's units, for the offline model
+
+
+def offline_answer(inp: AnswerInputs) -> str:
+    """Extractive: the memory sharing most content words with the question (ties: latest)."""
+    q = set(content_words(inp.question))
+    best, best_overlap = None, 0
+    for m in inp.memories:
+        overlap = len(q & set(content_words(m)))
+        if overlap >= best_overlap and overlap > 0:
+            best, best_overlap = m, overlap
+    return f"[offline] {best}" if best else f"[offline] {NO_ANSWER}"
+
+
+ANSWER: TypedStep[AnswerInputs, str] = TypedStep(
+    "memory_answer",
+    system="memory/answer_system.j2",
+    template="memory/answer.j2",
+    inputs=AnswerInputs,
+    output=str,
+    offline=offline_answer,
+)

@@ -1,0 +1,192 @@
+"""The ``MemorySystem`` interface, its registry and the behaviour every system shares.
+
+A system ingests timestamped sessions in date order, recalls ranked memory items with
+provenance, and responds to a question or a dialogue from an explicit context string that is
+returned verbatim with its (approximate) token count.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from datetime import datetime
+from typing import Any, Callable, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..errors import ConfigError, InputError
+from ..models import CallLog, ModelLayer, approx_tokens
+from ..prompts import Prompts, get_prompts
+from ..registry import Registry
+from .answer import ANSWER, AnswerInputs
+from .types import MemoryItem, MemoryStats, Response, Session, Turn, as_utc
+
+
+class MemoryInputError(InputError):
+    """Sessions or queries a memory system cannot accept (out of order, duplicate, ...)."""
+
+
+class NoSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MemorySystem(ABC):
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    paper: ClassVar[str] = ""
+    Settings: ClassVar[type[BaseModel]] = NoSettings
+    supports_recall: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        layer: ModelLayer,
+        *,
+        settings: BaseModel | dict[str, Any] | None = None,
+        embedder: Any = None,
+        qdrant: str | None = None,
+        prompts: Prompts | None = None,
+        log: CallLog | None = None,
+    ) -> None:
+        self.layer = layer
+        self.settings = self._settings(settings)
+        self.embedder = embedder
+        self.qdrant = qdrant or ":memory:"
+        self.prompts = prompts or get_prompts()
+        self.log = log if log is not None else CallLog()
+        self._stats = MemoryStats()
+        self._sessions: dict[str, Session] = {}
+        self._last_date: datetime | None = None
+
+    def _settings(self, settings: BaseModel | dict[str, Any] | None) -> BaseModel:
+        if isinstance(settings, self.Settings):
+            return settings
+        try:
+            return self.Settings.model_validate(
+                settings.model_dump() if isinstance(settings, BaseModel) else (settings or {})
+            )
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise ConfigError(
+                f"memory system '{self.name}': setting '{'.'.join(map(str, err['loc']))}': {err['msg'].lower()}"
+            ) from None
+
+    # --- ingest -------------------------------------------------------------------------
+    async def ingest(self, session: Session) -> None:
+        if session.id in self._sessions:
+            raise MemoryInputError(f"session '{session.id}' was already ingested (duplicate session id)")
+        if self._last_date is not None and session.date < self._last_date:
+            raise MemoryInputError(
+                f"session '{session.id}' ({session.date.isoformat()}) is older than an already ingested session "
+                f"({self._last_date.isoformat()}); ingest in date order (ingest_all sorts for you)"
+            )
+        self._sessions[session.id] = session
+        self._last_date = session.date
+        self._stats.sessions += 1
+        turns = [t for t in session.turns if t.content.strip()]
+        if not turns:
+            self._stats.empty_sessions += 1  # defined behaviour: an empty session adds no memory
+            return
+        t0 = time.perf_counter()
+        await self._ingest(session.model_copy(update={"turns": turns}))
+        self._stats.ingest_s += time.perf_counter() - t0
+
+    async def ingest_all(self, sessions: list[Session]) -> None:
+        """Ingest sessions sorted by date (stable: equal dates keep their given order)."""
+        for s in sorted(sessions, key=lambda s: s.date):
+            await self.ingest(s)
+
+    # --- recall -------------------------------------------------------------------------
+    async def recall(self, query: str, now: datetime, k: int | None = None) -> list[MemoryItem]:
+        now = as_utc(now)
+        if not self._sessions:
+            return []  # a query before any ingest: nothing to recall, not an error
+        t0 = time.perf_counter()
+        items = await self._recall(query, now, k)
+        self._stats.recall_s += time.perf_counter() - t0
+        self._stats.recalls += 1
+        return items
+
+    # --- respond ------------------------------------------------------------------------
+    async def respond(self, query: str | list[Turn], now: datetime) -> Response:
+        """Answer a question (str) or continue a dialogue (turns of the current session)."""
+        now = as_utc(now)
+        dialogue = [] if isinstance(query, str) else list(query)
+        question = query if isinstance(query, str) else _last_user_text(dialogue)
+        if not question.strip():
+            raise MemoryInputError("respond() needs a non-empty question or a dialogue ending with a user turn")
+        t0 = time.perf_counter()
+        before = len(self.log.records)
+        items = await self.recall(question, now) if self.supports_recall else []
+        context = await self.context(question, now, items)
+        answer = await ANSWER.run(
+            self.layer,
+            AnswerInputs(question=question, dialogue=dialogue, context=context, now=now,
+                         memories=[i.text for i in items] or context.splitlines()),
+            log=self.log, prompts=self.prompts,
+        )
+        self._stats.respond_s += time.perf_counter() - t0
+        from ..models import UsageTotals
+
+        return Response(
+            answer=answer, context=context, context_tokens=approx_tokens(context), recalled=items,
+            usage=UsageTotals.of(self.log.records[before:]), latency_s=time.perf_counter() - t0,
+        )
+
+    def reset(self) -> None:
+        self._sessions.clear()
+        self._last_date = None
+        self._stats = MemoryStats()
+        self._reset()
+
+    def stats(self) -> MemoryStats:
+        totals = self.log.totals()
+        return self._stats.model_copy(update={"items": self.item_count(), "llm_calls": totals.calls,
+                                              "cached_calls": totals.cached_calls})
+
+    @property
+    def sessions(self) -> list[Session]:
+        return list(self._sessions.values())
+
+    # --- for subclasses -----------------------------------------------------------------
+    @abstractmethod
+    async def _ingest(self, session: Session) -> None: ...
+
+    async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
+        return []
+
+    @abstractmethod
+    async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
+        """The context string given to the answering model (returned verbatim in Response)."""
+
+    @abstractmethod
+    def item_count(self) -> int: ...
+
+    @abstractmethod
+    def _reset(self) -> None: ...
+
+
+def _last_user_text(dialogue: list[Turn]) -> str:
+    for t in reversed(dialogue):
+        if t.role.lower() in ("user", "speaker a", "human"):
+            return t.content
+    return dialogue[-1].content if dialogue else ""
+
+
+def format_items(items: list[MemoryItem], *, with_time: bool = True) -> str:
+    """The shared context layout: one memory per line, oldest first, with its date."""
+    ordered = sorted(items, key=lambda i: i.time)
+    return "\n".join(f"[{i.time:%Y-%m-%d}] {i.text}" if with_time else i.text for i in ordered)
+
+
+MEMORY_SYSTEMS: Registry[type[MemorySystem]] = Registry("memory system")
+M = TypeVar("M", bound=type[MemorySystem])
+
+
+def memory_system(name: str) -> Callable[[M], M]:
+    """Register a memory system class under ``name``."""
+
+    def deco(cls: M) -> M:
+        cls.name = name
+        return MEMORY_SYSTEMS.register(name)(cls)  # type: ignore[return-value]
+
+    return deco

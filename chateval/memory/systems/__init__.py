@@ -1,0 +1,1 @@
+"""Built-in memory systems; importing this package registers them."""

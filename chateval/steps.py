@@ -1,0 +1,81 @@
+"""Typed LLM steps: a jinja2 template plus a pydantic output schema (or plain text).
+
+Every LLM step outside the debate (summarise a session, extract facts, rate importance,
+answer, ...) is one ``TypedStep``. It renders its template from typed inputs, calls the model
+layer (so cache, metering, retries and the concurrency limit apply) and validates the reply.
+The offline model implements the same step from the typed inputs alone.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Generic, TypeVar
+
+from autogen_core.models import AssistantMessage, SystemMessage, UserMessage
+from pydantic import BaseModel, ValidationError
+
+from .errors import ModelCallError
+from .models import CallLog, ModelLayer, StepContext, offline_step, parse_json_reply
+from .prompts import Prompts, get_prompts
+
+I = TypeVar("I", bound=BaseModel)
+O = TypeVar("O")
+
+
+class StepError(ModelCallError):
+    """The model's reply could not be read as the step's output, even after one re-ask."""
+
+
+class TypedStep(Generic[I, O]):
+    def __init__(
+        self,
+        name: str,
+        *,
+        template: str,
+        inputs: type[I],
+        output: type[O],
+        offline: Callable[[I], O],
+        system: str | None = None,
+    ) -> None:
+        self.name, self.template, self.system = name, template, system
+        self.inputs, self.output = inputs, output
+        self.structured = isinstance(output, type) and issubclass(output, BaseModel)
+        offline_step(name)(lambda inp, fmt: offline(inp))
+
+    def messages(self, inputs: I, prompts: Prompts) -> list:
+        variables = inputs.model_dump() | {"inputs": inputs}
+        if self.structured:
+            variables["schema"] = self.output.model_json_schema()  # type: ignore[union-attr]
+        msgs: list = []
+        if self.system:
+            msgs.append(SystemMessage(content=prompts.render(self.system, **variables)))
+        msgs.append(UserMessage(content=prompts.render(self.template, **variables), source="user"))
+        return msgs
+
+    def _read(self, text: str) -> O:
+        if not self.structured:
+            return text.strip()  # type: ignore[return-value]
+        return self.output.model_validate(parse_json_reply(text))  # type: ignore[union-attr]
+
+    async def run(self, layer: ModelLayer, inputs: I, *, log: CallLog | None = None,
+                  prompts: Prompts | None = None) -> O:
+        prompts = prompts or get_prompts()
+        msgs = self.messages(inputs, prompts)
+        fmt = self.output if self.structured else None
+        step = StepContext(name=self.name, inputs=inputs)
+        comp = await layer.complete(msgs, step=step, log=log, response_format=fmt)  # type: ignore[arg-type]
+        try:
+            return self._read(comp.text)
+        except (ValueError, ValidationError) as first:
+            problem = str(first).splitlines()[0][:200]
+        # One bounded re-ask with the error, as for debate verdicts.
+        msgs = msgs + [
+            AssistantMessage(content=comp.text, source="assistant"),
+            UserMessage(content=f"That reply was not valid JSON for the required schema ({problem}). "
+                                "Reply again with only the JSON object.", source="user"),
+        ]
+        comp = await layer.complete(msgs, step=step, log=log, response_format=fmt)  # type: ignore[arg-type]
+        try:
+            return self._read(comp.text)
+        except (ValueError, ValidationError) as second:
+            raise StepError(f"step '{self.name}': unreadable reply after one re-ask "
+                            f"({str(second).splitlines()[0][:200]})") from None
