@@ -49,6 +49,10 @@ class MemorySystem(ABC):
     ) -> None:
         self.layer = layer
         self.settings = self._settings(settings)
+        if embedder is None:
+            from .embeddings import make_embedder
+
+            embedder = make_embedder("hash")  # fast and deterministic; pass a real one for real runs
         self.embedder = embedder
         self.qdrant = qdrant or ":memory:"
         self.prompts = prompts or get_prompts()
