@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("--persona-dir", action="append", dest="persona_dirs")
     sp = sub.add_parser("strategies", help="list communication strategies and presets")
     sp.add_argument("--plugin", action="append", dest="plugins")
+
+    from .memory.cli import add_memory_parser
+
+    add_memory_parser(sub, _add_model_options)
     return parser
 
 
@@ -186,7 +190,13 @@ def cmd_strategies(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-COMMANDS = {"evaluate": cmd_evaluate, "personas": cmd_personas, "strategies": cmd_strategies}
+def cmd_memory(args: argparse.Namespace, console: Console) -> int:
+    from .memory.cli import run
+
+    return run(args, console)
+
+
+COMMANDS = {"evaluate": cmd_evaluate, "personas": cmd_personas, "strategies": cmd_strategies, "memory": cmd_memory}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -70,7 +70,12 @@ def _conversation(entry: Any, where: str) -> LoCoMoConversation:
         except ValueError:
             raise DatasetError(f"{where}: session_{n}_date_time '{date_text}' is not like '1:56 pm on 8 May, 2023'") from None
         turns = []
-        for t in conv[f"session_{n}"]:
+        raw_turns = conv[f"session_{n}"]
+        if not isinstance(raw_turns, list):
+            raise DatasetError(f"{where}: session_{n} should be a list of turns")
+        for j, t in enumerate(raw_turns):
+            if not isinstance(t, dict):
+                raise DatasetError(f"{where}: session_{n} turn {j} should be an object, got {type(t).__name__}")
             text = str(t.get("text", ""))
             if t.get("blip_caption"):
                 text += f" [shares a photo: {t['blip_caption']}]"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,8 +14,18 @@ from .common import DatasetError, read_json, require
 
 def parse_lme_date(value: str) -> datetime:
     """'2023/05/28 (Sun) 19:47' -> aware UTC datetime (the weekday is dropped)."""
-    text = value.split("(")[0].strip() + " " + value.split(")")[-1].strip()
-    return datetime.strptime(text.strip(), "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc)
+    text = re.sub(r"\([^)]*\)", " ", value)  # drop the weekday
+    try:
+        return datetime.strptime(" ".join(text.split()), "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc)
+    except ValueError:
+        raise ValueError(f"date '{value}' is not like '2023/05/28 (Sun) 19:47'") from None
+
+
+def _date(value: object, field: str, where: str) -> datetime:
+    try:
+        return parse_lme_date(str(value))
+    except ValueError as e:
+        raise DatasetError(f"{where}: {field}: {e}") from None
 
 
 class LMEQuestion(BaseModel):
@@ -57,7 +68,7 @@ def _question(entry: dict, where: str) -> LMEQuestion:
         if not isinstance(turns, list):
             raise DatasetError(f"{where}: session '{sid}' should be a list of turns")
         sessions.append(Session(
-            id=str(sid), date=parse_lme_date(str(date)),
+            id=str(sid), date=_date(date, f"haystack_dates of session '{sid}'", where),
             turns=[
                 # Turn ids follow the official retrieval code: <session_id>_<turn index + 1>.
                 Turn(id=f"{sid}_{i + 1}", role=str(t.get("role", "")), content=str(t.get("content", "")),
@@ -73,7 +84,7 @@ def _question(entry: dict, where: str) -> LMEQuestion:
         question_type=require(entry, "question_type", str, where),
         question=require(entry, "question", str, where),
         answer=str(answer),  # 32 oracle answers are ints (counts)
-        question_date=parse_lme_date(require(entry, "question_date", str, where)),
+        question_date=_date(require(entry, "question_date", str, where), "question_date", where),
         sessions=sessions,
         answer_session_ids=[str(s) for s in entry.get("answer_session_ids", [])],
     )

@@ -2,7 +2,8 @@
 Conversation Chronicles: ``<ordinal>_session_dialogue`` / ``<ordinal>_session_speakers``.
 
 The MSC layout has no dates. Session i is dated ``start + i * gap`` (7 days by default),
-unless a ``<ordinal>_time_interval`` field gives the gap ("2 days", "a few hours", ...).
+unless a ``<ordinal>_time_interval`` field or the ``time_interval`` list (msc-raw, Conversation
+Chronicles) gives the gap ("2 days", "a few hours", ...).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from .common import DatasetError, read_json
 
 ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 DEFAULT_START = datetime(2024, 1, 1, 12, 0, tzinfo=timezone.utc)
+_COUNTS = {"a": 1, "an": 1, "one": 1, "a few": 3, "few": 3, "a couple of": 2, "couple of": 2, "two": 2, "three": 3,
+           "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "several": 5}
 _UNITS = {"minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
 
 
@@ -28,11 +31,20 @@ class MSCEpisode(BaseModel):
 
 
 def parse_interval(text: str) -> timedelta | None:
-    m = re.search(r"(\d+|a|an|a few|few|several)\s+(minute|hour|day|week|month|year)s?", text.lower())
+    m = re.search(rf"\b(\d+|{'|'.join(_COUNTS)})\s+(minute|hour|day|week|month|year)s?\b", text.lower())
     if not m:
         return None
-    n = {"a": 1, "an": 1, "a few": 3, "few": 3, "several": 5}.get(m.group(1))
+    n = _COUNTS.get(m.group(1))
     return timedelta(seconds=(n if n is not None else int(m.group(1))) * _UNITS[m.group(2)])
+
+
+def _listed_interval(intervals: object, n: int, n_sessions: int) -> str | None:
+    """The gap before session ``n`` (0-based) from a ``time_interval`` list (msc-raw and
+    Conversation Chronicles): one entry per session (the first has no gap) or one per gap."""
+    if not isinstance(intervals, list):
+        return None
+    idx = n if len(intervals) == n_sessions else n - 1 if len(intervals) == n_sessions - 1 else None
+    return str(intervals[idx]) if idx is not None and intervals[idx] else None
 
 
 def load_msc(path: str | Path, gap: timedelta = timedelta(days=7), start: datetime = DEFAULT_START) -> list[MSCEpisode]:
@@ -48,6 +60,7 @@ def load_msc(path: str | Path, gap: timedelta = timedelta(days=7), start: dateti
             raise DatasetError(f"{where}: expected an object")
         eid = str(ep.get("dataID", ep.get("id", f"episode-{idx}")))
         sessions, when, speakers = [], start, []
+        n_sessions = next((i for i, o in enumerate(ORDINALS) if ep.get(f"{o}_session_dialogue") is None), len(ORDINALS))
         for n, ordinal in enumerate(ORDINALS):
             dialogue = ep.get(f"{ordinal}_session_dialogue")
             if dialogue is None:
@@ -57,7 +70,7 @@ def load_msc(path: str | Path, gap: timedelta = timedelta(days=7), start: dateti
                 raise DatasetError(f"{where} ({eid}): {ordinal}_session_dialogue and _speakers must be lists "
                                    "of the same length")
             if n:
-                interval = ep.get(f"{ordinal}_time_interval")
+                interval = ep.get(f"{ordinal}_time_interval") or _listed_interval(ep.get("time_interval"), n, n_sessions)
                 when = when + ((parse_interval(str(interval)) if interval else None) or gap)
             sid = f"{eid}-s{n + 1}"
             sessions.append(Session(id=sid, date=when, turns=[

@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import ConfigError, InputError
-from ..models import CallLog, ModelLayer, approx_tokens
+from ..models import CallLog, ModelLayer, UsageTotals, approx_tokens
 from ..prompts import Prompts, get_prompts
 from ..registry import Registry
 from .answer import ANSWER, AnswerInputs
@@ -58,6 +58,7 @@ class MemorySystem(ABC):
         self.prompts = prompts or get_prompts()
         self.log = log if log is not None else CallLog()
         self._stats = MemoryStats()
+        self._log_start = len(self.log.records)  # stats() counts the calls made since the last reset
         self._sessions: dict[str, Session] = {}
         self._last_date: datetime | None = None
 
@@ -83,19 +84,27 @@ class MemorySystem(ABC):
                 f"session '{session.id}' ({session.date.isoformat()}) is older than an already ingested session "
                 f"({self._last_date.isoformat()}); ingest in date order (ingest_all sorts for you)"
             )
+        # Blank turns are dropped before anything keeps the session (``self.sessions`` too).
+        session = session.model_copy(update={"turns": [t for t in session.turns if t.content.strip()]})
         self._sessions[session.id] = session
         self._last_date = session.date
         self._stats.sessions += 1
-        turns = [t for t in session.turns if t.content.strip()]
-        if not turns:
+        if not session.turns:
             self._stats.empty_sessions += 1  # defined behaviour: an empty session adds no memory
             return
         t0 = time.perf_counter()
-        await self._ingest(session.model_copy(update={"turns": turns}))
+        await self._ingest(session)
         self._stats.ingest_s += time.perf_counter() - t0
 
     async def ingest_all(self, sessions: list[Session]) -> None:
-        """Ingest sessions sorted by date (stable: equal dates keep their given order)."""
+        """Ingest sessions sorted by date (stable: equal dates keep their given order).
+        A duplicate session id is refused before anything is ingested."""
+        seen = set(self._sessions)
+        for s in sessions:
+            if s.id in seen:
+                how = "was already ingested" if s.id in self._sessions else "is given twice"
+                raise MemoryInputError(f"session '{s.id}' {how} (duplicate session id)")
+            seen.add(s.id)
         for s in sorted(sessions, key=lambda s: s.date):
             await self.ingest(s)
 
@@ -140,10 +149,11 @@ class MemorySystem(ABC):
         self._sessions.clear()
         self._last_date = None
         self._stats = MemoryStats()
+        self._log_start = len(self.log.records)
         self._reset()
 
     def stats(self) -> MemoryStats:
-        totals = self.log.totals()
+        totals = UsageTotals.of(self.log.records[self._log_start:])
         return self._stats.model_copy(update={"items": self.item_count(), "llm_calls": totals.calls,
                                               "cached_calls": totals.cached_calls})
 

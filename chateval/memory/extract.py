@@ -52,6 +52,30 @@ def offline_summary(inp: SessionInputs) -> Summary:
     return Summary(summary=f"{inp.previous}\n{text}" if inp.previous else text)
 
 
+# A running summary is rewritten, not appended to: the offline stand-in keeps at most this many
+# sentences, so after N sessions it is one bounded summary rather than N session summaries.
+OFFLINE_RUNNING_SUMMARY_LINES = 16
+
+
+def offline_update_summary(inp: SessionInputs) -> Summary:
+    """Extractive running summary, one dated sentence a line: the new session's sentences (as
+    ``offline_summary`` picks them) are added, an older line that a new one repeats or revises
+    (most of its content words recur) is dropped, and the oldest lines go first beyond the cap."""
+    new = [f"[{inp.date:%Y-%m-%d}] {t.role}: {first_sentence(t.content, 160)}"
+           for t in inp.turns if _is_user(t) and len(content_words(t.content)) >= 3][:8]
+    def said(line: str) -> set[str]:  # the content words of what was said, without date and speaker
+        return set(content_words(line.split("] ", 1)[-1].split(": ", 1)[-1]))
+
+    new_words = [said(line) for line in new]
+    kept = []
+    for line in (inp.previous or "").splitlines():
+        old = said(line)
+        if line.strip() and not any(old and len(old & w) >= 0.6 * len(old) for w in new_words):
+            kept.append(line)
+    lines = (kept + new)[-OFFLINE_RUNNING_SUMMARY_LINES:]
+    return Summary(summary="\n".join(lines) or inp.previous or f"[{inp.date:%Y-%m-%d}] (nothing of note)")
+
+
 def offline_facts(inp: SessionInputs) -> MemoryFacts:
     """One fact per substantive user-side turn: who said it and its gist, with its turn id."""
     return MemoryFacts(facts=[
@@ -66,7 +90,7 @@ SUMMARIZE_SESSION: TypedStep[SessionInputs, Summary] = TypedStep(
 )
 UPDATE_SUMMARY: TypedStep[SessionInputs, Summary] = TypedStep(
     "update_summary", template="memory/update_summary.j2", inputs=SessionInputs, output=Summary,
-    offline=offline_summary,
+    offline=offline_update_summary,
 )
 EXTRACT_FACTS: TypedStep[SessionInputs, MemoryFacts] = TypedStep(
     "extract_facts", template="memory/extract_facts.j2", inputs=SessionInputs, output=MemoryFacts,

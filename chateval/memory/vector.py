@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import uuid
+import warnings
 from typing import Any, Iterable
 
 import numpy as np
 
 from ..errors import ChatevalError
+
+# qdrant-client checks the server version in a background thread and warns when it cannot get
+# it, e.g. when nothing listens at the URL; the VectorStoreError below already says that in one
+# line. Version-mismatch warnings still show.
+warnings.filterwarnings("ignore", message="Failed to obtain server version", category=UserWarning)
 
 
 class VectorStoreError(ChatevalError):

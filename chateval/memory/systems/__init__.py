@@ -1,2 +1,9 @@
 """Built-in memory systems; importing this package registers them."""
 from . import full_context  # noqa: F401
+from . import session_summaries  # noqa: F401
+from . import rsum  # noqa: F401
+from . import retrieval  # noqa: F401
+from . import memory_update  # noqa: F401
+from . import memorybank  # noqa: F401
+from . import generative_agents  # noqa: F401
+from . import human_like  # noqa: F401

@@ -1,0 +1,225 @@
+"""``chateval memory ...``: list the memory systems, or ask one a LongMemEval question.
+
+Kept apart from ``chateval/cli.py``, which only registers the parsers and dispatches here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from typing import Any, Callable
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import ConfigError
+
+EMBEDDER_HELP = ("hash (default: instant, deterministic, lexical only), local/all-MiniLM-L6-v2 (needs the "
+                 "[local] extra) or openai/<model> (OPENAI_API_KEY); embeddings are cached on disk")
+
+
+def add_memory_parser(sub: Any, add_model_options: Callable[[argparse.ArgumentParser], None]) -> None:
+    mp = sub.add_parser("memory", help="memory systems: list them, ask one a LongMemEval question",
+                        description="Memory systems for multi-session chat.")
+    msub = mp.add_subparsers(dest="memory_command", metavar="SUBCOMMAND")
+    mp.set_defaults(memory_help=mp.print_help)
+
+    ls = msub.add_parser("list", help="list the memory systems with their papers and settings",
+                         description="List the registered memory systems: description, paper and knobs "
+                                     "(settings for --set, with their defaults).")
+    ls.add_argument("--plugin", action="append", dest="plugins", help="a .py file or module registering a system")
+
+    ask = msub.add_parser(
+        "ask", help="ingest one LongMemEval question's sessions into a system and answer it",
+        description="Ingest the sessions of one LongMemEval question (oracle, S or M file, unchanged) in date "
+                    "order, answer the question at its question_date, and show the answer, the gold answer, "
+                    "the recalled memories with their provenance, the context size and the LLM calls.",
+        epilog="exit codes: 0 answered; 1 a model call failed; 2 bad input or settings (unknown system, bad "
+               "--set, question not in the file, Qdrant unreachable).",
+    )
+    ask.add_argument("--system", required=True, help="memory system name (see `chateval memory list`)")
+    ask.add_argument("--data", required=True, help="LongMemEval JSON file (official format)")
+    ask.add_argument("--question-id", required=True, help="question_id of the question to ask")
+    ask.add_argument("--embedder", default="hash", help=EMBEDDER_HELP)
+    ask.add_argument("--qdrant-url", help="Qdrant server URL, e.g. http://localhost:6333 (default: embedded, in memory)")
+    ask.add_argument("--set", action="append", default=[], dest="settings", metavar="KEY=VALUE",
+                     help="a setting of the system (repeatable); values are read as JSON when they parse, "
+                          "else as text: --set k=10 --set truncate=none")
+    ask.add_argument("--show-context", action="store_true", help="print the whole context given to the answering model")
+    ask.add_argument("--plugin", action="append", dest="plugins", help="a .py file or module registering a system")
+    add_model_options(ask)
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    if args.memory_command == "list":
+        return cmd_list(args)
+    if args.memory_command == "ask":
+        return cmd_ask(args, console)
+    args.memory_help()
+    return 2
+
+
+# --- list ------------------------------------------------------------------------------------
+def knobs(settings_cls: Any) -> str:
+    """``name=default`` for each field of a system's Settings model."""
+    out = []
+    for name, field in settings_cls.model_fields.items():
+        out.append(f"{name}={field.get_default(call_default_factory=True)!r}")
+    return ", ".join(out) or "-"
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from ..evaluator import load_plugins
+    from . import MEMORY_SYSTEMS
+    from . import systems  # noqa: F401  (registers the built-in systems)
+
+    load_plugins(args.plugins or [])
+    table = Table("system", "description", "paper", "knobs (--set name=value)", show_lines=True)
+    for column in table.columns:
+        column.overflow = "fold"  # never cut a name or a default short
+    for name in MEMORY_SYSTEMS.names():
+        cls = MEMORY_SYSTEMS.get(name)
+        table.add_row(name, cls.description or "-", cls.paper or "-", knobs(cls.Settings).replace(", ", "\n"))
+    Console().print(table)
+    return 0
+
+
+# --- ask -------------------------------------------------------------------------------------
+def parse_settings(pairs: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set '{pair}': expected KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw  # plain text, e.g. --set truncate=none
+        out[key.strip()] = value
+    return out
+
+
+def probe_qdrant(url: str) -> None:
+    """Fail fast, in one line, when nothing answers at a Qdrant URL (before any ingest)."""
+    from .vector import VectorStoreError
+
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"--qdrant-url '{url}': expected an http:// or https:// URL (e.g. http://localhost:6333)")
+    from qdrant_client import QdrantClient
+
+    client = None
+    try:
+        client = QdrantClient(url=url, timeout=10, check_compatibility=False)  # VectorStore checks it later
+        client.get_collections()
+    except Exception as e:
+        first = str(e).splitlines()[0][:160] if str(e) else "no answer"
+        raise VectorStoreError(f"cannot reach Qdrant at {url}: {type(e).__name__}: {first}") from None
+    finally:
+        if client is not None:
+            client.close()
+
+
+def build_layer(args: argparse.Namespace) -> Any:
+    from ..cli import _apply_prices, settings_from_args
+    from ..config import EvalConfig
+    from ..models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
+
+    _apply_prices(args.price)
+    cfg = EvalConfig.merged(settings_from_args(args))
+    return ModelLayer(
+        ModelSpec.parse(cfg.model, cfg.base_url),
+        params=GenParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed),
+        retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s),
+        max_connections=cfg.max_connections,
+        cache=CompletionCache(cfg.cache_dir) if cfg.cache else None,
+        secrets=[os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")],
+    )
+
+
+def cmd_ask(args: argparse.Namespace, console: Console) -> int:
+    from ..datasets import load_longmemeval
+    from ..evaluator import load_plugins
+    from . import MEMORY_SYSTEMS
+    from . import systems  # noqa: F401  (registers the built-in systems)
+    from .embeddings import make_embedder
+
+    # Everything that can be wrong with the options fails here, before any data or model work.
+    load_plugins(args.plugins or [])
+    cls = MEMORY_SYSTEMS.get(args.system)
+    settings = parse_settings(args.settings)
+    if args.qdrant_url:
+        probe_qdrant(args.qdrant_url)
+    layer = build_layer(args)
+    try:
+        system = cls(layer, settings=settings, embedder=make_embedder(args.embedder), qdrant=args.qdrant_url)
+        questions = load_longmemeval(args.data)
+        question = next((q for q in questions if q.question_id == args.question_id), None)
+        if question is None:
+            raise ConfigError(f"{args.data}: no question with question_id '{args.question_id}' "
+                              f"({len(questions)} questions in the file)")
+    except BaseException:
+        asyncio.run(layer.close())
+        raise
+    if layer.spec.is_offline:
+        console.print("[yellow]offline model:[/yellow] memories and answers are extractive heuristics, "
+                      "not LLM output.", highlight=False)
+    console.print(f"ingesting {len(question.sessions)} session(s) into {cls.name} ...", highlight=False)
+
+    async def go() -> Any:
+        try:
+            await system.ingest_all(question.sessions)
+            return await system.respond(question.question, question.question_date)
+        finally:
+            await layer.close()
+
+    response = asyncio.run(go())
+    show_answer(args, cls, system, question, response)
+    return 0
+
+
+def _provenance(turn_ids: list[str], shown: int = 3) -> str:
+    more = len(turn_ids) - shown
+    return ", ".join(turn_ids[:shown]) + (f" +{more}" if more > 0 else "")
+
+
+def show_answer(args: argparse.Namespace, cls: Any, system: Any, question: Any, response: Any) -> None:
+    out = Console()
+
+    def line(label: str, value: str) -> None:
+        out.print(Text(f"{label:<10}", style="bold") + Text(value), soft_wrap=True)
+
+    stats = system.stats()
+    settings = ", ".join(f"{k}={v!r}" for k, v in system.settings.model_dump().items())
+    line("system", f"{cls.name} ({settings})" if settings else cls.name)
+    line("question", f"{question.question_id} [{question.question_type}], asked {question.question_date:%Y-%m-%d %H:%M}")
+    line("", question.question)
+    later = [s.id for s in question.sessions if s.date > question.question_date]
+    line("sessions", f"{stats.sessions} ingested in date order ({stats.empty_sessions} empty), "
+                     f"{stats.items} memory item(s)" + (f"; {len(later)} dated after the question" if later else ""))
+    line("answer", response.answer)
+    line("gold", question.answer)
+    evidence = set(question.answer_session_ids)
+    if response.recalled:
+        line("recalled", f"{len(response.recalled)} item(s), best first (* = an evidence session of the question)")
+        for n, item in enumerate(response.recalled, start=1):
+            score = "" if item.score is None else f"score {item.score:.3f}  "
+            star = " *" if item.session_id in evidence else ""
+            out.print(Text(f"  {n}. [{item.time:%Y-%m-%d %H:%M}] {score}session {item.session_id}{star}  "
+                           f"turns {_provenance(item.turn_ids)}", style="dim"), soft_wrap=True)
+            out.print(Text(f"     {item.text}"), soft_wrap=True)
+    elif cls.supports_recall:
+        line("recalled", "nothing for this question")
+    else:
+        line("recalled", "- (this system recalls no items: its context is built from all sessions)")
+    line("context", f"{response.context_tokens} tokens (approx.)" + ("" if args.show_context else
+                                                                     "; --show-context prints it"))
+    if args.show_context:
+        out.print(Text(response.context or "(empty)"), soft_wrap=True)
+    usage = response.usage
+    line("llm calls", f"{stats.llm_calls} ({stats.llm_calls - usage.calls} ingesting, {usage.calls} answering), "
+                      f"{stats.cached_calls} cached; answer prompt {usage.prompt_tokens} tokens"
+                      + (" (approx.)" if usage.tokens_approx else "")
+                      + ("" if usage.cost_usd is None else f", ${usage.cost_usd:.4f}"))

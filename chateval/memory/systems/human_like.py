@@ -1,0 +1,95 @@
+"""human_like: recall by probability, consolidation by spaced recall (Hou et al., CHI EA 2024).
+
+Each session becomes extracted memory sentences in Qdrant (the paper's store). Every memory has
+a consolidation g (1 when written) and a last-recall time. For a query, each memory's recall
+probability is
+
+    p = (1 - exp(-r * exp(-t / g))) / (1 - exp(-1))
+
+r the cosine similarity to the query, t the time since the memory was last recalled (or
+written) in ``time_unit_s`` (1e7 s reproduces the paper's Table 1). Memories with p > k are
+recalled, most probable first, at most ``max_items``. Each recalled memory consolidates:
+g += S(t) = (1 - exp(-t)) / (1 + exp(-t)) and its last recall moves to now, so memories
+recalled at long intervals come to decay more slowly than ones recalled in quick succession.
+
+p can pass k = 0.86 only when r > 0.784 (``scoring.hou_min_relevance``), so with common
+sentence embedders many questions recall nothing. ``fallback_k`` > 0 (not in the paper) then passes the most probable
+memories to the answer anyway, marked ``below_threshold`` and not consolidated.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import scoring
+from ..base import memory_system
+from ..types import MemoryItem, Session
+from .retrieval import VectorMemory
+
+
+class HumanLikeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    threshold: float = Field(scoring.HOU_THRESHOLD, gt=0, lt=1)  # the paper's k
+    time_unit_s: float = Field(scoring.HOU_TIME_UNIT_S, gt=0)
+    max_items: int = Field(10, ge=1, le=1000)  # recalled memories per question, most probable first
+    g0: float = Field(1.0, gt=0)  # consolidation of a new memory
+    fallback_k: int = Field(0, ge=0, le=1000)  # 0: the paper (nothing above k, nothing recalled)
+
+
+class Trace(BaseModel):
+    g: float
+    last_recall: datetime
+    recalls: int = 0
+
+
+@memory_system("human_like")
+class HumanLike(VectorMemory):
+    description = ("memory sentences in Qdrant recalled when p(relevance, time, consolidation) > k; "
+                   "recall consolidates (Hou et al. 2024)")
+    paper = ("Hou, Tamoto & Miyashita 2024, My agent understands me better: integrating dynamic human-like "
+             "memory recall and consolidation in LLM-based agents (CHI EA)")
+    Settings = HumanLikeSettings
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.traces: dict[str, Trace] = {}
+
+    async def _ingest(self, session: Session) -> None:
+        items = await self.extract(session)
+        await self.add(items)
+        self.traces.update({i.id: Trace(g=self.settings.g0, last_recall=session.date) for i in items})
+
+    async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
+        if not self.items:
+            return []
+        s = self.settings
+        (qv,) = await self.embedder.embed([query])
+        scored = []
+        for item, r in await self.search(qv, len(self.items)):  # p is not monotone in r alone: all
+            tr = self.traces[item.id]
+            t = scoring.elapsed(tr.last_recall, now, s.time_unit_s)
+            scored.append((scoring.hou_recall_probability(r, t, tr.g), r, t, item))
+        scored.sort(key=lambda x: -x[0])  # stable: ties keep Qdrant's order
+        cap = k or s.max_items
+        recalled = [x for x in scored if x[0] > s.threshold][:cap]
+        fallback = [] if recalled else scored[: min(cap, s.fallback_k)]
+        out = []
+        for p, r, t, item in recalled + fallback:
+            tr = self.traces[item.id]
+            parts = {"relevance": r, "p": p, "g": tr.g}
+            meta = dict(item.meta)
+            if recalled:
+                tr.g = scoring.hou_consolidate(tr.g, t)  # S(t), t since the previous recall
+                tr.last_recall = max(tr.last_recall, now)
+                tr.recalls += 1
+                meta.update(g_after=tr.g, recalls=tr.recalls)
+            else:
+                meta["below_threshold"] = True
+            out.append(item.model_copy(update={"score": p, "scores": parts, "meta": meta}))
+        return out
+
+    def _reset(self) -> None:
+        super()._reset()
+        self.traces.clear()

@@ -1,0 +1,109 @@
+"""retrieval: sessions become memory sentences in a vector store; recall is top-k by cosine
+(Xu et al. 2022, the retrieval-augmented memory of "Beyond Goldfish Memory")."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..base import MemorySystem, format_items, memory_system
+from ..extract import EXTRACT_FACTS, MemoryFact, session_inputs
+from ..types import MemoryItem, Session
+from ..vector import VectorStore
+
+
+class RetrievalSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    k: int = Field(6, ge=1, le=1000)  # memories recalled per question
+    # Recalled memories below this cosine similarity are dropped (None: always k of them).
+    min_score: float | None = Field(None, ge=-1.0, le=1.0)
+
+
+class VectorMemory(MemorySystem):
+    """Shared machinery: memory sentences with provenance, embedded into one Qdrant collection.
+    The collection is created on the first write (the embedder's dimension is known then)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._items: dict[str, MemoryItem] = {}
+        self._store: VectorStore | None = None
+
+    # --- memory sentences ----------------------------------------------------------------
+    async def extract(self, session: Session) -> list[MemoryItem]:
+        """The session's memory sentences, with turn ids checked against the session."""
+        out = await EXTRACT_FACTS.run(self.layer, session_inputs(session), log=self.log, prompts=self.prompts)
+        return [self._item(session, n, f) for n, f in enumerate(f for f in out.facts if f.text.strip())]
+
+    def _item(self, session: Session, n: int, fact: MemoryFact) -> MemoryItem:
+        known = [t.id for t in session.turns]
+        cited = [t for t in dict.fromkeys(fact.turn_ids) if t in known]
+        meta = {}
+        if not cited:
+            # The model cited no turn of this session (or invented ids): the session as a whole.
+            cited, meta = known, {"turn_ids_inferred": True}
+        return MemoryItem(id=f"{session.id}#m{n + 1}", text=fact.text.strip(), time=session.date,
+                          session_id=session.id, turn_ids=cited, meta=meta)
+
+    # --- the store -----------------------------------------------------------------------
+    def _store_for(self, dim: int) -> VectorStore:
+        if self._store is None:
+            self._store = VectorStore(dim, location=self.qdrant)
+        return self._store
+
+    async def add(self, items: list[MemoryItem], vectors: np.ndarray | None = None) -> None:
+        if not items:
+            return
+        if vectors is None:
+            vectors = await self.embedder.embed([i.text for i in items])
+        self._store_for(vectors.shape[1]).upsert(
+            [i.id for i in items], vectors, [{"session_id": i.session_id, "time": i.time.isoformat()} for i in items])
+        self._items.update({i.id: i for i in items})
+
+    def remove(self, ids: list[str]) -> None:
+        ids = [i for i in ids if i in self._items]
+        if ids and self._store is not None:
+            self._store.delete(ids)
+        for i in ids:
+            del self._items[i]
+
+    async def search(self, vector: np.ndarray, k: int) -> list[tuple[MemoryItem, float]]:
+        if self._store is None or not self._items:
+            return []
+        return [(self._items[key], score) for key, score in self._store.search(vector, k) if key in self._items]
+
+    @property
+    def items(self) -> list[MemoryItem]:
+        return list(self._items.values())
+
+    # --- MemorySystem --------------------------------------------------------------------
+    async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
+        if not self._items:
+            return []
+        (qv,) = await self.embedder.embed([query])
+        floor = self.settings.min_score
+        return [item.model_copy(update={"score": score, "scores": {"relevance": score}})
+                for item, score in await self.search(qv, k or self.settings.k)
+                if floor is None or score >= floor]
+
+    async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
+        return format_items(items)
+
+    def item_count(self) -> int:
+        return len(self._items)
+
+    def _reset(self) -> None:
+        self._items.clear()
+        if self._store is not None:
+            self._store.reset()
+
+
+@memory_system("retrieval")
+class Retrieval(VectorMemory):
+    description = "LLM-extracted memory sentences per session in Qdrant; top-k by cosine similarity"
+    paper = "Xu et al. 2022, Beyond Goldfish Memory: Long-Term Open-Domain Conversation"
+    Settings = RetrievalSettings
+
+    async def _ingest(self, session: Session) -> None:
+        await self.add(await self.extract(session))

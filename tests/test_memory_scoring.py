@@ -1,0 +1,142 @@
+"""The maths of the scored memory systems against hand-computed numbers and Hou et al.'s Table 1."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from chateval.memory import scoring as s
+
+T0 = datetime(2024, 1, 1, 12, 0, tzinfo=timezone.utc)
+
+
+class FixedDraw(random.Random):
+    def __init__(self, value: float) -> None:
+        super().__init__(0)
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+# --- MemoryBank ---------------------------------------------------------------------------
+@pytest.mark.parametrize("t, strength, expected", [
+    (0, 1, 1.0),
+    (1, 1, 0.367879),   # e^-1
+    (2, 2, 0.367879),   # twice the strength, twice the time: the same retention
+    (1, 2, 0.606531),   # e^-0.5
+    (3, 1, 0.049787),   # e^-3: under a 0.05 threshold after three days unrecalled
+])
+def test_memorybank_retention(t, strength, expected):
+    assert s.memorybank_retention(t, strength) == pytest.approx(expected, abs=1e-6)
+
+
+def test_memorybank_retention_grows_with_strength_and_rejects_zero_strength():
+    assert s.memorybank_retention(5, 3) > s.memorybank_retention(5, 2) > s.memorybank_retention(5, 1)
+    with pytest.raises(ValueError):
+        s.memorybank_retention(1, 0)
+
+
+@pytest.mark.parametrize("days, strength, expected", [
+    (0, 1, 1.0),
+    (1, 1, 0.818731),   # exp(-1/5 * 1)
+    (5, 2, 0.135335),   # exp(-5/5 * 2) = e^-2
+    (3, 3, 0.165299),   # exp(-3/5 * 3) = e^-1.8
+])
+def test_memorybank_released_retention_keeps_the_codes_precedence(days, strength, expected):
+    assert s.memorybank_retention_released(days, strength) == pytest.approx(expected, abs=1e-6)
+
+
+def test_memorybank_released_variant_decays_stronger_memories_faster():
+    # exp(-t / 5*S) reads as exp(-t*S/5): the opposite of the paper's exp(-t/S).
+    assert s.memorybank_retention_released(3, 2) < s.memorybank_retention_released(3, 1)
+    assert s.memorybank_retention(3, 2) > s.memorybank_retention(3, 1)
+
+
+def test_memorybank_released_forgetting_is_a_draw_against_retention():
+    r = s.memorybank_retention_released(1, 1)  # 0.8187
+    assert s.memorybank_released_forgets(1, 1, FixedDraw(0.9)) is True  # 0.9 > R: forgotten
+    assert s.memorybank_released_forgets(1, 1, FixedDraw(0.5)) is False
+    assert s.memorybank_released_forgets(1, 1, FixedDraw(r - 1e-9)) is False
+    assert s.memorybank_released_forgets(0, 7, FixedDraw(0.999999)) is False  # same day: R = 1, kept
+    # Seeded: the same sequence of draws gives the same decisions.
+    a = [s.memorybank_released_forgets(4, 1, random.Random(3)) for _ in range(5)]
+    b = [s.memorybank_released_forgets(4, 1, random.Random(3)) for _ in range(5)]
+    assert a == b
+
+
+def test_time_helpers():
+    late_evening, next_morning = datetime(2024, 1, 1, 23, 0), datetime(2024, 1, 2, 1, 0)
+    assert s.whole_days(late_evening, next_morning) == 1  # calendar days, as the released code
+    assert s.elapsed(late_evening, next_morning, s.DAY_S) == pytest.approx(2 / 24)
+    assert s.elapsed(T0, T0 + timedelta(hours=36), s.HOUR_S) == pytest.approx(36)
+    assert s.elapsed(T0, T0 - timedelta(days=2), s.DAY_S) == 0.0  # never negative
+    assert s.whole_days(T0, T0 - timedelta(days=2)) == 0
+
+
+# --- Generative Agents --------------------------------------------------------------------
+@pytest.mark.parametrize("hours, expected", [(0, 1.0), (1, 0.995), (24, 0.886654), (100, 0.605770)])
+def test_ga_recency(hours, expected):
+    assert s.ga_recency(hours) == pytest.approx(expected, abs=1e-6)
+
+
+def test_min_max_normalisation_and_constant_columns():
+    assert s.min_max([2, 4, 6]) == [0.0, 0.5, 1.0]
+    assert s.min_max([0.3, 0.1]) == pytest.approx([1.0, 0.0])
+    assert s.min_max([3, 3, 3]) == [0.0, 0.0, 0.0]  # constant column: all 0 (adds no evidence)
+    assert s.min_max([7]) == [0.0]  # one candidate is a constant column
+    assert s.min_max([]) == []
+
+
+def test_ga_combined_score_by_hand():
+    recency, importance, relevance = [1.0, 0.5, 0.25], [3, 3, 3], [0.2, 0.8, 0.5]
+    # recency -> [1, 1/3, 0]; importance constant -> [0, 0, 0]; relevance -> [0, 1, 0.5]
+    assert s.ga_scores(recency, importance, relevance) == pytest.approx([1.0, 4 / 3, 0.5])
+    assert s.ga_scores(recency, importance, relevance, (2, 1, 1)) == pytest.approx([2.0, 5 / 3, 0.5])
+    assert s.ga_scores(recency, [1, 10, 4], relevance, (0, 1, 0)) == pytest.approx([0.0, 1.0, 1 / 3])
+    # All three constant: every candidate scores 0 (the ranking is then the candidates' order).
+    assert s.ga_scores([1, 1], [5, 5], [0.4, 0.4]) == [0.0, 0.0]
+    with pytest.raises(ValueError):
+        s.ga_scores([1], [1, 2], [1])
+
+
+# --- Hou et al. 2024 ----------------------------------------------------------------------
+@pytest.mark.parametrize("r, t_seconds, g, p", [
+    (0.776, 434700, 5.102, 0.850),
+    (0.745, 148800, 5.229, 0.830),
+    (0.757, 331500, 5.028, 0.836),
+    (0.756, 55800, 1.000, 0.836),
+])
+def test_hou_table_1(r, t_seconds, g, p):
+    assert s.hou_recall_probability(r, t_seconds / s.HOU_TIME_UNIT_S, g) == pytest.approx(p, abs=0.001)
+
+
+def test_hou_probability_bounds_and_monotonicity():
+    assert s.hou_recall_probability(1.0, 0.0, 1.0) == pytest.approx(1.0)
+    assert s.hou_recall_probability(0.0, 0.0, 1.0) == 0.0
+    assert s.hou_recall_probability(0.9, 0.5, 1.0) < s.hou_recall_probability(0.9, 0.1, 1.0)  # decays with time
+    assert s.hou_recall_probability(0.9, 0.5, 3.0) > s.hou_recall_probability(0.9, 0.5, 1.0)  # slower when consolidated
+    r_min = s.hou_min_relevance(0.86)
+    assert r_min == pytest.approx(0.784438, abs=1e-6)
+    assert s.hou_recall_probability(r_min, 0.0, 1.0) == pytest.approx(0.86)
+    with pytest.raises(ValueError):
+        s.hou_recall_probability(0.5, 0.1, 0)
+
+
+@pytest.mark.parametrize("t, expected", [(0, 0.0), (1, 0.462117), (2, 0.761594), (10, 0.999909)])
+def test_hou_consolidation_step(t, expected):
+    assert s.hou_consolidation_step(t) == pytest.approx(expected, abs=1e-6)
+    assert s.hou_consolidation_step(t) == pytest.approx(math.tanh(t / 2))
+
+
+def test_hou_spaced_recalls_consolidate_more_than_massed_recalls():
+    spaced = massed = 1.0
+    for _ in range(3):
+        spaced = s.hou_consolidate(spaced, 2.0)    # long intervals
+        massed = s.hou_consolidate(massed, 0.001)  # quick succession
+    assert spaced == pytest.approx(1 + 3 * 0.761594, abs=1e-6)
+    assert massed == pytest.approx(1.0015, abs=1e-6)
+    assert spaced > massed
