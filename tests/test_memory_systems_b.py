@@ -277,5 +277,5 @@ async def test_qdrant_embedded_in_memory_and_in_a_folder(name, episode, tmp_path
         target = fact_item(system, episode.sessions[1].id)
         items = await system.recall(target.text, episode.sessions[1].date + timedelta(hours=1))
         assert target.id in [i.id for i in items]  # found through Qdrant (GA's ranking mixes in more)
-        system._store.close()
+        system.close()
     assert any((tmp_path / name).iterdir())  # the folder holds Qdrant's local storage

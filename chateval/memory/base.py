@@ -152,6 +152,10 @@ class MemorySystem(ABC):
         self._log_start = len(self.log.records)
         self._reset()
 
+    def close(self) -> None:
+        """Release external resources (a Qdrant folder lock, a server connection)."""
+        return None
+
     def stats(self) -> MemoryStats:
         totals = UsageTotals.of(self.log.records[self._log_start:])
         return self._stats.model_copy(update={"items": self.item_count(), "llm_calls": totals.calls,

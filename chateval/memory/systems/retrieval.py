@@ -98,6 +98,11 @@ class VectorMemory(MemorySystem):
         if self._store is not None:
             self._store.reset()
 
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
 
 @memory_system("retrieval")
 class Retrieval(VectorMemory):
