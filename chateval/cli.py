@@ -88,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .memory.cli import add_memory_parser
 
     add_memory_parser(sub, _add_model_options)
+
+    from .bench.cli import add_bench_parser
+
+    add_bench_parser(sub)
     return parser
 
 
@@ -196,7 +200,14 @@ def cmd_memory(args: argparse.Namespace, console: Console) -> int:
     return run(args, console)
 
 
-COMMANDS = {"evaluate": cmd_evaluate, "personas": cmd_personas, "strategies": cmd_strategies, "memory": cmd_memory}
+def cmd_bench(args: argparse.Namespace, console: Console) -> int:
+    from .bench.cli import run
+
+    return run(args, console)
+
+
+COMMANDS = {"evaluate": cmd_evaluate, "personas": cmd_personas, "strategies": cmd_strategies, "memory": cmd_memory,
+            "bench": cmd_bench}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

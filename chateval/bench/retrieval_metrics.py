@@ -2,8 +2,8 @@
 
 - recall_any@k: 1 if at least one gold item is in the top k, else 0.
 - recall_all@k: 1 if every gold item is in the top k, else 0.
-- ndcg_any@k: binary-relevance NDCG over the top k; the ideal ranking puts all gold items
-  first (``n_relevant`` of them, all gold items in the corpus).
+- ndcg_any@k: binary-relevance NDCG over the top k with LongMemEval's discount (see ``dcg``);
+  the ideal ranking puts all gold items first (``n_relevant`` of them, all gold items in the corpus).
 Turn rankings are mapped to sessions by keeping each session's first (best) position, so
 "top k sessions" means k distinct sessions, as the official turn-to-session conversion does.
 """
@@ -26,7 +26,10 @@ def recall_all(ranked: Sequence[str], gold: set[str], k: int) -> float:
 
 
 def dcg(relevances: Sequence[float]) -> float:
-    return sum(rel / math.log2(i + 2) for i, rel in enumerate(relevances))
+    """DCG with LongMemEval's discount (its src/retrieval/eval_utils.py): rank 1 is not
+    discounted and rank r >= 2 is divided by log2(r), so ranks 1 and 2 both count fully.
+    (Not the log2(r + 1) of the common formulation: the numbers would not match the paper's.)"""
+    return sum(rel / (1.0 if i == 0 else math.log2(i + 1)) for i, rel in enumerate(relevances))
 
 
 def ndcg_any(ranked: Sequence[str], gold: set[str], k: int, n_relevant: int | None = None) -> float:

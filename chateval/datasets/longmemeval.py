@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -64,9 +65,19 @@ def _question(entry: dict, where: str) -> LMEQuestion:
     if not (len(ids) == len(dates) == len(sessions_raw)):
         raise DatasetError(f"{where}: haystack_session_ids, haystack_dates and haystack_sessions differ in length")
     sessions = []
+    seen: dict[str, Any] = {}
     for sid, date, turns in zip(ids, dates, sessions_raw):
         if not isinstance(turns, list):
             raise DatasetError(f"{where}: session '{sid}' should be a list of turns")
+        # Some official S haystacks list the same session twice (same id, same content, e.g. 4
+        # of the 98 dev questions): keep the first copy. The same id with other content is
+        # kept under a suffixed id so nothing is lost.
+        if sid in seen:
+            if seen[sid] == (date, turns):
+                continue
+            n = sum(1 for k in seen if k == sid or str(k).startswith(f"{sid}#"))
+            sid = f"{sid}#{n + 1}"
+        seen[sid] = (date, turns)
         sessions.append(Session(
             id=str(sid), date=_date(date, f"haystack_dates of session '{sid}'", where),
             turns=[

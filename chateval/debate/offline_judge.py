@@ -29,7 +29,8 @@ _ASPECT_WEIGHTS = {
     "groundedness": {"reference": 1.0, "context": 1.0},
     "understandability": {"detail": 0.6, "question": 0.6},
 }
-_ABSTAIN = ("not mentioned", "no information", "don't know", "do not know", "not available", "cannot answer", "not enough information")
+_ABSTAIN = ("not mentioned", "no information", "don't know", "do not know", "not available", "cannot answer",
+            "not enough information", "don't have that information", "do not have that information")
 
 
 def _jitter(persona: str, key: str) -> float:
@@ -95,15 +96,21 @@ def aspect_scores(inp: DebateTurnInputs) -> dict[str, int]:
     }
 
 
-def is_correct(inp: DebateTurnInputs) -> bool:
-    s = inp.sample
-    ans, ref = (s.answer or "").lower(), (s.reference or "").lower()
+def heuristic_correct(answer: str | None, reference: str | None, *, abstention: bool = False,
+                      persona: str = "") -> bool:
+    """Offline correctness: the reference is contained in the answer, or their token F1 is
+    high enough; for unanswerable questions, the answer must say the information is missing."""
+    ans, ref = (answer or "").lower(), (reference or "").lower()
+    if abstention or any(m in ref for m in _ABSTAIN):
+        return any(m in ans for m in _ABSTAIN)
     if ref and " ".join(words(ref)) in " ".join(words(ans)):
         return True
-    if any(m in ref for m in _ABSTAIN) or "_abs" in s.id:
-        return any(m in ans for m in _ABSTAIN)
-    threshold = 0.5 * _jitter(inp.persona, "correct-threshold")
-    return token_f1(s.answer, s.reference) >= threshold
+    return token_f1(answer, reference) >= 0.5 * _jitter(persona, "correct-threshold")
+
+
+def is_correct(inp: DebateTurnInputs) -> bool:
+    s = inp.sample
+    return heuristic_correct(s.answer, s.reference, abstention=bool(s.meta.get("abstention")), persona=inp.persona)
 
 
 def _describe(inp: DebateTurnInputs) -> str:

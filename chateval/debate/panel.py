@@ -206,7 +206,7 @@ class Panel:
             "summarized": self.strategy_cls.uses_summarizer,
             "question": sample.question, "answer": sample.answer, "answer_1": sample.answer_1,
             "answer_2": sample.answer_2, "reference": sample.reference, "context": sample.context,
-            "aspects": sample.aspects or [],
+            "aspects": sample.aspects or [], "guidelines": sample.guidelines,
         }
 
     def verdict_vars(self, sample: Sample, structured: bool) -> dict[str, Any]:

@@ -43,6 +43,7 @@ class Sample(BaseModel):
     context: str | None = None
     label: Any = None
     aspects: list[str] | None = None
+    guidelines: str | None = None  # extra judging instructions, e.g. per benchmark question type
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("context", mode="before")

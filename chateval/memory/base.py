@@ -48,7 +48,7 @@ class MemorySystem(ABC):
         log: CallLog | None = None,
     ) -> None:
         self.layer = layer
-        self.settings = self._settings(settings)
+        self.settings = self.parse_settings(settings)
         if embedder is None:
             from .embeddings import make_embedder
 
@@ -62,17 +62,19 @@ class MemorySystem(ABC):
         self._sessions: dict[str, Session] = {}
         self._last_date: datetime | None = None
 
-    def _settings(self, settings: BaseModel | dict[str, Any] | None) -> BaseModel:
-        if isinstance(settings, self.Settings):
+    @classmethod
+    def parse_settings(cls, settings: BaseModel | dict[str, Any] | None) -> BaseModel:
+        """Validated settings; a bad one is a one-line ConfigError naming system and field."""
+        if isinstance(settings, cls.Settings):
             return settings
         try:
-            return self.Settings.model_validate(
+            return cls.Settings.model_validate(
                 settings.model_dump() if isinstance(settings, BaseModel) else (settings or {})
             )
         except ValidationError as e:
             err = e.errors()[0]
             raise ConfigError(
-                f"memory system '{self.name}': setting '{'.'.join(map(str, err['loc']))}': {err['msg'].lower()}"
+                f"memory system '{cls.name}': setting '{'.'.join(map(str, err['loc']))}': {err['msg'].lower()}"
             ) from None
 
     # --- ingest -------------------------------------------------------------------------

@@ -1,0 +1,481 @@
+"""`chateval bench head2head`: two memory systems answer the same questions; the debate panel
+judges each pair of answers in both presentation orders; win / tie / loss rates of A vs B.
+
+Data is auto-detected: a LongMemEval file (S, M or oracle; entries with 'haystack_sessions') or a
+LoCoMo file (locomo10.json format; entries with 'conversation' and 'qa'). A *case* is one
+LongMemEval question (both systems ingest its sessions and answer at question_date) or one LoCoMo
+QA (each system ingests the conversation's sessions once and answers every QA of it, at the date
+of the conversation's last session).
+
+Judging is pairwise with position calibration, always on: each case is debated with A's answer
+shown first ("original") and with B's answer shown first ("swapped"); each debater's scores are
+averaged over the two orders (FairEval's balanced position calibration) and the panel combines
+the calibrated debaters' verdicts with the preset's aggregation (majority vote by default; a
+split vote is a tie). The combined verdict is the unit's winner: 'A' (a win for A), 'B' (a loss)
+or 'tie'. The share of cases whose two order verdicts differ is the judge's order disagreement.
+
+With ``--context gold`` (the default) the panel sees the gold answer as its reference and a rule
+for checking each response against it (question-type aware), so it can check facts; questions
+without a gold answer (LoCoMo adversarial) get a rule instead. ``--context none`` shows only the
+question and the two answers: the panel then judges plausibility and helpfulness, not facts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..config import EvalConfig, find_preset, load_preset
+from ..datasets.common import DatasetError, read_json
+from ..datasets.locomo import CATEGORIES, _conversation
+from ..datasets.longmemeval import _question
+from ..debate.panel import JudgeResult
+from ..debate.samples import Sample, Verdict
+from ..errors import ConfigError
+from ..evaluator import Evaluator
+from ..memory import MEMORY_SYSTEMS, MemorySystem
+from ..memory.types import Session
+from ..models import CallLog, UsageTotals
+from ..progress import RunProgress
+from ..runs import atomic_write
+from . import plots
+from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, run_units
+from .lme_judge import ABSTENTION, GUIDELINES
+from .report import _cost, _num, _pct
+from .setup import MemoryBench, add_memory_bench_options
+from .stats import mean_or_none, percentile, wilson
+from .summaries import usage_sum
+
+SIDES = ("A", "B")
+OUTCOMES = (("wins", "A"), ("ties", "tie"), ("losses", "B"))  # summary key, unit verdict
+_TO_SIDE = {"1": "A", "2": "B", "tie": "tie"}
+
+# --- what the panel is told with --context gold -------------------------------------------
+_PAIR_RULE = ("Check each response against the reference answer with this rule: {rule} Prefer the response "
+              "that is correct by this rule. If both or neither are, prefer the one that is more accurate, then "
+              "the more helpful one. Length and style do not outweigh facts.")
+_CHECK = GUIDELINES["multi-session"]  # the generic 'contains the correct answer' rule
+_LOCOMO_TEMPORAL = (_CHECK + " Dates may be given relative to the conversation (e.g. 'the week before "
+                    "9 June 2023'); a response naming the same day, week, month or year the reference names "
+                    "is correct.")
+_UNANSWERABLE = ("The conversation never gives the information this question asks for (the question presupposes "
+                 "something that was not said, or mixes up who said it). A response is correct if it says the "
+                 "information is not available or was not mentioned; it is incorrect if it answers as if it were "
+                 "known. Prefer the correct response; if both or neither are, prefer the more accurate one.")
+
+
+@dataclass
+class Case:
+    key: str
+    group: str  # the sessions a system ingests: one question (LongMemEval) or one conversation (LoCoMo)
+    question: str
+    gold: str | None
+    now: datetime
+    qtype: str  # the label per-type tables use
+    sessions: list[Session]
+    rule: str | None  # the checking rule shown with --context gold
+    names: set[str] = field(default_factory=set)  # what --types matches
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def load_cases(path: str | Path) -> tuple[str, list[Case]]:
+    """('longmemeval' | 'locomo', cases) from an official file of either benchmark, read once."""
+    data = read_json(path, "LongMemEval or LoCoMo")
+    first = data[0] if isinstance(data, list) and data else None
+    if isinstance(first, dict) and "haystack_sessions" in first:
+        return "longmemeval", _lme_cases(data, path)
+    if isinstance(first, dict) and "conversation" in first and "qa" in first:
+        return "locomo", _locomo_cases(data, path)
+    raise DatasetError(f"{path}: neither a LongMemEval file (a list of entries with 'haystack_sessions') nor a "
+                       "LoCoMo file (a list of conversations with 'conversation' and 'qa')")
+
+
+def _lme_cases(data: list[Any], path: str | Path) -> list[Case]:
+    out = []
+    for idx, entry in enumerate(data):
+        qid = entry.get("question_id", "?") if isinstance(entry, dict) else "?"
+        where = f"{path}: entry {idx} (question_id {qid})"
+        try:
+            q = _question(entry, where)
+        except ValueError as e:
+            raise DatasetError(f"{where}: {e}") from None
+        label = "abstention" if q.is_abstention else q.question_type
+        rule = ABSTENTION if q.is_abstention else GUIDELINES.get(q.question_type, _CHECK)
+        out.append(Case(key=q.question_id, group=q.question_id, question=q.question, gold=q.answer,
+                        now=q.question_date, qtype=label, sessions=q.sessions, rule=rule,
+                        names={label, q.question_type}, meta={"abstention": q.is_abstention,
+                                                              "question_type": q.question_type}))
+    return out
+
+
+def _locomo_cases(data: list[Any], path: str | Path) -> list[Case]:
+    out = []
+    for i, entry in enumerate(data):
+        conv = _conversation(entry, f"{path}: conversation {i}")
+        if not conv.sessions:
+            raise DatasetError(f"{path}: conversation {i} ({conv.id}): no sessions")
+        now = max(s.date for s in conv.sessions)
+        for j, qa in enumerate(conv.qa):
+            name = CATEGORIES.get(qa.category, "unknown")
+            label = f"{qa.category}-{name}"
+            if qa.category == 5 or qa.answer is None:
+                rule = None  # no gold answer: the unanswerable rule, shown without a reference
+            else:
+                rule = _LOCOMO_TEMPORAL if qa.category == 2 else _CHECK
+            out.append(Case(key=f"{conv.id}::qa{j}", group=conv.id, question=qa.question, gold=qa.answer, now=now,
+                            qtype=label, sessions=conv.sessions, rule=rule,
+                            names={label, name, str(qa.category)},
+                            meta={"conversation": conv.id, "category": qa.category, "evidence": qa.evidence,
+                                  "adversarial_answer": qa.adversarial_answer}))
+    return out
+
+
+def judging_inputs(case: Case, context: str) -> tuple[str | None, str | None]:
+    """(reference, guidelines) the panel sees for a case."""
+    if context == "none":
+        return None, None
+    if case.gold is None or case.meta.get("category") == 5:
+        return None, _UNANSWERABLE
+    return case.gold, _PAIR_RULE.format(rule=case.rule or _CHECK)
+
+
+class _Slot:
+    """One system for one group of cases: built and fed the group's sessions on first use, then
+    asked each case's question. Calls are serialised (ingest once, then one respond at a time)."""
+
+    def __init__(self, bench: MemoryBench, name: str, sessions: list[Session]) -> None:
+        self.bench, self.name, self.sessions = bench, name, sessions
+        self.lock = asyncio.Lock()
+        self.log = CallLog()
+        self.system: MemorySystem | None = None
+        self.failed: str | None = None
+
+    async def answer(self, question: str, now: datetime) -> dict[str, Any]:
+        async with self.lock:
+            if self.failed:
+                raise RuntimeError(self.failed)
+            before = len(self.log.records)
+            latency: dict[str, float] = {}
+            if self.system is None:
+                t0 = time.perf_counter()
+                try:
+                    self.system = self.bench.make_system(self.name, self.log)
+                    await self.system.ingest_all(self.sessions)
+                except Exception as exc:
+                    self.failed = f"ingest failed: {_error_text(exc)}"
+                    raise RuntimeError(self.failed) from None
+                latency["ingest_s"] = time.perf_counter() - t0
+            system = self.system
+            recall_before = system.stats().recall_s
+            t1 = time.perf_counter()
+            resp = await system.respond(question, now)
+            total = time.perf_counter() - t1
+            recall_s = system.stats().recall_s - recall_before
+            latency |= {"recall_s": recall_s, "answer_s": total - recall_s}
+            return {"answer": resp.answer, "context_tokens": resp.context_tokens, "tokens_approx": resp.tokens_approx,
+                    "latency": latency, "usage": UsageTotals.of(self.log.records[before:]).model_dump(),
+                    "ingested": "ingest_s" in latency}
+
+    def close(self) -> None:
+        if self.system is not None:
+            self.system.close()
+
+
+def _side_verdict(v: Verdict | None) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    return {"winner": _TO_SIDE.get(v.winner or "", None),
+            "scores": {"A": v.scores.get("answer_1"), "B": v.scores.get("answer_2")},
+            "votes": {"A": v.votes.get("1", 0), "B": v.votes.get("2", 0), "tie": v.votes.get("tie", 0)} if v.votes else {},
+            "n_valid": v.n_valid, "note": v.note}
+
+
+def verdict_record(result: JudgeResult) -> dict[str, Any]:
+    """The panel's result in A/B terms (answer_1 is always A's answer in the original order)."""
+    orders = result.orders or {}
+    combined = _side_verdict(result.verdict)
+    return {
+        "verdict": combined["winner"] if combined else None,
+        "panel": combined,
+        "agents": [{"agent": a.agent, "persona": a.persona, "winner": _TO_SIDE.get(a.winner or "", None),
+                    "scores": {"A": a.scores.get("answer_1"), "B": a.scores.get("answer_2")},
+                    "parse_error": a.parse_error, "reasked": a.reasked} for a in result.agents],
+        "orders": {"original": ({"shown_first": "A"} | (_side_verdict(orders.get("original")) or {"winner": None})),
+                   "swapped": ({"shown_first": "B"} | (_side_verdict(orders.get("swapped")) or {"winner": None}))},
+        "order_disagreement": result.order_disagreement,
+        "transcript": [{"speaker": t.speaker, "round": t.round, "kind": t.kind, "order": t.order, "text": t.text}
+                       for t in result.transcript],
+    }
+
+
+# --- summary ------------------------------------------------------------------------------
+def proportion(k: int, n: int) -> dict[str, Any]:
+    ci = wilson(k, n)
+    return {"count": k, "rate": k / n if n else None, "ci95": list(ci) if ci else None}
+
+
+def outcome_table(verdicts: list[str]) -> dict[str, Any]:
+    """n, then wins / ties / losses for A (count, rate, 95% Wilson interval)."""
+    n = len(verdicts)
+    return {"n": n} | {key: proportion(sum(1 for v in verdicts if v == side), n) for key, side in OUTCOMES}
+
+
+def summarize_head2head(records: list[dict[str, Any]], *, systems: list[str], offline: bool) -> dict[str, Any]:
+    judged = [r for r in records if r.get("status") == "ok" and r.get("verdict") in ("A", "B", "tie")]
+    out: dict[str, Any] = {"systems": dict(zip(SIDES, systems)), "perspective": "A"}
+    out |= outcome_table([r["verdict"] for r in judged])
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for r in judged:
+        by_type[r.get("question_type") or "all"].append(r["verdict"])
+    out["by_type"] = {t: outcome_table(v) for t, v in sorted(by_type.items())} if len(by_type) > 1 else {}
+
+    both = [r for r in judged if r.get("order_disagreement") is not None]
+    out["order_disagreement"] = proportion(sum(1 for r in both if r["order_disagreement"]), len(both)) | {"n": len(both)}
+    # Position preference: of the order verdicts that name a winner, how often the answer shown first won.
+    first = [(o.get("winner") == o.get("shown_first")) for r in judged for o in (r.get("orders") or {}).values()
+             if o and o.get("winner") in SIDES]
+    out["first_shown_wins"] = proportion(sum(first), len(first)) | {"n": len(first)}
+    out["agent_agreement"] = _agent_agreement(judged)
+
+    ok_answers = [r for r in records if r.get("answers")]
+    out["context_tokens"] = {s: mean_or_none((r.get("context_tokens") or {}).get(s) for r in ok_answers) for s in SIDES}
+    out["latency"] = _latency(records)
+    usage = {s: usage_sum((r.get("usage") or {}).get(s) for r in records) for s in SIDES}
+    usage["judge"] = usage_sum((r.get("usage") or {}).get("judge") for r in records)
+    usage["total"] = usage_sum(usage[k] for k in ("A", "B", "judge"))
+    out["usage"] = usage
+    failed = [r for r in records if r.get("status") != "ok"]
+    out |= {"n_units": len(records), "n_failed": len(failed),
+            "failed": [{"key": r.get("key"), "error": r.get("error")} for r in failed][:20], "offline": offline}
+    if offline:
+        out["note"] = ("offline model involved: answers and/or judgements are deterministic heuristics, "
+                       "not LLM outputs")
+    return out
+
+
+def _agent_agreement(judged: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How often each calibrated debater's winner equals the panel's."""
+    per: dict[str, list[bool]] = defaultdict(list)
+    for r in judged:
+        for a in r.get("agents") or []:
+            if a.get("winner"):
+                per[a.get("persona") or a.get("agent")].append(a["winner"] == r["verdict"])
+    return {p: {"n": len(v), "rate": sum(v) / len(v)} for p, v in per.items()} or None
+
+
+def _latency(records: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for side in SIDES:
+        entry = {}
+        for stage in ("ingest_s", "recall_s", "answer_s"):
+            xs = [r["latency"][side][stage] for r in records
+                  if stage in ((r.get("latency") or {}).get(side) or {})]
+            if xs:
+                entry[stage] = {"p50": percentile(xs, 50), "p95": percentile(xs, 95)}
+        out[side] = entry
+    xs = [r["latency"]["judge_s"] for r in records if "judge_s" in (r.get("latency") or {})]
+    out["judge"] = {"judge_s": {"p50": percentile(xs, 50), "p95": percentile(xs, 95)}} if xs else {}
+    return out
+
+
+# --- report -------------------------------------------------------------------------------
+def _ci(p: dict[str, Any]) -> str:
+    return "–" if not p.get("ci95") else f"{100 * p['ci95'][0]:.1f}–{100 * p['ci95'][1]:.1f}"
+
+
+def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
+    a, b = summary["systems"]["A"], summary["systems"]["B"]
+    lines = [f"# Head to head: {a} (A) vs {b} (B) — chateval report", ""]
+    if summary.get("note"):
+        lines += [f"> **Note:** {summary['note']}", ""]
+    lines += [f"Data: `{summary.get('data')}` ({summary.get('dataset')}), {summary.get('n_cases')} cases; "
+              f"{summary['n']} judged, {summary['n_failed']} failed. The panel saw "
+              + ("the gold answer as reference." if summary.get("context") == "gold" else "no gold answer.")
+              + " Each case was judged in both orders (A first, B first) and the debaters' scores averaged "
+              "over the orders.", ""]
+    lines += [f"## {a} vs {b}", "", "| outcome for A | count | rate % | 95% CI (Wilson) % |", "|---|---|---|---|"]
+    for key, label in (("wins", f"win ({a} better)"), ("ties", "tie"), ("losses", f"loss ({b} better)")):
+        p = summary[key]
+        lines.append(f"| {label} | {p['count']} | {_pct(p['rate'])} | {_ci(p)} |")
+    od, fs = summary["order_disagreement"], summary["first_shown_wins"]
+    lines += ["", f"Judge order disagreement (the two orders' verdicts differ): {od['count']} of {od['n']} "
+              f"({_pct(od['rate'])}%, 95% CI {_ci(od)}). First-shown answer won {fs['count']} of {fs['n']} "
+              f"order verdicts with a winner ({_pct(fs['rate'])}%; 50% means no position preference).", ""]
+    rows: dict[str, list[float | None]] = {}
+    if summary["n"]:
+        rows[f"overall (n={summary['n']})"] = [summary[k]["rate"] for k, _ in OUTCOMES]
+    by_type = summary.get("by_type") or {}
+    if by_type:
+        lines += ["## Per question type", "", "| type | n | win % | tie % | loss % | win 95% CI |",
+                  "|---|---|---|---|---|---|"]
+        for t, v in by_type.items():
+            lines.append(f"| {t} | {v['n']} | {_pct(v['wins']['rate'])} | {_pct(v['ties']['rate'])} | "
+                         f"{_pct(v['losses']['rate'])} | {_ci(v['wins'])} |")
+            rows[f"{t} (n={v['n']})"] = [v[k]["rate"] for k, _ in OUTCOMES]
+        lines.append("")
+    if rows:
+        plots.stacked_bars(out / "win_tie_loss.png", rows, [f"{a} wins", "tie", f"{b} wins"],
+                           title=f"{a} vs {b}")
+        lines += ["![win / tie / loss](win_tie_loss.png)", ""]
+    lat, ctx, use = summary["latency"], summary["context_tokens"], summary["usage"]
+    lines += ["## Latency, context and cost", "",
+              "| | ingest p50/p95 s | recall p50/p95 s | answer p50/p95 s | context tokens (~) | cost | calls |",
+              "|---|---|---|---|---|---|---|"]
+
+    def stage(d: dict[str, Any], s: str) -> str:
+        return f"{_num(d[s]['p50'], '{:.3f}')} / {_num(d[s]['p95'], '{:.3f}')}" if s in d else "–"
+
+    for side, name in (("A", a), ("B", b)):
+        lines.append(f"| {side}: {name} | {stage(lat[side], 'ingest_s')} | {stage(lat[side], 'recall_s')} | "
+                     f"{stage(lat[side], 'answer_s')} | {_num(ctx[side], '{:.0f}')} | {_cost(use[side])} | "
+                     f"{use[side]['calls']} |")
+    lines.append(f"| judge (both orders) | – | – | {stage(lat['judge'], 'judge_s')} | – | {_cost(use['judge'])} | "
+                 f"{use['judge']['calls']} |")
+    lines += ["", f"Total cost: {_cost(use['total'])}. Context tokens are local estimates; LoCoMo ingest cost is "
+              "counted once per conversation and system.", ""]
+    if summary.get("failed"):
+        lines += ["## Failures", ""] + [f"- `{f['key']}`: {f['error']}" for f in summary["failed"]]
+    path = out / "report.md"
+    atomic_write(path, "\n".join(lines) + "\n")
+    return path
+
+
+# --- the benchmark ------------------------------------------------------------------------
+@benchmark("head2head")
+class HeadToHead(Benchmark):
+    description = ("two memory systems on the same LongMemEval or LoCoMo questions, judged pairwise by the "
+                   "debate panel in both orders: win/tie/loss of A vs B")
+
+    @classmethod
+    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data", required=True,
+                       help="a LongMemEval file (S, M or oracle) or a LoCoMo file (locomo10.json format), unchanged; "
+                            "the format is detected")
+        p.add_argument("--context", choices=["gold", "none"], default="gold",
+                       help="gold: the panel sees the gold answer as its reference (when the case has one) and a "
+                            "rule for checking answers against it; none: only the question and the two answers")
+        p.add_argument("--types", type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
+                       help="only these question types (LongMemEval question_type or 'abstention'; LoCoMo "
+                            "category number or name, e.g. 1,2,3,4)")
+        add_memory_bench_options(p)
+        # The panel always judges: the single/debate --judge choice does not apply here.
+        for action in p._actions:
+            if "--judge" in action.option_strings:
+                action.help = argparse.SUPPRESS
+        p.set_defaults(judge=None)
+        add_run_options(p)
+        for action in p._actions:
+            if "--limit" in action.option_strings:
+                action.help = "only the first N cases (LongMemEval questions or LoCoMo QAs) after --types"
+
+    async def run(self, args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
+        if getattr(args, "judge", None) is not None:
+            raise ConfigError("--judge does not apply to head2head: the debate panel always judges "
+                              "(choose it with --judge-preset and --judge-model)")
+        systems = list(args.systems or [])
+        if len(systems) != 2 or systems[0] == systems[1]:
+            raise ConfigError(f"--systems: head2head compares exactly two different systems, A,B "
+                              f"(got '{','.join(systems)}')")
+        for name in systems:
+            MEMORY_SYSTEMS.get(name)  # unknown names fail before the data is read
+        preset = load_preset(find_preset(args.judge_preset))
+        dataset, cases = load_cases(args.data)
+        if args.types:
+            known = sorted({n for c in cases for n in c.names})
+            unknown = [t for t in args.types if t not in known]
+            if unknown:
+                raise ConfigError(f"--types: no question of type '{unknown[0]}' in {args.data} "
+                                  f"(types: {', '.join(sorted({c.qtype for c in cases}))})")
+            cases = [c for c in cases if c.names & set(args.types)]
+        if args.limit:
+            cases = cases[:args.limit]
+        bench = MemoryBench(args, need_judges=False)
+        if progress:
+            progress.totals = bench.answer_layer.totals
+        judge_spec = args.judge_model or args.answer_model
+        evaluator = Evaluator(EvalConfig.merged(preset, {"task": "pairwise", "swap": True, "model": judge_spec}),
+                              layer=bench.judge_layer)
+        config = bench.config({"benchmark": "head2head", "data": str(args.data), "dataset": dataset,
+                               "context": args.context, "types": args.types, "order": dict(zip(SIDES, systems)),
+                               "judge": "debate-pairwise-swap",
+                               "judge_panel": evaluator.run_config()["judging"]})
+        by_key = {c.key: c for c in cases}
+        if len(by_key) != len(cases):
+            raise DatasetError(f"{args.data}: duplicate question ids")
+
+        with open_run(args, config) as run:
+            remaining: dict[str, int] = defaultdict(int)
+            for c in cases:
+                if c.key not in run.done:
+                    remaining[c.group] += 1
+            slots: dict[tuple[str, str], _Slot] = {}
+
+            def slot(c: Case, name: str) -> _Slot:
+                if (c.group, name) not in slots:
+                    slots[(c.group, name)] = _Slot(bench, name, c.sessions)
+                return slots[(c.group, name)]
+
+            async def unit(c: Case) -> dict[str, Any]:
+                try:
+                    return await self._case(c, [slot(c, s) for s in systems], evaluator, args.context)
+                finally:
+                    remaining[c.group] -= 1
+                    if remaining[c.group] == 0:
+                        for s in systems:
+                            closing = slots.pop((c.group, s), None)
+                            if closing:
+                                closing.close()
+
+            try:
+                records = await run_units([(c.key, c) for c in cases], unit, run, workers=args.workers,
+                                          progress=progress)
+            finally:
+                for s in slots.values():
+                    s.close()
+            summary = summarize_head2head(records, systems=systems, offline=config["offline"])
+            summary |= {"benchmark": "head2head", "data": str(args.data), "dataset": dataset, "context": args.context,
+                        "n_cases": len(cases), "judge_preset": args.judge_preset, "judge_model": bench.judge_layer.label,
+                        "answer_model": bench.answer_layer.label, "config_hash": config["config_hash"],
+                        "complete": len(records) == len(cases)}
+            run.write_summary(summary)
+            write_head2head_report(run.path, summary)
+        return summary
+
+    @staticmethod
+    async def _case(c: Case, slots: list[_Slot], evaluator: Evaluator, context: str) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "case_id": c.key, "question_type": c.qtype, "question": c.question, "gold": c.gold,
+            "date": c.now.isoformat(), "systems": {s: sl.name for s, sl in zip(SIDES, slots)}, "meta": c.meta,
+        }
+        results = await asyncio.gather(*(sl.answer(c.question, c.now) for sl in slots), return_exceptions=True)
+        errors = []
+        answers, usage, latency, tokens = {}, {}, {}, {}
+        for side, sl, res in zip(SIDES, slots, results):
+            if isinstance(res, asyncio.CancelledError):
+                raise res
+            if isinstance(res, BaseException):
+                errors.append(f"system {side} ({sl.name}): {_error_text(res)}")
+                continue
+            answers[side], usage[side], latency[side] = res["answer"], res["usage"], res["latency"]
+            tokens[side] = res["context_tokens"]
+        record |= {"answers": answers, "context_tokens": tokens, "usage": usage, "latency": latency}
+        if errors:
+            return record | {"status": "failed", "error": "; ".join(errors)}
+        reference, guidelines = judging_inputs(c, context)
+        record["reference_shown"] = reference is not None
+        t0 = time.perf_counter()
+        result = await evaluator.judge(Sample(id=c.key, question=c.question, answer_1=answers["A"],
+                                              answer_2=answers["B"], reference=reference, guidelines=guidelines,
+                                              meta={"abstention": bool(c.meta.get("abstention"))}))
+        latency["judge_s"] = time.perf_counter() - t0
+        usage["judge"] = result.usage.model_dump()
+        record |= verdict_record(result)
+        if result.status != "ok":
+            return record | {"status": "failed", "error": f"judge: {result.error}"}
+        return record

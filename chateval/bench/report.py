@@ -1,0 +1,101 @@
+"""report.md (+ PNG plots) for memory benchmark runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..runs import atomic_write
+from . import plots
+
+KS = (1, 3, 5, 10)
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:.1f}"
+
+
+def _num(v: float | None, fmt: str = "{:.2f}") -> str:
+    return "–" if v is None else fmt.format(v)
+
+
+def _cost(u: dict[str, Any] | None) -> str:
+    if not u:
+        return "–"
+    c = u.get("cost_usd")
+    return "unknown" if c is None else f"${c:.4f}"
+
+
+def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[str, Any]], *, title: str) -> Path:
+    methods: dict[str, Any] = summary["methods"]
+    lines = [f"# {title} — chateval report", ""]
+    if summary.get("note"):
+        lines += [f"> **Note:** {summary['note']}", ""]
+    lines += [f"Units: {summary['n_units']} ({summary['n_failed']} failed). Tokens marked ~ are local estimates.", ""]
+
+    qa_rows = {m: e["qa"]["single"] or e["qa"]["debate"] for m, e in methods.items() if e.get("qa")}
+    qa_rows = {m: v for m, v in qa_rows.items() if v}
+    if qa_rows:
+        types = sorted({t for v in qa_rows.values() for t in v["by_type"]})
+        lines += ["## QA accuracy (%)", "", "| system | " + " | ".join(types) + " | abstention | overall | task-avg | n |",
+                  "|---|" + "---|" * (len(types) + 4)]
+        for m, v in qa_rows.items():
+            cells = [_pct(v["by_type"].get(t, {}).get("accuracy")) for t in types]
+            lines.append(f"| {m} | " + " | ".join(cells) + f" | {_pct((v['abstention'] or {}).get('accuracy'))} | "
+                         f"{_pct(v['overall'])} | {_pct(v['task_averaged'])} | {v['n']} |")
+        lines += ["", "Judge: " + ", ".join(
+            f"{m}: " + "/".join(w for w in ("single", "debate") if methods[m]["qa"].get(w)) for m in qa_rows), ""]
+        agree = {m: e.get("judge_agreement") for m, e in methods.items() if e.get("judge_agreement")}
+        if agree:
+            lines += ["Single-vs-debate judge agreement: " + ", ".join(
+                f"{m} {_pct(a['rate'])}% of {a['n']}" for m, a in agree.items()), ""]
+        plots.grouped_bars(out / "qa_by_type.png", types + ["overall"],
+                           {m: [v["by_type"].get(t, {}).get("accuracy") for t in types] + [v["overall"]]
+                            for m, v in qa_rows.items()},
+                           title=f"{title}: accuracy per question type", ylabel="accuracy")
+        lines += ["![accuracy per type](qa_by_type.png)", ""]
+        eff = {m: (methods[m]["mean_context_tokens"] or 0.0, v["overall"]) for m, v in qa_rows.items()}
+        plots.scatter(out / "accuracy_vs_tokens.png", eff, title="accuracy vs mean context tokens",
+                      xlabel="mean context tokens (~)", ylabel="accuracy", logx=True)
+        costs = {m: (methods[m]["answer_usage"]["cost_usd"], v["overall"]) for m, v in qa_rows.items()
+                 if methods[m]["answer_usage"].get("cost_usd") is not None}
+        lines += ["![accuracy vs context](accuracy_vs_tokens.png)", ""]
+        if costs:
+            plots.scatter(out / "accuracy_vs_cost.png", costs, title="accuracy vs answer cost",
+                          xlabel="answer cost (USD)", ylabel="accuracy")
+            lines += ["![accuracy vs cost](accuracy_vs_cost.png)", ""]
+
+    ret = {m: e["retrieval"] for m, e in methods.items() if e.get("retrieval") and e["retrieval"]["n_evaluable"]}
+    if ret:
+        lines += ["## Retrieval (mean over evaluable questions)", ""]
+        for level in ("session", "turn"):
+            head = [f"{name}@{k}" for name in ("recall_any", "recall_all", "ndcg_any") for k in KS]
+            lines += [f"### {level} level", "", "| method | n | " + " | ".join(head) + " |",
+                      "|---|---|" + "---|" * len(head)]
+            for m, r in ret.items():
+                lines.append(f"| {m} | {r['n_evaluable']} | " + " | ".join(_num(r[level].get(h), "{:.3f}") for h in head) + " |")
+            lines.append("")
+        excluded = next(iter(ret.values()))["excluded"]
+        if excluded:
+            lines += ["Excluded from retrieval metrics: " + ", ".join(f"{k}: {v}" for k, v in excluded.items()), ""]
+        plots.lines(out / "recall_at_k.png", list(KS),
+                    {f"{m} ({lvl})": [r[lvl].get(f"recall_any@{k}") for k in KS] for m, r in ret.items()
+                     for lvl in ("session", "turn")},
+                    title="recall_any@k", xlabel="k", ylabel="recall_any")
+        lines += ["![recall@k](recall_at_k.png)", ""]
+
+    lines += ["## Latency, context and cost", "",
+              "| method | ingest p50/p95 s | recall p50/p95 s | answer p50/p95 s | judge p50/p95 s | context tokens (~) | answer cost | judge cost | failed |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for m, e in methods.items():
+        lat = e["latency"]
+        cells = [f"{_num(lat[s]['p50'], '{:.3f}')} / {_num(lat[s]['p95'], '{:.3f}')}" if s in lat else "–"
+                 for s in ("ingest_s", "recall_s", "answer_s", "judge_s")]
+        lines.append(f"| {m} | " + " | ".join(cells) + f" | {_num(e['mean_context_tokens'], '{:.0f}')} | "
+                     f"{_cost(e['answer_usage'])} | {_cost(e.get('judge_usage'))} | {e['n_failed']} |")
+    failed = [f for e in methods.values() for f in e["failed"]]
+    if failed:
+        lines += ["", "## Failures", ""] + [f"- `{f['key']}`: {f['error']}" for f in failed]
+    path = out / "report.md"
+    atomic_write(path, "\n".join(lines) + "\n")
+    return path

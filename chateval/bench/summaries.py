@@ -1,0 +1,94 @@
+"""Per-system summaries of memory benchmark runs (QA accuracy, retrieval, latency, cost)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from statistics import mean
+from typing import Any, Iterable
+
+from ..models import UsageTotals
+from .stats import accuracy_by, mean_or_none, percentile
+
+LATENCY_STAGES = ("ingest_s", "recall_s", "answer_s", "judge_s")
+
+
+def _judge_correct(which: str):
+    def get(r: dict[str, Any]) -> bool | None:
+        return ((r.get("judge") or {}).get(which) or {}).get("correct")
+    return get
+
+
+def qa_table(rows: list[dict[str, Any]], which: str) -> dict[str, Any] | None:
+    """LongMemEval's layout (Zep's Table 3): per type, overall, task-averaged, abstention."""
+    get = _judge_correct(which)
+    judged = [r for r in rows if get(r) is not None]
+    if not judged:
+        return None
+    by_type = accuracy_by([r for r in judged if not r.get("abstention")], lambda r: r["question_type"], get)
+    abst = accuracy_by([r for r in judged if r.get("abstention")], lambda r: "abstention", get)
+    overall = sum(1 for r in judged if get(r)) / len(judged)
+    return {
+        "n": len(judged), "overall": overall, "by_type": by_type,
+        "task_averaged": mean(v["accuracy"] for v in by_type.values()) if by_type else None,
+        "abstention": abst.get("abstention"),
+    }
+
+
+def retrieval_table(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    recs = [r["retrieval"] for r in rows if r.get("retrieval")]
+    if not recs:
+        return None
+    ok = [x for x in recs if x.get("evaluable")]
+    excluded = Counter(x.get("reason") for x in recs if not x.get("evaluable"))
+    out: dict[str, Any] = {"n_evaluable": len(ok), "excluded": dict(excluded)}
+    for level in ("session", "turn"):
+        keys = ok[0][level].keys() if ok else []
+        out[level] = {k: mean(x[level][k] for x in ok) for k in keys}
+    return out
+
+
+def latency_table(rows: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
+    out = {}
+    for stage in LATENCY_STAGES:
+        xs = [r["latency"][stage] for r in rows if stage in (r.get("latency") or {})]
+        if xs:
+            out[stage] = {"p50": percentile(xs, 50), "p95": percentile(xs, 95)}
+    return out
+
+
+def usage_sum(dicts: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
+    total = UsageTotals()
+    for d in dicts:
+        if d:
+            total.merge(UsageTotals.model_validate(d))
+    return total.model_dump()
+
+
+def summarize_memory_run(records: list[dict[str, Any]], *, methods: list[str], retrieval_only: bool,
+                         offline: bool) -> dict[str, Any]:
+    by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_method[r.get("method") or r.get("key", "::?").split("::")[-1]].append(r)
+    per: dict[str, Any] = {}
+    for m in methods:
+        rows = by_method.get(m, [])
+        ok = [r for r in rows if r.get("status") == "ok"]
+        entry: dict[str, Any] = {
+            "n": len(rows), "n_ok": len(ok), "n_failed": len(rows) - len(ok),
+            "failed": [{"key": r.get("key"), "error": r.get("error")} for r in rows if r.get("status") != "ok"][:20],
+            "retrieval": retrieval_table(ok), "latency": latency_table(ok),
+            "mean_context_tokens": mean_or_none(r.get("context_tokens") for r in ok),
+            "answer_usage": usage_sum(r.get("usage") for r in ok),
+        }
+        if not retrieval_only:
+            entry["qa"] = {w: qa_table(ok, w) for w in ("single", "debate")}
+            entry["judge_usage"] = usage_sum((r.get("judge") or {}).get("usage") for r in ok)
+            agree = [r["judge"]["agreement"] for r in ok if (r.get("judge") or {}).get("agreement") is not None]
+            entry["judge_agreement"] = {"n": len(agree), "rate": sum(agree) / len(agree)} if agree else None
+        per[m] = entry
+    out: dict[str, Any] = {"methods": per, "n_units": len(records),
+                           "n_failed": sum(1 for r in records if r.get("status") != "ok"), "offline": offline}
+    if offline:
+        out["note"] = ("offline model involved: answers and/or judgements are deterministic heuristics, "
+                       "not LLM outputs")
+    return out
