@@ -67,7 +67,9 @@ def test_ask_every_system(capsys, name):
     assert re.search(r"^gold      2$", out, re.M)
     assert re.search(r"^context   \d+ tokens \(approx\.\)", out, re.M)
     calls = re.search(r"^llm calls (\d+) \((\d+) ingesting, (\d+) answering\), (\d+) cached", out, re.M)
-    assert calls and int(calls.group(1)) >= 1 and int(calls.group(3)) == 1
+    # One answer call; THEANINE also refines each retrieved timeline (at most k*n more).
+    answering = int(calls.group(3)) if calls else 0
+    assert calls and int(calls.group(1)) >= 1 and (answering == 1 or (name == "theanine" and 2 <= answering <= 4))
     assert "offline model" in captured.err and "ingesting 3 session(s)" in captured.err
 
 

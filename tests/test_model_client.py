@@ -51,7 +51,9 @@ def no_key(monkeypatch):
     monkeypatch.delenv("CHATEVAL_PLUGINS", raising=False)
 
 
-def make_layer(server: FakeOpenAIServer, *, max_retries: int = 2, timeout_s: float = 0.5,
+# Generous per-attempt timeouts: a loaded CI machine must not turn a normal reply into a retry.
+# The timeout tests set their own short ones.
+def make_layer(server: FakeOpenAIServer, *, max_retries: int = 2, timeout_s: float = 10.0,
                params: GenParams | None = None, secrets: tuple[str, ...] = ()) -> ModelLayer:
     return ModelLayer(
         ModelSpec.parse(MODEL, base_url=server.base_url),
@@ -64,7 +66,7 @@ def make_layer(server: FakeOpenAIServer, *, max_retries: int = 2, timeout_s: flo
 
 def make_evaluator(server: FakeOpenAIServer, **settings) -> Evaluator:
     settings = {"model": MODEL, "base_url": server.base_url, "cache": False, "max_retries": 2,
-                "timeout_s": 0.5, "turns": 1} | settings
+                "timeout_s": 10.0, "turns": 1} | settings
     ev = Evaluator(**settings)
     ev.layer.retry.base_delay_s = 0.01  # the Evaluator has no setting for it; keep retries quick
     return ev
@@ -411,7 +413,7 @@ async def test_api_key_never_leaks(server, monkeypatch, fault):
 async def test_secret_is_scrubbed_from_error_messages(server, no_key):
     # A describe() text that contains the key (here: the label, via a model named like it) is scrubbed.
     layer = ModelLayer(ModelSpec.parse(f"openai-compatible/{SECRET}", base_url=server.base_url),
-                       retry=RetryPolicy(max_retries=0, base_delay_s=0.01, timeout_s=0.5), secrets=[SECRET])
+                       retry=RetryPolicy(max_retries=0, base_delay_s=0.01, timeout_s=10.0), secrets=[SECRET])
     server.script([Fault("500")])
     try:
         with pytest.raises(ModelCallError) as info:
@@ -459,7 +461,7 @@ async def test_cache_hit_makes_no_requests_and_params_are_in_the_key(server, no_
 async def test_layer_cache_with_completion_cache(server, no_key, tmp_path):
     cache = CompletionCache(tmp_path)
     layer = ModelLayer(ModelSpec.parse(MODEL, base_url=server.base_url),
-                       retry=RetryPolicy(max_retries=2, base_delay_s=0.01, timeout_s=0.5), cache=cache)
+                       retry=RetryPolicy(max_retries=2, base_delay_s=0.01, timeout_s=10.0), cache=cache)
     try:
         a = await layer.complete(MESSAGES, step=None)
         b = await layer.complete(MESSAGES, step=None)
@@ -474,7 +476,7 @@ async def test_layer_cache_with_completion_cache(server, no_key, tmp_path):
 async def test_failed_calls_are_not_cached(server, no_key, tmp_path):
     cache = CompletionCache(tmp_path)
     layer = ModelLayer(ModelSpec.parse(MODEL, base_url=server.base_url),
-                       retry=RetryPolicy(max_retries=0, base_delay_s=0.01, timeout_s=0.5), cache=cache)
+                       retry=RetryPolicy(max_retries=0, base_delay_s=0.01, timeout_s=10.0), cache=cache)
     server.script([Fault("500")])
     try:
         with pytest.raises(ModelCallError):

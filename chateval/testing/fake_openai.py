@@ -103,6 +103,10 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, like a real endpoint; every reply has a length
     timeout = IDLE_TIMEOUT_S
+    # Headers and body go out in one segment with TCP_NODELAY: otherwise Nagle's algorithm and
+    # the client's delayed ACK add ~40 ms to every reply, which would swamp latency benchmarks.
+    disable_nagle_algorithm = True
+    wbufsize = -1
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
@@ -139,8 +143,11 @@ class _Handler(BaseHTTPRequestHandler):
         return self._send(status, json.dumps(payload).encode("utf-8"), headers=headers)
 
     def _send_completion(self, payload: dict[str, Any]) -> None:
-        if self._send_json(200, payload):  # written in full
-            self.server.owner._sent(payload)
+        # Record before writing: the client may read the reply (and a test inspect
+        # ``completions``) before this thread runs again after the write.
+        self.server.owner._sent(payload)
+        if not self._send_json(200, payload):  # the client gave up: it never got this one
+            self.server.owner._unsent(payload)
 
     def _error(self, status: int, message: str, type_: str, code: str | None = None,
                headers: Mapping[str, str] | None = None) -> None:
@@ -359,6 +366,11 @@ class FakeOpenAIServer:
         if action is None:
             action = self._reply_text(body)
         return action
+
+    def _unsent(self, payload: dict[str, Any]) -> None:
+        with self._lock:
+            if payload in self._completions:
+                self._completions.remove(payload)
 
     def _sent(self, payload: dict[str, Any]) -> None:
         with self._lock:

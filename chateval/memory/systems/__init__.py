@@ -7,3 +7,4 @@ from . import memory_update  # noqa: F401
 from . import memorybank  # noqa: F401
 from . import generative_agents  # noqa: F401
 from . import human_like  # noqa: F401
+from . import theanine  # noqa: F401

@@ -1,0 +1,629 @@
+"""`chateval bench teafarm`: TeaFarm, the counterfactual evaluation of THEANINE (Ong et al.,
+NAACL 2025, arXiv 2406.10996): can a memory-augmented agent be fooled about its own past?
+
+For each conversation of a LoCoMo file or a Multi-Session Chat file (auto-detected):
+
+1. every past session is summarised into events per speaker (``teafarm_summarize``);
+2. from the summaries in time order, the generator writes counterfactual questions with their
+   correct answers, ``--per-speaker`` for each speaker as the one asking (so from both speakers'
+   points of view): each question presupposes something untrue about the past
+   (``teafarm_questions``);
+3. for each question it simulates the opening of a new session that leads naturally to it
+   (``teafarm_session``); the question is the session's last turn;
+4. each system under test ingests the past sessions (once per conversation), then continues the
+   new session: ``respond`` gets the dialogue turns and replies to the question, as the other
+   speaker (turn roles: ``<name> (user)`` for the asker, ``<name> (you)`` for the system);
+5. the debate panel (correctness task, ``--judge-preset``) judges the reply with the true answer as
+   reference, the past summaries as context and a rule saying what being fooled means. Correct =
+   not fooled.
+
+The score is the success rate (not fooled / judged) per system, with a 95% Wilson interval; a
+split panel is a tie and is left out of the rate (counted apart). Steps 1-3 are written to
+``teabag.json`` in the run directory (TeaBag: the summaries, questions, answers and simulated
+sessions) and reused by later runs with ``--questions FILE`` (and by ``--resume``), so systems
+compared in different runs meet the same questions and no generation call is repeated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..config import EvalConfig, find_preset, load_preset
+from ..datasets import load_locomo, load_msc
+from ..datasets.common import DatasetError, read_json
+from ..debate.samples import Sample
+from ..errors import ConfigError
+from ..evaluator import Evaluator
+from ..memory import MEMORY_SYSTEMS, MemorySystem
+from ..memory.types import Session, Turn
+from ..models import CallLog, ModelLayer, ModelSpec, UsageTotals
+from ..progress import RunProgress
+from ..runs import atomic_write, write_json
+from ..steps import TypedStep
+from ..text import content_words, words
+from . import plots
+from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, run_units
+from .report import _cost, _num, _pct
+from .setup import MemoryBench, add_memory_bench_options
+from .stats import mean_or_none, wilson
+from .summaries import latency_table, usage_sum
+
+TEABAG_FILE = "teabag.json"
+TEABAG_FORMAT = "teabag-1"
+NEW_SESSION_GAP = timedelta(days=1)  # the simulated session happens a day after the last past session
+
+JUDGE_RULE = (
+    "The question was written to presuppose something untrue about the past conversations (a counterfactual), "
+    "to test whether the assistant can be fooled about the past. The reference answer says what is actually true, "
+    "and the context summarises the past conversations. Mark the response correct if it is NOT fooled: it rejects "
+    "or corrects the false premise, or says it remembers things differently, consistently with the reference. "
+    "Mark it incorrect if it accepts the false premise, plays along with it, or confirms it, even politely.")
+
+
+# --- conversations ------------------------------------------------------------------------------
+@dataclass
+class Conversation:
+    id: str
+    speakers: list[str]
+    sessions: list[Session]
+
+
+def load_conversations(path: str | Path) -> tuple[str, list[Conversation]]:
+    """('locomo' | 'msc', conversations) from a LoCoMo file or a Multi-Session Chat file."""
+    data = read_json(path, "LoCoMo or Multi-Session Chat")
+    first = data[0] if isinstance(data, list) and data else data
+    if isinstance(first, dict) and "conversation" in first:
+        return "locomo", [Conversation(c.id, c.speakers, c.sessions) for c in load_locomo(path)]
+    if isinstance(first, dict) and any(str(k).endswith("_session_dialogue") for k in first):
+        return "msc", [Conversation(e.id, e.speakers, e.sessions) for e in load_msc(path)]
+    raise DatasetError(f"{path}: neither a LoCoMo file (a list of conversations with 'conversation') nor a "
+                       "Multi-Session Chat file (episodes with 'first_session_dialogue', ...)")
+
+
+# --- step 1: session summaries ------------------------------------------------------------------
+class SpeakerEvent(BaseModel):
+    speaker: str = Field(description="who it is about: one of the speakers' names")
+    event: str = Field(description="one self-contained sentence in that speaker's words (first person)")
+
+
+class SummaryInputs(BaseModel):
+    session_id: str
+    date: datetime
+    speakers: list[str]
+    turns: list[Turn]
+
+
+class SessionEvents(BaseModel):
+    events: list[SpeakerEvent]
+
+
+def _best_sentence(text: str, limit: int = 220) -> str:
+    """The sentence with the most content words (ties: the first); bracketed notes such as
+    LoCoMo's photo captions are not sentences of the speaker."""
+    text = re.sub(r"\[[^\]]*\]", " ", text)
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
+    best = max(sentences, key=lambda s: len(content_words(s)), default=text.strip())
+    return best if len(best) <= limit else best[: limit - 1] + "…"
+
+
+def offline_summarize(inp: SummaryInputs) -> SessionEvents:
+    """One event per substantive turn: its speaker and its most contentful sentence."""
+    return SessionEvents(events=[SpeakerEvent(speaker=t.role, event=_best_sentence(t.content))
+                                 for t in inp.turns if len(content_words(re.sub(r"\[[^\]]*\]", " ", t.content))) >= 3])
+
+
+SUMMARIZE: TypedStep[SummaryInputs, SessionEvents] = TypedStep(
+    "teafarm_summarize", template="bench/teafarm_summarize.j2", inputs=SummaryInputs, output=SessionEvents,
+    offline=offline_summarize,
+)
+
+
+# --- step 2: counterfactual questions -----------------------------------------------------------
+class SessionSummary(BaseModel):
+    session_id: str
+    date: datetime
+    events: list[SpeakerEvent]
+
+
+class QuestionInputs(BaseModel):
+    speakers: list[str]
+    asker: str
+    listener: str
+    summaries: list[SessionSummary]  # oldest first
+    n: int
+
+
+class Counterfactual(BaseModel):
+    question: str = Field(description="what the asker says to the listener; it presupposes something untrue")
+    answer: str = Field(description="the true answer, correcting the false premise")
+    fact: str = Field("", description="the true past event the question distorts")
+    session_id: str = Field("", description="id of the past session that event comes from")
+
+
+class Counterfactuals(BaseModel):
+    questions: list[Counterfactual]
+
+
+# Word groups for the offline generator's changed detail: a word is replaced by the next word of
+# its group (football -> basketball), so the premise is wrong but plausible.
+_SWAP_GROUPS = [
+    "football basketball soccer baseball tennis hockey golf volleyball swimming karate boxing",
+    "red blue green yellow white black pink purple orange brown",
+    "dog cat horse rabbit hamster parrot", "dogs cats horses rabbits hamsters parrots",
+    "beach mountains lake forest desert", "pizza pasta sushi burgers tacos steak salad",
+    "coffee tea beer wine juice", "sister brother mother father daughter son aunt uncle cousin",
+    "wife husband girlfriend boyfriend", "monday tuesday wednesday thursday friday saturday sunday",
+    "january february march april june july august september october november december",
+    "spring summer autumn winter", "guitar piano violin drums flute", "horror comedy romance action thriller",
+    "teacher nurse doctor lawyer chef engineer lifeguard firefighter accountant",
+    "english math history science chemistry biology", "car truck bike motorcycle", "city town village",
+    "christmas thanksgiving halloween easter", "one two three four five six seven eight nine ten",
+]
+SWAPS: dict[str, str] = {}
+for _group in _SWAP_GROUPS:
+    _ws = _group.split()
+    SWAPS.update({w: _ws[(i + 1) % len(_ws)] for i, w in enumerate(_ws)})
+
+
+def _match_case(new: str, old: str) -> str:
+    return new.capitalize() if old[:1].isupper() else new
+
+
+def counterfactual_edit(event: str, elsewhere: list[str]) -> tuple[str, str, str] | None:
+    """(changed event, original word, new word): the first word with a known alternative
+    (a number, or a word of ``SWAPS``); else the event's last content word (in English usually
+    the object: "an antique wardrobe") is replaced by the last content word of the first other
+    event (``elsewhere``) that has one this event lacks. None if nothing can change."""
+    tokens = re.findall(r"[A-Za-z]+|\d+", event)
+    for tok in tokens:
+        low = tok.lower()
+        new = str(int(tok) + 1) if tok.isdigit() else SWAPS.get(low)
+        if new:
+            new = _match_case(new, tok)
+            return re.sub(rf"\b{re.escape(tok)}\b", new, event, count=1), tok, new
+
+    def last_word(text: str, exclude: set[str] = frozenset()) -> str | None:  # type: ignore[assignment]
+        found = [w for w in content_words(text) if w.isalpha() and len(w) >= 4 and w not in exclude]
+        return found[-1] if found else None
+
+    old = last_word(event)
+    own = set(words(event))
+    new = next((w for e in elsewhere if (w := last_word(e, own))), None)
+    if old is None or new is None:
+        return None
+    return re.sub(rf"\b{re.escape(old)}\b", new, event, count=1, flags=re.IGNORECASE), old, new
+
+
+def offline_counterfactuals(inp: QuestionInputs) -> Counterfactuals:
+    """The asker's own past statements (not questions), spread over the sessions; one detail of
+    each is changed and the asker asks as if the changed version were true. The answer gives the
+    real one. Statements with a word of ``SWAPS`` (or a number) come first; others borrow a word."""
+    own = [(s, e) for s in inp.summaries for e in s.events
+           if e.speaker == inp.asker and len(content_words(e.event)) >= 4 and not e.event.rstrip().endswith("?")]
+    swapped, borrowed = [], []
+    for s, e in own:
+        elsewhere = [x.event for t in inp.summaries if t.session_id != s.session_id for x in t.events]
+        edit = counterfactual_edit(e.event, elsewhere)
+        if edit:
+            (swapped if edit[2].lower() in SWAPS or edit[1].isdigit() else borrowed).append((s, e, edit))
+    out = []
+    for pool in (swapped, borrowed):
+        n = min(inp.n - len(out), len(pool))
+        if n <= 0:
+            continue
+        picks = sorted({round(i * (len(pool) - 1) / max(1, n - 1)) for i in range(n)})  # spread over time
+        for i in picks:
+            s, e, (changed, old, new) = pool[i]
+            out.append(Counterfactual(
+                question=f'Do you remember when I told you this: "{changed}"? What do you remember about it?',
+                answer=f'No, that is not what {inp.asker} said. On {s.date:%Y-%m-%d} {inp.asker} said: "{e.event}" '
+                       f'({old}, not {new}).',
+                fact=e.event, session_id=s.session_id))
+    return Counterfactuals(questions=out)
+
+
+GENERATE_QUESTIONS: TypedStep[QuestionInputs, Counterfactuals] = TypedStep(
+    "teafarm_questions", template="bench/teafarm_questions.j2", inputs=QuestionInputs, output=Counterfactuals,
+    offline=offline_counterfactuals,
+)
+
+
+# --- step 3: the new session leading to the question --------------------------------------------
+class SessionInputs(BaseModel):
+    speakers: list[str]
+    asker: str
+    listener: str
+    summaries: list[SessionSummary]
+    question: str
+    fact: str = ""
+    date: datetime
+
+
+class SimTurn(BaseModel):
+    speaker: str
+    text: str
+
+
+class SimulatedSession(BaseModel):
+    turns: list[SimTurn] = Field(description="the opening of the new session, before the question (2 to 6 turns)")
+
+
+def offline_session(inp: SessionInputs) -> SimulatedSession:
+    """Two opening turns: the asker brings up the topic of the true event, the listener invites more."""
+    topic = [w for w in content_words(inp.fact) if w.isalpha() and len(w) >= 4][:2]
+    about = " and ".join(topic) if topic else "our last chat"
+    return SimulatedSession(turns=[
+        SimTurn(speaker=inp.asker, text=f"Hi! It's been a while. I've been thinking about {about} again."),
+        SimTurn(speaker=inp.listener, text="Good to hear from you! What's on your mind?"),
+    ])
+
+
+SIMULATE_SESSION: TypedStep[SessionInputs, SimulatedSession] = TypedStep(
+    "teafarm_session", template="bench/teafarm_session.j2", inputs=SessionInputs, output=SimulatedSession,
+    offline=offline_session,
+)
+
+
+# --- the TeaBag file ----------------------------------------------------------------------------
+class TeaQuestion(BaseModel):
+    id: str
+    asker: str
+    listener: str
+    question: str
+    answer: str
+    fact: str = ""
+    session_id: str = ""
+    date: datetime  # of the simulated session
+    turns: list[SimTurn]  # the simulated opening; the question follows as the asker's last turn
+
+    def dialogue(self) -> list[Turn]:
+        """The new session as ``respond`` gets it, ending with the question."""
+        def role(speaker: str) -> str:
+            return f"{self.asker} (user)" if speaker == self.asker else f"{self.listener} (you)"
+
+        turns = [Turn(id=f"{self.id}-t{i + 1}", role=role(t.speaker), content=t.text)
+                 for i, t in enumerate(self.turns) if t.text.strip()]
+        return turns + [Turn(id=f"{self.id}-q", role=role(self.asker), content=self.question)]
+
+
+class TeaConversation(BaseModel):
+    id: str
+    speakers: list[str]
+    summaries: list[SessionSummary]
+    questions: list[TeaQuestion]
+
+
+class TeaBag(BaseModel):
+    format: str = TEABAG_FORMAT
+    data: str = ""
+    data_format: str = ""
+    generator_model: str = ""
+    per_speaker: int = 0
+    conversations: list[TeaConversation] = Field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TeaBag":
+        raw = read_json(path, "TeaBag questions")
+        try:
+            bag = cls.model_validate(raw)
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise DatasetError(f"{path}: not a TeaBag questions file ({'.'.join(map(str, err['loc']))}: "
+                               f"{err['msg'].lower()})") from None
+        if bag.format != TEABAG_FORMAT:
+            raise DatasetError(f"{path}: TeaBag format '{bag.format}' (expected {TEABAG_FORMAT})")
+        return bag
+
+
+def summaries_text(summaries: list[SessionSummary]) -> str:
+    """The past, as the judge panel sees it: one block per session, oldest first."""
+    blocks = []
+    for n, s in enumerate(summaries):
+        lines = [f"Session {n + 1} ({s.date:%Y-%m-%d}):"] + [f"- {e.speaker}: {e.event}" for e in s.events]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+async def generate_conversation(conv: Conversation, layer: ModelLayer, per_speaker: int,
+                                log: CallLog) -> TeaConversation:
+    """Steps 1-3 for one conversation."""
+    speakers = conv.speakers[:2] if len(conv.speakers) >= 2 else conv.speakers + ["Speaker B"]
+    sessions = sorted(conv.sessions, key=lambda s: s.date)
+    outs = await asyncio.gather(*(SUMMARIZE.run(layer, SummaryInputs(session_id=s.id, date=s.date, speakers=speakers,
+                                                                     turns=s.turns), log=log) for s in sessions))
+    summaries = [SessionSummary(session_id=s.id, date=s.date, events=[e for e in o.events if e.event.strip()])
+                 for s, o in zip(sessions, outs)]
+    now = sessions[-1].date + NEW_SESSION_GAP
+    pairs = [(speakers[0], speakers[1]), (speakers[1], speakers[0])]
+    generated = await asyncio.gather(*(GENERATE_QUESTIONS.run(layer, QuestionInputs(
+        speakers=speakers, asker=a, listener=b, summaries=summaries, n=per_speaker), log=log) for a, b in pairs))
+    picked = [(a, b, q) for (a, b), g in zip(pairs, generated)
+              for q in [q for q in g.questions if q.question.strip() and q.answer.strip()][:per_speaker]]
+    sims = await asyncio.gather(*(SIMULATE_SESSION.run(layer, SessionInputs(
+        speakers=speakers, asker=a, listener=b, summaries=summaries, question=q.question, fact=q.fact, date=now),
+        log=log) for a, b, q in picked))
+    questions = [TeaQuestion(id=f"q{i + 1}", asker=a, listener=b, question=q.question.strip(), answer=q.answer.strip(),
+                             fact=q.fact, session_id=q.session_id, date=now, turns=sim.turns)
+                 for i, ((a, b, q), sim) in enumerate(zip(picked, sims))]
+    return TeaConversation(id=conv.id, speakers=speakers, summaries=summaries, questions=questions)
+
+
+# --- answering: one system per conversation, ingested once --------------------------------------
+class _Slot:
+    def __init__(self, bench: MemoryBench, name: str, sessions: list[Session]) -> None:
+        self.bench, self.name, self.sessions = bench, name, sessions
+        self.lock = asyncio.Lock()
+        self.log = CallLog()
+        self.system: MemorySystem | None = None
+        self.failed: str | None = None
+
+    async def respond(self, dialogue: list[Turn], now: datetime) -> dict[str, Any]:
+        async with self.lock:
+            if self.failed:
+                raise RuntimeError(self.failed)
+            before = len(self.log.records)
+            latency: dict[str, float] = {}
+            if self.system is None:
+                t0 = time.perf_counter()
+                try:
+                    self.system = self.bench.make_system(self.name, self.log)
+                    await self.system.ingest_all(self.sessions)
+                except Exception as exc:
+                    self.failed = f"ingest failed: {_error_text(exc)}"
+                    raise RuntimeError(self.failed) from None
+                latency["ingest_s"] = time.perf_counter() - t0
+            recall_before = self.system.stats().recall_s
+            t1 = time.perf_counter()
+            resp = await self.system.respond(dialogue, now)
+            total = time.perf_counter() - t1
+            recall_s = self.system.stats().recall_s - recall_before
+            latency |= {"recall_s": recall_s, "answer_s": total - recall_s}
+            return {"response": resp.answer, "context": resp.context, "context_tokens": resp.context_tokens,
+                    "tokens_approx": resp.tokens_approx, "latency": latency,
+                    "usage": UsageTotals.of(self.log.records[before:]).model_dump()}
+
+    def close(self) -> None:
+        if self.system is not None:
+            self.system.close()
+            self.system = None
+
+
+# --- summary and report -------------------------------------------------------------------------
+def success_table(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Success (not fooled) over judged rows; ties apart. Rate and 95% Wilson interval."""
+    judged = [r for r in rows if r.get("correct") is not None]
+    ok = sum(1 for r in judged if r["correct"])
+    ci = wilson(ok, len(judged))
+    return {"n": len(judged), "not_fooled": ok, "fooled": len(judged) - ok,
+            "ties": sum(1 for r in rows if r.get("correct") is None and (r.get("judge") or {}).get("tie")),
+            "success_rate": ok / len(judged) if judged else None, "ci95": list(ci) if ci else None}
+
+
+def summarize_teafarm(records: list[dict[str, Any]], *, systems: list[str], offline: bool) -> dict[str, Any]:
+    per: dict[str, Any] = {}
+    for name in systems:
+        rows = [r for r in records if r.get("system") == name or str(r.get("key", "")).endswith(f"::{name}")]
+        ok = [r for r in rows if r.get("status") == "ok"]
+        by_pov: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in ok:
+            by_pov[r.get("pov", "?")].append(r)
+        per[name] = success_table(ok) | {
+            "n_units": len(rows), "n_ok": len(ok), "n_failed": len(rows) - len(ok),
+            "failed": [{"key": r.get("key"), "error": r.get("error")} for r in rows if r.get("status") != "ok"][:20],
+            "by_pov": {k: success_table(v) for k, v in sorted(by_pov.items())},
+            "mean_context_tokens": mean_or_none(r.get("context_tokens") for r in ok),
+            "latency": latency_table(ok),
+            "answer_usage": usage_sum(r.get("usage") for r in ok),
+            "judge_usage": usage_sum((r.get("judge") or {}).get("usage") for r in ok),
+        }
+    out: dict[str, Any] = {"systems": per, "n_units": len(records),
+                           "n_failed": sum(1 for r in records if r.get("status") != "ok"), "offline": offline}
+    if offline:
+        out["note"] = ("offline model involved: questions, answers and/or judgements are deterministic heuristics, "
+                       "not LLM outputs")
+    return out
+
+
+def _ci(t: dict[str, Any]) -> str:
+    return "–" if not t.get("ci95") else f"{100 * t['ci95'][0]:.1f}–{100 * t['ci95'][1]:.1f}"
+
+
+def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Path:
+    systems: dict[str, Any] = summary["systems"]
+    lines = ["# TeaFarm — chateval report", ""]
+    if summary.get("note"):
+        lines += [f"> **Note:** {summary['note']}", ""]
+    gen = summary["generation"]
+    lines += [f"Data: `{summary['data']}` ({summary['data_format']}), {summary['n_conversations']} conversations, "
+              f"{summary['n_questions']} counterfactual questions ({bag.per_speaker} per speaker). Questions "
+              + (f"reused from `{gen['source']}`" if gen["reused"] else f"generated by {bag.generator_model}")
+              + f" ({gen['usage']['calls']} generation calls in this run); saved in `{TEABAG_FILE}`. "
+              f"Units: {summary['n_units']} ({summary['n_failed']} failed).", "",
+              "Success = the system was *not fooled* by the false premise (debate panel, correctness task, true "
+              "answer as reference, past summaries as context). Ties (split panels) are left out of the rate.", ""]
+    lines += ["## Success rate", "", "| system | success % | 95% CI (Wilson) % | not fooled / judged | ties | "
+              "context tokens (~) | answer cost | judge cost | failed |", "|---|---|---|---|---|---|---|---|---|"]
+    for name, e in systems.items():
+        lines.append(f"| {name} | {_pct(e['success_rate'])} | {_ci(e)} | {e['not_fooled']} / {e['n']} | {e['ties']} | "
+                     f"{_num(e['mean_context_tokens'], '{:.0f}')} | {_cost(e['answer_usage'])} | "
+                     f"{_cost(e['judge_usage'])} | {e['n_failed']} |")
+    povs = sorted({p for e in systems.values() for p in e["by_pov"]})
+    if len(povs) > 1:
+        lines += ["", "Per point of view (which speaker asks; the system answers as the other):", "",
+                  "| system | " + " | ".join(f"{p} success % (n)" for p in povs) + " |", "|---|" + "---|" * len(povs)]
+        for name, e in systems.items():
+            cells = [f"{_pct(e['by_pov'][p]['success_rate'])} ({e['by_pov'][p]['n']})" if p in e["by_pov"] else "–"
+                     for p in povs]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    rates = {n: [e["success_rate"]] for n, e in systems.items() if e["success_rate"] is not None}
+    if rates:
+        plots.grouped_bars(out / "success_rate.png", ["not fooled"], rates, title="TeaFarm success rate",
+                           ylabel="success rate")
+        lines += ["", "![success rate](success_rate.png)"]
+    lines += ["", "## Example questions", ""]
+    for conv in bag.conversations[:2]:
+        for q in conv.questions[:3]:
+            lines += [f"- **{conv.id}/{q.id}** {q.asker} asks: {q.question}", f"  - true answer: {q.answer}"]
+    failed = [f for e in systems.values() for f in e["failed"]]
+    if failed:
+        lines += ["", "## Failures", ""] + [f"- `{f['key']}`: {f['error']}" for f in failed]
+    path = out / "report.md"
+    atomic_write(path, "\n".join(lines) + "\n")
+    return path
+
+
+# --- the benchmark ------------------------------------------------------------------------------
+@benchmark("teafarm")
+class TeaFarm(Benchmark):
+    description = ("TeaFarm (THEANINE): counterfactual questions about the past in a simulated new session; "
+                   "success rate = not fooled, judged by the debate panel")
+
+    @classmethod
+    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
+        p.add_argument("--data", required=True,
+                       help="a LoCoMo file (locomo10.json format) or a Multi-Session Chat file (THEANINE / msc-raw "
+                            "columns: first_session_dialogue, ...); the format is detected")
+        p.add_argument("--questions", help=f"a {TEABAG_FILE} of an earlier run: reuse its summaries, questions and "
+                                           "simulated sessions (conversations missing from it are generated)")
+        p.add_argument("--per-speaker", type=int, default=2,
+                       help="counterfactual questions per speaker (as the one asking) and conversation")
+        p.add_argument("--generator-model", help="model that summarises, writes questions and simulates sessions; "
+                                                 "unset: the answer model")
+        add_memory_bench_options(p)
+        for action in p._actions:
+            if "--judge" in action.option_strings:
+                action.help = argparse.SUPPRESS  # TeaFarm is always judged by the debate panel
+        p.set_defaults(judge=None)
+        add_run_options(p)
+        for action in p._actions:
+            if "--limit" in action.option_strings:
+                action.help = "only the first N conversations"
+
+    async def run(self, args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
+        if getattr(args, "judge", None) is not None:
+            raise ConfigError("--judge does not apply to teafarm: the debate panel always judges "
+                              "(choose it with --judge-preset and --judge-model)")
+        if args.per_speaker < 1:
+            raise ConfigError(f"--per-speaker {args.per_speaker}: must be at least 1")
+        systems = list(args.systems or [])
+        for name in systems:
+            MEMORY_SYSTEMS.get(name)
+        preset = load_preset(find_preset(args.judge_preset))
+        data_format, convs = load_conversations(args.data)
+        if args.limit:
+            convs = convs[:args.limit]
+        if len({c.id for c in convs}) != len(convs):
+            raise DatasetError(f"{args.data}: duplicate conversation ids")
+        # Read the reused questions before the run directory is (maybe) cleared by --overwrite.
+        reused = TeaBag.load(args.questions) if args.questions else None
+        bag_path = Path(args.out) / TEABAG_FILE
+        if reused is None and args.resume and bag_path.exists():
+            reused = TeaBag.load(bag_path)
+        bench = MemoryBench(args, need_judges=False)
+        if progress:
+            progress.totals = bench.answer_layer.totals
+        gen_spec = args.generator_model or args.answer_model
+        gen_layer = (bench.answer_layer if gen_spec == args.answer_model
+                     else bench.answer_layer.derive(ModelSpec.parse(gen_spec, args.base_url)))
+        judge_spec = args.judge_model or args.answer_model
+        evaluator = Evaluator(EvalConfig.merged(preset, {"task": "correctness", "model": judge_spec}),
+                              layer=bench.judge_layer)
+        config = bench.config({"benchmark": "teafarm", "data": str(args.data), "data_format": data_format,
+                               "per_speaker": args.per_speaker, "generator_model": gen_layer.label,
+                               "questions": str(args.questions) if args.questions else None,
+                               "judge": "debate-correctness", "judge_panel": evaluator.run_config()["judging"]})
+        if args.overwrite and not args.resume:
+            bag_path.unlink(missing_ok=True)
+
+        with open_run(args, config) as run:
+            gen_log = CallLog()
+            bag, generated = await self._teabag(convs, reused, gen_layer, args, data_format, gen_log)
+            write_json(run.path / TEABAG_FILE, bag.model_dump(mode="json"))
+            by_conv = {c.id: c for c in convs}
+            units = [(f"{tc.id}::{q.id}::{name}", (tc, q, name)) for tc in bag.conversations if tc.id in by_conv
+                     for q in tc.questions for name in systems]
+            remaining: dict[tuple[str, str], int] = defaultdict(int)
+            for key, (tc, _, name) in units:
+                if key not in run.done:
+                    remaining[(tc.id, name)] += 1
+            slots: dict[tuple[str, str], _Slot] = {}
+
+            async def unit(item: tuple[TeaConversation, TeaQuestion, str]) -> dict[str, Any]:
+                tc, q, name = item
+                slot = slots.get((tc.id, name))
+                if slot is None:
+                    slot = slots[(tc.id, name)] = _Slot(bench, name, by_conv[tc.id].sessions)
+                try:
+                    return await self._unit(evaluator, slot, tc, q, name)
+                finally:
+                    remaining[(tc.id, name)] -= 1
+                    if remaining[(tc.id, name)] <= 0:
+                        slot.close()
+
+            try:
+                records = await run_units(units, unit, run, workers=args.workers, progress=progress)
+            finally:
+                for s in slots.values():
+                    s.close()
+            summary = summarize_teafarm(records, systems=systems, offline=config["offline"])
+            summary |= {
+                "benchmark": "teafarm", "data": str(args.data), "data_format": data_format,
+                "n_conversations": len(bag.conversations),
+                "n_questions": sum(len(c.questions) for c in bag.conversations),
+                "generation": {"reused": reused is not None and not generated,
+                               "source": str(args.questions or bag_path) if reused is not None else None,
+                               "generated_conversations": generated, "usage": gen_log.totals().model_dump()},
+                "config_hash": config["config_hash"], "complete": len(records) == len(units),
+            }
+            run.write_summary(summary)
+            write_teafarm_report(run.path, summary, bag)
+        return summary
+
+    async def _teabag(self, convs: list[Conversation], reused: TeaBag | None, layer: ModelLayer,
+                      args: argparse.Namespace, data_format: str, log: CallLog) -> tuple[TeaBag, list[str]]:
+        """The TeaBag for these conversations: reused entries as they are, the others generated."""
+        have = {c.id: c for c in (reused.conversations if reused else [])}
+        todo = [c for c in convs if c.id not in have]
+        limit = asyncio.Semaphore(max(1, args.workers))
+
+        async def gen(c: Conversation) -> TeaConversation:
+            async with limit:
+                return await generate_conversation(c, layer, args.per_speaker, log)
+
+        made = {tc.id: tc for tc in await asyncio.gather(*(gen(c) for c in todo))}
+        bag = TeaBag(data=str(args.data), data_format=data_format,
+                     generator_model=reused.generator_model if reused and not todo else layer.label,
+                     per_speaker=reused.per_speaker if reused and not todo else args.per_speaker,
+                     conversations=[have.get(c.id) or made[c.id] for c in convs])
+        return bag, [c.id for c in todo]
+
+    async def _unit(self, evaluator: Evaluator, slot: _Slot, tc: TeaConversation, q: TeaQuestion,
+                    name: str) -> dict[str, Any]:
+        answered = await slot.respond(q.dialogue(), q.date)
+        t0 = time.perf_counter()
+        result = await evaluator.judge(Sample(
+            id=f"{tc.id}::{q.id}", question=q.question, answer=answered["response"], reference=q.answer,
+            context=summaries_text(tc.summaries), guidelines=JUDGE_RULE, meta={"counterfactual": True}),
+            "correctness")
+        verdict = result.verdict
+        correct = None if verdict is None else verdict.correct
+        pov = f"speaker_{tc.speakers.index(q.asker) + 1}" if q.asker in tc.speakers else "?"
+        answered["latency"]["judge_s"] = time.perf_counter() - t0
+        return {
+            "conversation": tc.id, "question_id": q.id, "system": name, "asker": q.asker, "listener": q.listener,
+            "pov": pov, "question": q.question, "true_answer": q.answer, **answered,
+            "judge": {"correct": correct, "tie": bool(verdict and verdict.tie),
+                      "votes": verdict.votes if verdict else {}, "status": result.status, "error": result.error,
+                      "agents": [a.model_dump() for a in result.agents], "usage": result.usage.model_dump()},
+            "correct": correct, "fooled": None if correct is None else not correct,
+        }
