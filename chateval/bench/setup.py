@@ -36,6 +36,8 @@ def add_memory_bench_options(p: argparse.ArgumentParser, *, systems_required: bo
     g.add_argument("--max-connections", type=int, default=8)
     g.add_argument("--max-retries", type=int, default=4)
     g.add_argument("--timeout", type=float, default=120.0, dest="timeout_s")
+    g.add_argument("--retry-base-delay", type=float, default=1.0, dest="retry_base_delay_s",
+                   help="seconds before the first retry, doubled each retry, with jitter")
     g.add_argument("--no-cache", action="store_true", help="bypass the completion cache")
     g.add_argument("--cache-dir", help="completion cache folder")
 
@@ -57,6 +59,15 @@ def parse_settings(items: list[str], systems: list[str]) -> dict[str, dict[str, 
     return out
 
 
+_SECRET_KEYS = ("password", "secret", "token", "api_key", "apikey")
+
+
+def redact_settings(settings: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Settings as written to config.json: values of secret-looking keys are masked."""
+    return {system: {k: ("***" if any(s in k.lower() for s in _SECRET_KEYS) and v else v) for k, v in kv.items()}
+            for system, kv in settings.items()}
+
+
 class MemoryBench:
     """Built once per run from the parsed arguments."""
 
@@ -70,7 +81,8 @@ class MemoryBench:
             MEMORY_SYSTEMS.get(name).parse_settings(self.settings[name])
         cache = None if args.no_cache else CompletionCache(args.cache_dir)
         secrets = [os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")]
-        retry = RetryPolicy(max_retries=args.max_retries, timeout_s=args.timeout_s)
+        retry = RetryPolicy(max_retries=args.max_retries, timeout_s=args.timeout_s,
+                            base_delay_s=getattr(args, "retry_base_delay_s", 1.0))
         self.answer_layer = ModelLayer(ModelSpec.parse(args.answer_model, args.base_url), retry=retry,
                                        max_connections=args.max_connections, cache=cache, secrets=secrets,
                                        params=GenParams())
@@ -97,7 +109,7 @@ class MemoryBench:
         from ..config import config_hash
 
         judging = {
-            "systems": self.systems, "settings": self.settings, "answer_model": self.answer_layer.label,
+            "systems": self.systems, "settings": redact_settings(self.settings), "answer_model": self.answer_layer.label,
             "judge": self.judge_mode, "judge_model": self.judge_layer.label, "embedder": self.embedder.name,
             "judge_panel": self.evaluator.run_config()["judging"] if self.evaluator else None,
         } | extra

@@ -63,11 +63,12 @@ class ModelLayer:
         self._secrets = [s for s in secrets if s]
         self._semaphores: dict[int, asyncio.Semaphore] = {}
 
-    def derive(self, spec: ModelSpec) -> "ModelLayer":
-        """A layer for another model (a persona's override) sharing this one's cache,
-        concurrency limit, totals and observers: still one limit for every call."""
-        other = ModelLayer(spec, params=self.params, retry=self.retry, max_connections=self.max_connections,
-                           cache=self.cache, secrets=self._secrets)
+    def derive(self, spec: ModelSpec | None = None, *, params: GenParams | None = None) -> "ModelLayer":
+        """A layer for another model (a persona's override) or other generation parameters
+        (a step that needs longer outputs), sharing this one's cache, concurrency limit,
+        totals and observers: still one limit for every call."""
+        other = ModelLayer(spec or self.spec, params=params or self.params, retry=self.retry,
+                           max_connections=self.max_connections, cache=self.cache, secrets=self._secrets)
         other._semaphores = self._semaphores
         other.totals = self.totals
         other.observers = self.observers
