@@ -83,6 +83,13 @@ class LongMemEval(Benchmark):
                 from ..errors import ConfigError
 
                 raise ConfigError(f"--rankers: unknown ranker '{r}' (known: {', '.join(BASELINE_RANKERS)})")
+        if args.retrieval_only:
+            no_recall = [n for n in bench.systems if not MEMORY_SYSTEMS.get(n).supports_recall]
+            if no_recall:
+                from ..errors import ConfigError
+
+                raise ConfigError(f"--retrieval-only: {', '.join(no_recall)} expose(s) no recall to score; "
+                                  "leave them out of --systems")
         methods = rankers + bench.systems
         config = bench.config({"benchmark": "longmemeval", "data": str(args.data),
                                "retrieval_only": args.retrieval_only, "methods": methods,
