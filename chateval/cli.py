@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 from typing import Any, Sequence
 
@@ -32,6 +33,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-connections", type=int, help="model calls in flight at once, shared by all calls (default 8)")
     g.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts/connection errors (default 4)")
     g.add_argument("--timeout", type=float, dest="timeout_s", help="seconds per model call attempt (default 120)")
+    g.add_argument("--retry-base-delay", type=float, dest="retry_base_delay_s",
+                   help="seconds before the first retry, doubled each retry, with jitter (default 1)")
     g.add_argument("--no-cache", action="store_true", help="bypass the on-disk completion cache")
     g.add_argument("--cache-dir", help="completion cache folder (default ~/.cache/chateval/completions or CHATEVAL_CACHE_DIR)")
     g.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
@@ -116,21 +119,29 @@ def _apply_prices(specs: list[str]) -> None:
 
 
 def cmd_evaluate(args: argparse.Namespace, console: Console) -> int:
+    from .errors import ConfigError
     from .evaluator import Evaluator
     from .progress import RunProgress, summary_table
 
     _apply_prices(args.price)
     preset = load_preset(find_preset(args.preset)) if args.preset else {}
-    ev = Evaluator(EvalConfig.merged(preset, settings_from_args(args)))
-    if ev.is_offline:
-        console.print("[yellow]offline model:[/yellow] verdicts are deterministic heuristics, not LLM judgements.")
+    cfg = EvalConfig.merged(preset, settings_from_args(args))
+    if cfg.swap and cfg.task != "pairwise":  # the API ignores it for other tasks; a user asked for it
+        raise ConfigError(f"--swap applies only to the pairwise task (not {cfg.task})")
+    ev = Evaluator(cfg)
     progress = RunProgress(ev.layer.totals, console)
+
+    def start(total: int, already: int) -> None:
+        # Only once the input is valid: a bad input must stay a one-line error.
+        if ev.is_offline:
+            console.print("[yellow]offline model:[/yellow] verdicts are deterministic heuristics, not LLM judgements.")
+        progress.start(total, already)
 
     async def run() -> dict[str, Any]:
         try:
             return await ev.evaluate_file(
                 args.input, args.out, resume=args.resume, limit=args.limit, skip_invalid=args.skip_invalid,
-                on_start=progress.start,
+                on_start=start,
                 on_result=lambda r: progress.advance(r.status == "ok", r.id, r.error or _verdict_word(r)),
             )
         finally:
@@ -210,7 +221,25 @@ COMMANDS = {"evaluate": cmd_evaluate, "personas": cmd_personas, "strategies": cm
             "bench": cmd_bench}
 
 
+def _quiet_library_logs() -> None:
+    # autogen's runtime logs every error raised inside an agent with a full traceback (Python's
+    # last-resort handler prints it to stderr). The failure is already recorded on its sample as
+    # a one-line error, so on the command line those logs are noise: keep only critical ones.
+    logging.getLogger("autogen_core").setLevel(logging.CRITICAL)
+    # After Ctrl-C, asyncio.run() cancels the agents' runtime tasks and logs each one's error
+    # with a traceback; the interruption itself is reported in one line by main().
+    asyncio_log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _ShutdownNoise) for f in asyncio_log.filters):
+        asyncio_log.addFilter(_ShutdownNoise())
+
+
+class _ShutdownNoise(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("unhandled exception during asyncio.run() shutdown")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _quiet_library_logs()
     parser = build_parser()
     args = parser.parse_args(argv)
     console = Console(stderr=True)

@@ -41,6 +41,7 @@ class EvalConfig(BaseModel):
     max_connections: int = Field(default=8, ge=1)
     max_retries: int = Field(default=4, ge=0)
     timeout_s: float = Field(default=120.0, gt=0)
+    retry_base_delay_s: float = Field(default=1.0, ge=0)  # first backoff delay; doubles each retry
     cache: bool = True
     cache_dir: str | None = None
     persona_dirs: list[str] = Field(default_factory=list)

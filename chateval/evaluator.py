@@ -89,7 +89,8 @@ class Evaluator:
         self.layer = layer or ModelLayer(
             ModelSpec.parse(cfg.model, cfg.base_url),
             params=GenParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed),
-            retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s),
+            retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s,
+                              base_delay_s=cfg.retry_base_delay_s),
             max_connections=cfg.max_connections,
             cache=CompletionCache(cfg.cache_dir) if cfg.cache else None,
             structured={"auto": None, "on": True, "off": False}[cfg.structured],

@@ -8,6 +8,7 @@ look-alikes inside the data. They are never compiled as template source, so ``{{
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,24 @@ FENCE_OPEN = "<<<"
 FENCE_CLOSE = ">>>"
 
 
+# Any run of three or more angle brackets: a plain replace("<<<", "< < <") would turn "<<<<<"
+# into "< < <<<", which still holds a delimiter.
+_BRACKET_RUNS = re.compile(r"<{3,}|>{3,}")
+
+
 def fence(text: Any, label: str) -> str:
     body = "" if text is None else str(text)
     # Break up anything that could be read as one of our delimiters.
-    body = body.replace(FENCE_OPEN, "< < <").replace(FENCE_CLOSE, "> > >")
+    body = _BRACKET_RUNS.sub(lambda m: " ".join(m.group()), body)
     return f"{FENCE_OPEN}BEGIN {label}{FENCE_CLOSE}\n{body}\n{FENCE_OPEN}END {label}{FENCE_CLOSE}"
+
+
+def inline(text: Any, limit: int = 80) -> str:
+    """Short dataset labels (speaker roles, turn ids) shown outside a fence: one line, no
+    delimiter look-alikes, bounded length, so a crafted label cannot open or close a block."""
+    flat = " ".join(("" if text is None else str(text)).split())
+    flat = _BRACKET_RUNS.sub(lambda m: " ".join(m.group()), flat)
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class Prompts:
@@ -44,6 +58,7 @@ class Prompts:
             lstrip_blocks=True,
         )
         self.env.filters["fence"] = fence
+        self.env.filters["inline"] = inline
         self.dirs = dirs
 
     def render(self, name: str, **variables: Any) -> str:

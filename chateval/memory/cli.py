@@ -132,7 +132,8 @@ def build_layer(args: argparse.Namespace) -> Any:
     return ModelLayer(
         ModelSpec.parse(cfg.model, cfg.base_url),
         params=GenParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed),
-        retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s),
+        retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s,
+                          base_delay_s=cfg.retry_base_delay_s),
         max_connections=cfg.max_connections,
         cache=CompletionCache(cfg.cache_dir) if cfg.cache else None,
         secrets=[os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")],

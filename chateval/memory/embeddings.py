@@ -39,8 +39,15 @@ class Embedder(ABC):
     dim: int
 
     def __init__(self, cache_dir: str | Path | None = None, cache: bool = True) -> None:
-        self._cache = diskcache.Cache(str(cache_dir or default_embedding_cache_dir())) if cache else None
+        # Opened on first use: a run stopped by bad input or settings writes nothing anywhere.
+        self._cache_dir = (cache_dir or default_embedding_cache_dir()) if cache else None
+        self._cache: diskcache.Cache | None = None
         self.computed = 0  # texts actually embedded (cache misses), for stats and tests
+
+    def _open_cache(self) -> diskcache.Cache | None:
+        if self._cache is None and self._cache_dir is not None:
+            self._cache = diskcache.Cache(str(self._cache_dir))
+        return self._cache
 
     def _key(self, text: str) -> str:
         return self.name + ":" + hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -49,8 +56,9 @@ class Embedder(ABC):
         """(n, dim) float32, rows L2-normalised; cached texts are not embedded again."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         missing: dict[str, list[int]] = {}
+        cache = self._open_cache()
         for i, t in enumerate(texts):
-            hit = self._cache.get(self._key(t)) if self._cache is not None else None
+            hit = cache.get(self._key(t)) if cache is not None else None
             if hit is not None:
                 out[i] = np.frombuffer(hit, dtype=np.float32)
             else:
@@ -62,8 +70,8 @@ class Embedder(ABC):
             for t, v in zip(unique, vectors):
                 for i in missing[t]:
                     out[i] = v
-                if self._cache is not None:
-                    self._cache.set(self._key(t), v.tobytes())
+                if cache is not None:
+                    cache.set(self._key(t), v.tobytes())
         return out
 
     @abstractmethod

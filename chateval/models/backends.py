@@ -6,6 +6,7 @@ import json
 import os
 from abc import ABC, abstractmethod
 from typing import Any, Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 from autogen_core.models import ChatCompletionClient, LLMMessage, ModelInfo
 from pydantic import BaseModel
@@ -163,12 +164,26 @@ def build_backend(
         "temperature": params.temperature,
     }
     if spec.base_url:
-        kwargs["base_url"] = spec.base_url
+        # httpx turns user:password in a URL into Basic auth, which replaces the API key's Bearer
+        # header: with a key configured, the key is what authenticates, so the URL goes without them.
+        kwargs["base_url"] = spec.base_url if api_key == "not-needed" else _without_credentials(spec.base_url)
     if params.max_tokens is not None:
         kwargs["max_tokens"] = params.max_tokens
     if params.seed is not None:
         kwargs["seed"] = params.seed
     return AutogenBackend(OpenAIChatCompletionClient(**kwargs))
+
+
+def _without_credentials(url: str) -> str:
+    parts = urlsplit(url)
+    if not (parts.username or parts.password):
+        return url
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    if parts.port:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 def _known_openai_info(model: str) -> ModelInfo:

@@ -32,15 +32,23 @@ def cache_key(payload: dict[str, Any]) -> str:
 class CompletionCache:
     def __init__(self, directory: str | Path | None = None) -> None:
         self.directory = Path(directory) if directory else default_cache_dir()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._cache = diskcache.Cache(str(self.directory))
+        # Opened on first use: a run stopped by bad input or settings writes nothing anywhere.
+        self._cache: diskcache.Cache | None = None
+
+    def _open(self) -> diskcache.Cache:
+        if self._cache is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._cache = diskcache.Cache(str(self.directory))
+        return self._cache
 
     def get(self, key: str) -> dict[str, Any] | None:
-        value = self._cache.get(key)
+        value = self._open().get(key)
         return value if isinstance(value, dict) else None
 
     def set(self, key: str, value: dict[str, Any]) -> None:
-        self._cache.set(key, value)
+        self._open().set(key, value)
 
     def close(self) -> None:
-        self._cache.close()
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None

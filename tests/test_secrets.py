@@ -1,0 +1,251 @@
+"""Secrets: an API key never reaches anything chateval writes or prints.
+
+A canary key is set as OPENAI_API_KEY and CHATEVAL_API_KEY and embedded as user:password in
+--base-url. Runs go through every outcome (success with the cache on, 500 forever, 401 whose
+body echoes the key, timeouts, garbage bodies quoting the key, a failing memory benchmark),
+and then every byte under the test's folders (run directories, completion and embedding
+caches), stdout, stderr, the log records and the exception texts are searched for the canary.
+The endpoint must still have received the key as the Bearer token, or the search would prove
+nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import traceback
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from autogen_core.models import UserMessage
+
+from chateval import Evaluator
+from chateval.cli import main
+from chateval.errors import ModelCallError
+from chateval.models import ModelLayer, ModelSpec, RetryPolicy
+from chateval.testing.fake_openai import FakeOpenAIServer, Fault
+
+from .conftest import write_jsonl
+
+CANARY = "sk-canary-7f3a9b"
+MODEL = "openai-compatible/m"
+FAST = ["--max-retries", "1", "--retry-base-delay", "0.01", "--timeout", "10"]
+
+
+@pytest.fixture(autouse=True)
+def canary_env(monkeypatch, caplog):
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    monkeypatch.setenv("CHATEVAL_API_KEY", CANARY)
+    caplog.set_level(logging.INFO)  # httpx logs each request's URL at INFO
+
+
+def with_credentials(base_url: str) -> str:
+    return base_url.replace("http://", f"http://user:{CANARY}@", 1)
+
+
+def pairs(path: Path, n: int = 3) -> Path:
+    return write_jsonl(path, [{"id": f"p{i}", "question": f"Question {i}?", "answer_1": "Yes.", "answer_2": "No."}
+                              for i in range(n)])
+
+
+class AuthFailServer:
+    """An endpoint that answers 401 and, like some real ones, quotes the key it was given."""
+
+    def __init__(self) -> None:
+        self.authorization: list[str | None] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                return None
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                auth = self.headers.get("Authorization")
+                owner.authorization.append(auth)
+                key = (auth or "").removeprefix("Bearer ")
+                body = json.dumps({"error": {"message": f"Incorrect API key provided: {key}.",
+                                             "type": "invalid_request_error", "param": None,
+                                             "code": "invalid_api_key"}}).encode()
+                self.send_response(401)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def auth_fail() -> Iterator[AuthFailServer]:
+    s = AuthFailServer()
+    try:
+        yield s
+    finally:
+        s.close()
+
+
+def files_under(*roots: Path) -> list[Path]:
+    return [p for r in roots if r.exists() for p in r.rglob("*") if p.is_file()]
+
+
+def assert_no_canary(tmp_path: Path, texts: list[str], caplog) -> None:
+    roots = [tmp_path, Path(os.environ["CHATEVAL_CACHE_DIR"])]  # run dirs, inputs, both caches
+    files = files_under(*roots)
+    leaked = [str(p) for p in files if CANARY.encode() in p.read_bytes()]
+    assert not leaked, leaked
+    for text in texts + [caplog.text]:
+        assert CANARY not in text
+
+
+def assert_bearer(headers: list[dict[str, str]] | list[str | None]) -> None:
+    got = [h.get("authorization") if isinstance(h, dict) else h for h in headers]
+    assert got and all(h == f"Bearer {CANARY}" for h in got), got[:3]
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- chateval evaluate ------------------------------------------------------------------------
+
+def test_successful_run_with_cache(tmp_path, capsys, caplog):
+    data = pairs(tmp_path / "in.jsonl")
+    with FakeOpenAIServer() as server:
+        args = ["evaluate", str(data), "--model", MODEL, "--base-url", with_credentials(server.base_url),
+                "--cache-dir", str(tmp_path / "cache"), *FAST]
+        first = run_cli(capsys, *args, "--out", str(tmp_path / "a"))
+        second = run_cli(capsys, *args, "--out", str(tmp_path / "b"))  # all from the cache
+        headers = server.request_headers
+    assert first[0] == 0 and second[0] == 0
+    assert_bearer(headers)
+    assert len(headers) == 3 * 4  # the second run made no requests
+    assert any((tmp_path / "cache").iterdir())
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    assert config["config"]["base_url"].startswith("http://***@127.0.0.1:")
+    assert_no_canary(tmp_path, [*first[1:], *second[1:]], caplog)
+
+
+@pytest.mark.parametrize("fault", [
+    Fault("500"), Fault("timeout", delay=1.0), Fault("reset"),
+    Fault("garbage", body=f"invalid key {CANARY}"),
+    Fault("garbage", content_type="text/html", body=f"<p>Invalid API key {CANARY}</p>"),
+], ids=["500-forever", "timeout", "reset", "garbage-json", "garbage-html"])
+def test_failing_endpoint(tmp_path, capsys, caplog, fault):
+    data = pairs(tmp_path / "in.jsonl", n=2)
+    with FakeOpenAIServer(faults={fault: 1.0}) as server:
+        code, out, err = run_cli(capsys, "evaluate", str(data), "--out", str(tmp_path / "run"), "--model", MODEL,
+                                 "--base-url", with_credentials(server.base_url), "--cache-dir",
+                                 str(tmp_path / "cache"), *FAST, "--timeout", "0.5")
+        headers = server.request_headers
+    assert code == 1
+    assert_bearer(headers)
+    rows = [json.loads(ln) for ln in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    assert rows and all(r["status"] == "failed" and r["error"] for r in rows)
+    assert_no_canary(tmp_path, [out, err], caplog)
+
+
+def test_bad_auth_401_quoting_the_key(tmp_path, capsys, caplog, auth_fail):
+    data = pairs(tmp_path / "in.jsonl", n=2)
+    code, out, err = run_cli(capsys, "evaluate", str(data), "--out", str(tmp_path / "run"), "--model", MODEL,
+                             "--base-url", with_credentials(auth_fail.base_url), "--cache-dir",
+                             str(tmp_path / "cache"), *FAST)
+    assert code == 1
+    assert_bearer(auth_fail.authorization)
+    assert len(auth_fail.authorization) == 2  # 401 is not retried: one call per sample
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["n_failed"] == 2
+    assert "HTTP 401" in (tmp_path / "run" / "samples.jsonl").read_text()
+    assert_no_canary(tmp_path, [out, err], caplog)
+
+
+async def test_api_results_and_exceptions(tmp_path, caplog, auth_fail):
+    texts: list[str] = []
+    ev = Evaluator(model=MODEL, base_url=with_credentials(auth_fail.base_url), cache=False, turns=1, agents=1,
+                   max_retries=0)
+    try:
+        result = await ev.compare("Q?", "a", "b")
+    finally:
+        await ev.aclose()
+    assert result.status == "failed" and "HTTP 401" in result.error
+    texts += [result.error, result.model_dump_json(), json.dumps(ev.run_config())]
+    layer = ModelLayer(ModelSpec.parse(MODEL, base_url=with_credentials(auth_fail.base_url)),
+                       retry=RetryPolicy(max_retries=0, timeout_s=5),
+                       secrets=[os.environ["CHATEVAL_API_KEY"]])
+    try:
+        with pytest.raises(ModelCallError) as info:
+            await layer.complete([UserMessage(content="hi", source="user")])
+    finally:
+        await layer.close()
+    texts += [str(info.value), repr(info.value), "".join(traceback.format_exception(info.value))]
+    assert_bearer(auth_fail.authorization)
+    assert len(auth_fail.authorization) == 2
+    assert_no_canary(tmp_path, texts, caplog)
+
+
+def test_failing_run_in_a_real_process(tmp_path, auth_fail):
+    data = pairs(tmp_path / "in.jsonl", n=2)
+    env = dict(os.environ)
+    proc = subprocess.run([sys.executable, "-m", "chateval.cli", "evaluate", str(data), "--out", str(tmp_path / "run"),
+                           "--model", MODEL, "--base-url", with_credentials(auth_fail.base_url), "--no-cache", *FAST],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert_bearer(auth_fail.authorization)
+    assert CANARY not in proc.stdout and CANARY not in proc.stderr and "Traceback" not in proc.stderr
+    assert not [p for p in files_under(tmp_path) if CANARY.encode() in p.read_bytes()]
+
+
+# --- a memory benchmark ----------------------------------------------------------------------
+
+def lme_file(path: Path) -> Path:
+    path.write_text(json.dumps([{
+        "question_id": "q1", "question_type": "single-session-user", "question": "Where do I live?",
+        "answer": "Berlin", "question_date": "2023/06/30 (Fri) 10:00",
+        "haystack_session_ids": ["answer_1"], "haystack_dates": ["2023/06/01 (Thu) 09:00"],
+        "haystack_sessions": [[{"role": "user", "content": "I moved to Berlin.", "has_answer": True},
+                               {"role": "assistant", "content": "Welcome!"}]],
+        "answer_session_ids": ["answer_1"],
+    }]))
+    return path
+
+
+@pytest.mark.parametrize("endpoint", ["401", "500-forever"])
+def test_failing_memory_benchmark(tmp_path, capsys, caplog, auth_fail, endpoint):
+    data = lme_file(tmp_path / "lme.json")
+    server = FakeOpenAIServer(faults={"500": 1.0}) if endpoint == "500-forever" else None
+    try:
+        base_url = server.base_url if server else auth_fail.base_url
+        code, out, err = run_cli(capsys, "bench", "longmemeval", "--data", str(data), "--out", str(tmp_path / "lme"),
+                                 "--systems", "full_context,retrieval", "--answer-model", MODEL, "--base-url",
+                                 with_credentials(base_url), "--embedder", "hash", "--judge", "both",
+                                 "--cache-dir", str(tmp_path / "cache"), *FAST)
+        headers = server.request_headers if server else auth_fail.authorization
+    finally:
+        if server:
+            server.close()
+    assert code == 1
+    assert_bearer(headers)
+    rows = [json.loads(ln) for ln in (tmp_path / "lme" / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and all(r["status"] == "failed" for r in rows)
+    assert (tmp_path / "lme" / "report.md").exists()
+    assert_no_canary(tmp_path, [out, err], caplog)
