@@ -172,7 +172,10 @@ class Evaluator:
     async def evaluate(self, samples: list[Sample], *, on_result: SampleCallback | None = None,
                        concurrency: int | None = None) -> list[JudgeResult]:
         """Judge many samples concurrently (results in input order)."""
-        limit = asyncio.Semaphore(concurrency or max(2, self.layer.max_connections))
+        # Twice as many samples in flight as connections: a sample between two of its sequential
+        # calls (parsing, building the next prompt) leaves its connection to another sample, so the
+        # connection limit, not sample scheduling, is what bounds throughput.
+        limit = asyncio.Semaphore(concurrency or 2 * self.layer.max_connections)
 
         async def one(s: Sample) -> JudgeResult:
             async with limit:
