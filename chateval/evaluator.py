@@ -61,6 +61,19 @@ def resolve_personas(cfg: EvalConfig, library: PersonaLibrary) -> list[Persona]:
     return [library.get(name) for name in names[:n]]
 
 
+def layer_from_config(cfg: EvalConfig) -> ModelLayer:
+    """The model layer an EvalConfig describes (model, generation, retries, limit, cache)."""
+    return ModelLayer(
+        ModelSpec.parse(cfg.model, cfg.base_url),
+        params=GenParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed),
+        retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s, base_delay_s=cfg.retry_base_delay_s),
+        max_connections=cfg.max_connections,
+        cache=CompletionCache(cfg.cache_dir) if cfg.cache else None,
+        structured={"auto": None, "on": True, "off": False}[cfg.structured],
+        secrets=[os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")],
+    )
+
+
 def package_versions() -> dict[str, str]:
     out = {}
     for pkg in ("chateval", "autogen-agentchat", "autogen-ext", "openai", "pydantic", "jinja2"):
@@ -86,16 +99,7 @@ class Evaluator:
         self.library = PersonaLibrary(cfg.persona_dirs)
         self.personas = resolve_personas(cfg, self.library)
         self.prompts = get_prompts(tuple(cfg.prompt_dirs))
-        self.layer = layer or ModelLayer(
-            ModelSpec.parse(cfg.model, cfg.base_url),
-            params=GenParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed),
-            retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s,
-                              base_delay_s=cfg.retry_base_delay_s),
-            max_connections=cfg.max_connections,
-            cache=CompletionCache(cfg.cache_dir) if cfg.cache else None,
-            structured={"auto": None, "on": True, "off": False}[cfg.structured],
-            secrets=[os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")],
-        )
+        self.layer = layer or layer_from_config(cfg)
         self._panels: dict[str, Panel] = {}
         self.panel(cfg.task)  # validate the configured task's panel now, not at the first sample
 

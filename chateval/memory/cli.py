@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 from typing import Any, Callable
 
 from rich.console import Console
@@ -125,19 +124,10 @@ def probe_qdrant(url: str) -> None:
 def build_layer(args: argparse.Namespace) -> Any:
     from ..cli import _apply_prices, settings_from_args
     from ..config import EvalConfig
-    from ..models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
+    from ..evaluator import layer_from_config
 
     _apply_prices(args.price)
-    cfg = EvalConfig.merged(settings_from_args(args))
-    return ModelLayer(
-        ModelSpec.parse(cfg.model, cfg.base_url),
-        params=GenParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed),
-        retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s,
-                          base_delay_s=cfg.retry_base_delay_s),
-        max_connections=cfg.max_connections,
-        cache=CompletionCache(cfg.cache_dir) if cfg.cache else None,
-        secrets=[os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")],
-    )
+    return layer_from_config(EvalConfig.merged(settings_from_args(args)))
 
 
 def cmd_ask(args: argparse.Namespace, console: Console) -> int:
