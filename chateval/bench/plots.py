@@ -13,31 +13,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 def grouped_bars(path: Path, groups: Sequence[str], series: dict[str, Sequence[float | None]], *,
                  title: str, ylabel: str, ylim: tuple[float, float] | None = (0, 1)) -> Path:
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(groups) * max(1, len(series)) / 2), 4))
+    # About a quarter inch per bar, between 6 and 14 inches wide: readable, never a banner.
+    bars = len(groups) * max(1, len(series))
+    fig, ax = plt.subplots(figsize=(min(14, max(6, 1.5 + 0.22 * bars)), 4.5))
     width = 0.8 / max(1, len(series))
     for i, (name, values) in enumerate(series.items()):
         xs = [g + i * width for g in range(len(groups))]
         ax.bar(xs, [v if v is not None else 0 for v in values], width, label=name)
     ax.set_xticks([g + width * (len(series) - 1) / 2 for g in range(len(groups))])
     ax.set_xticklabels(groups, rotation=20, ha="right")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    if ylim:
-        ax.set_ylim(*ylim)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def lines(path: Path, xs: Sequence[float], series: dict[str, Sequence[float | None]], *, title: str,
-          xlabel: str, ylabel: str, ylim: tuple[float, float] | None = (0, 1)) -> Path:
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, ys in series.items():
-        pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
-    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     if ylim:
@@ -92,5 +76,29 @@ def stacked_bars(path: Path, rows: dict[str, Sequence[float | None]], segments: 
     ax.legend(ncol=len(segments), fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def line_panels(path: Path, xs: Sequence[float], panels: dict[str, dict[str, Sequence[float | None]]], *,
+                title: str, xlabel: str, ylabel: str) -> Path:
+    """Side-by-side line charts sharing one colour per series and one legend outside the axes."""
+    names = list(dict.fromkeys(n for series in panels.values() for n in series))
+    colours = {n: plt.get_cmap("tab20")(i % 20) for i, n in enumerate(names)}
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 2.2, 4), sharey=True, squeeze=False)
+    for ax, (panel, series) in zip(axes[0], panels.items()):
+        for name, ys in series.items():
+            pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colours[name], label=name)
+        ax.set_title(panel)
+        ax.set_xlabel(xlabel)
+        ax.set_xticks(list(xs))
+        ax.set_ylim(0, 1.02)
+    axes[0][0].set_ylabel(ylabel)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1 - 2.0 / (4.2 * len(panels) + 2.2), 1))
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

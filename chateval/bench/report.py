@@ -78,10 +78,10 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
         excluded = next(iter(ret.values()))["excluded"]
         if excluded:
             lines += ["Excluded from retrieval metrics: " + ", ".join(f"{k}: {v}" for k, v in excluded.items()), ""]
-        plots.lines(out / "recall_at_k.png", list(KS),
-                    {f"{m} ({lvl})": [r[lvl].get(f"recall_any@{k}") for k in KS] for m, r in ret.items()
-                     for lvl in ("session", "turn")},
-                    title="recall_any@k", xlabel="k", ylabel="recall_any")
+        plots.line_panels(out / "recall_at_k.png", list(KS),
+                          {f"{lvl} level": {m: [r[lvl].get(f"recall_any@{k}") for k in KS] for m, r in ret.items()}
+                           for lvl in ("session", "turn")},
+                          title="recall_any@k", xlabel="k", ylabel="recall_any")
         lines += ["![recall@k](recall_at_k.png)", ""]
 
     lines += ["## Latency, context and cost", "",

@@ -24,7 +24,8 @@ def add_memory_bench_options(p: argparse.ArgumentParser, *, systems_required: bo
                    help="comma-separated memory systems (see `chateval memory list`)")
     g.add_argument("--set", action="append", default=[], dest="settings", metavar="SYSTEM.KEY=VALUE",
                    help="a system setting, e.g. retrieval.k=10 (value read as JSON when it parses)")
-    g.add_argument("--answer-model", default="offline", help="model the systems use (default offline)")
+    g.add_argument("--answer-model", "--model", dest="answer_model", default="offline",
+                   help="model the systems use, and the judges unless --judge-model (default offline)")
     g.add_argument("--judge", choices=["single", "debate", "both"], default="single",
                    help="single: LongMemEval-style yes/no judge; debate: the panel's correctness task; both")
     g.add_argument("--judge-model", help="model for the judges (default: the answer model)")
