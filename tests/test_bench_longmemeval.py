@@ -611,3 +611,17 @@ def test_s_dev_slice_loads_and_runs_retrieval_only(tmp_path):
     t = summary["methods"]["bm25"]["retrieval"]
     assert t["n_evaluable"] + sum(t["excluded"].values()) == 3
     assert summary["n_questions"] == 3 and summary["complete"] is True
+
+
+def test_qdrant_url_pointing_at_nothing_fails_once_up_front(tiny, tmp_path, capsys):
+    import socket
+
+    with socket.socket() as s:  # a port that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "out"
+    code = bench("--data", str(tiny), "--systems", "retrieval", "--embedder", "hash",
+                 "--qdrant-url", f"http://127.0.0.1:{port}", "--out", str(out))
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and f"cannot reach Qdrant at http://127.0.0.1:{port}" in err
+    assert "Traceback" not in err and not out.exists()

@@ -99,6 +99,10 @@ class MemoryBench:
                                        layer=self.judge_layer)
         if args.qdrant_url and not args.qdrant_url.startswith(("http://", "https://")):
             raise ConfigError(f"--qdrant-url '{args.qdrant_url}': expected an http(s):// URL")
+        if args.qdrant_url:
+            from ..memory.vector import check_server
+
+            check_server(args.qdrant_url)  # every unit would fail otherwise: say so once, up front
 
     def make_system(self, name: str, log: CallLog) -> MemorySystem:
         cls = MEMORY_SYSTEMS.get(name)

@@ -25,6 +25,19 @@ def _point_id(key: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, key))
 
 
+def check_server(url: str) -> None:
+    """Fail fast, in one line, when no Qdrant server answers at ``url`` (before any work)."""
+    from qdrant_client import QdrantClient
+
+    try:
+        client = QdrantClient(url=url, timeout=10)
+        client.get_collections()
+        client.close()
+    except Exception as e:
+        raise VectorStoreError(f"cannot reach Qdrant at {url}: {type(e).__name__}: "
+                               f"{str(e).splitlines()[0][:160] if str(e) else 'no answer'}") from None
+
+
 class VectorStore:
     """Cosine search over string-keyed vectors. ``location``: ':memory:', a folder path, or
     an http(s):// URL of a Qdrant server (the same code path)."""
