@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench import teafarm as tf
+from chateval.bench import teabag as tb
 from chateval.cli import main
 from chateval.datasets import DatasetError
 from chateval.memory.base import _last_user_text
@@ -37,30 +37,30 @@ def one_line_error(err: str, *needles: str) -> None:
 
 # --- data ---------------------------------------------------------------------------------------
 def test_both_input_formats_are_detected(tmp_path):
-    kind, convs = tf.load_conversations(SAMPLE)
+    kind, convs = tb.load_conversations(SAMPLE)
     assert kind == "msc" and [c.id for c in convs] == ["msc-episode-30"] and len(convs[0].sessions) == 5
     assert convs[0].speakers == ["Speaker A", "Speaker B"]
-    kind, convs = tf.load_conversations(LOCOMO)
+    kind, convs = tb.load_conversations(LOCOMO)
     assert kind == "locomo" and [c.id for c in convs] == ["conv-26", "conv-30"]
     other = tmp_path / "x.json"
     other.write_text(json.dumps([{"question_id": "q", "haystack_sessions": []}]))
     with pytest.raises(DatasetError, match="neither a LoCoMo file"):
-        tf.load_conversations(other)
+        tb.load_conversations(other)
 
 
 # --- the offline generator ----------------------------------------------------------------------
 def test_counterfactual_edit_changes_one_detail():
-    assert tf.counterfactual_edit("I was captain of my high school football team.", []) == (
+    assert tb.counterfactual_edit("I was captain of my high school football team.", []) == (
         "I was captain of my high school basketball team.", "football", "basketball")
-    assert tf.counterfactual_edit("We adopted 2 cats in May.", [])[1:] == ("2", "3")
-    assert tf.counterfactual_edit("Christmas is my favourite.", [])[0] == "Thanksgiving is my favourite."
-    changed, old, new = tf.counterfactual_edit("I restored an antique wardrobe", ["my neighbour sells furniture"])
+    assert tb.counterfactual_edit("We adopted 2 cats in May.", [])[1:] == ("2", "3")
+    assert tb.counterfactual_edit("Christmas is my favourite.", [])[0] == "Thanksgiving is my favourite."
+    changed, old, new = tb.counterfactual_edit("I restored an antique wardrobe", ["my neighbour sells furniture"])
     assert (old, new) == ("wardrobe", "furniture") and changed == "I restored an antique furniture"
-    assert tf.counterfactual_edit("ok", []) is None
+    assert tb.counterfactual_edit("ok", []) is None
 
 
-def summary(sid: str, *events: tuple[str, str]) -> tf.SessionSummary:
-    return tf.SessionSummary(session_id=sid, date=D, events=[tf.SpeakerEvent(speaker=s, event=e) for s, e in events])
+def summary(sid: str, *events: tuple[str, str]) -> tb.SessionSummary:
+    return tb.SessionSummary(session_id=sid, date=D, events=[tb.SpeakerEvent(speaker=s, event=e) for s, e in events])
 
 
 def test_offline_questions_presuppose_a_changed_past_and_answers_correct_it():
@@ -68,23 +68,23 @@ def test_offline_questions_presuppose_a_changed_past_and_answers_correct_it():
         summary("s1", ("A", "I was captain of my high school football team."), ("B", "I won my race at the last meet.")),
         summary("s2", ("A", "Do you like horror movies or comedy?"), ("A", "My sister gave me a red guitar for my birthday.")),
     ]
-    out = tf.offline_counterfactuals(tf.QuestionInputs(speakers=["A", "B"], asker="A", listener="B",
+    out = tb.offline_counterfactuals(tb.QuestionInputs(speakers=["A", "B"], asker="A", listener="B",
                                                        summaries=summaries, n=2))
     assert len(out.questions) == 2
     q1, q2 = out.questions
     assert "basketball team" in q1.question and "football" not in q1.question
     assert "football" in q1.answer and q1.fact == "I was captain of my high school football team." and q1.session_id == "s1"
     assert q2.session_id == "s2" and "brother" in q2.question and "sister" in q2.answer  # questions are never facts
-    again = tf.offline_counterfactuals(tf.QuestionInputs(speakers=["A", "B"], asker="A", listener="B",
+    again = tb.offline_counterfactuals(tb.QuestionInputs(speakers=["A", "B"], asker="A", listener="B",
                                                          summaries=summaries, n=2))
     assert again == out  # deterministic
 
 
 def test_the_dialogue_ends_with_the_question_whoever_asks():
     for asker, listener in (("Speaker A", "Speaker B"), ("Speaker B", "Speaker A")):
-        q = tf.TeaQuestion(id="q1", asker=asker, listener=listener, question="Remember my basketball team?",
+        q = tb.TeaQuestion(id="q1", asker=asker, listener=listener, question="Remember my basketball team?",
                            answer="It was football.", date=D,
-                           turns=[tf.SimTurn(speaker=asker, text="Hi!"), tf.SimTurn(speaker=listener, text="Hello!")])
+                           turns=[tb.SimTurn(speaker=asker, text="Hi!"), tb.SimTurn(speaker=listener, text="Hello!")])
         d = q.dialogue()
         assert [t.role for t in d] == [f"{asker} (user)", f"{listener} (you)", f"{asker} (user)"]
         assert d[-1].content == q.question
@@ -94,12 +94,12 @@ def test_the_dialogue_ends_with_the_question_whoever_asks():
 def test_generation_prompts_render_every_field():
     prompts = get_prompts()
     summaries = [summary("s1", ("Speaker A", "I was captain of my football team."))]
-    text = "\n".join(m.content for m in tf.GENERATE_QUESTIONS.messages(tf.QuestionInputs(
+    text = "\n".join(m.content for m in tb.GENERATE_QUESTIONS.messages(tb.QuestionInputs(
         speakers=["Speaker A", "Speaker B"], asker="Speaker A", listener="Speaker B", summaries=summaries, n=3), prompts))
     for needle in ("Write 3 questions that Speaker A could ask Speaker B", "Session s1 (2024-01-01)",
                    "I was captain of my football team.", '"questions"'):
         assert needle in text, needle
-    text = "\n".join(m.content for m in tf.SIMULATE_SESSION.messages(tf.SessionInputs(
+    text = "\n".join(m.content for m in tb.SIMULATE_SESSION.messages(tb.SessionInputs(
         speakers=["Speaker A", "Speaker B"], asker="Speaker B", listener="Speaker A", summaries=summaries,
         question="Remember my basketball team?", fact="football team", date=D), prompts))
     for needle in ("starting with Speaker B", "Remember my basketball team?", "football team", "2024-01-01",
@@ -111,8 +111,8 @@ def test_generation_prompts_render_every_field():
 def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
     out1 = tmp_path / "run1"
     assert teafarm(out1) == 0
-    bag = json.loads((out1 / tf.TEABAG_FILE).read_text())
-    assert bag["format"] == tf.TEABAG_FORMAT and bag["data_format"] == "msc" and bag["generator_model"] == "offline"
+    bag = json.loads((out1 / tb.TEABAG_FILE).read_text())
+    assert bag["format"] == tb.TEABAG_FORMAT and bag["data_format"] == "msc" and bag["generator_model"] == "offline"
     (conv,) = bag["conversations"]
     assert len(conv["summaries"]) == 5
     qs = conv["questions"]
@@ -146,12 +146,12 @@ def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
 
     # A later run meets the same questions: nothing is generated again.
     out2 = tmp_path / "run2"
-    assert teafarm(out2, "--questions", str(out1 / tf.TEABAG_FILE), systems="full_context") == 0
+    assert teafarm(out2, "--questions", str(out1 / tb.TEABAG_FILE), systems="full_context") == 0
     s2 = json.loads((out2 / "summary.json").read_text())
     gen = s2["generation"]
     assert gen["reused"] and gen["generated_conversations"] == []
     assert gen["usage"]["calls"] == 0 and gen["usage"]["cached_calls"] == 0
-    assert json.loads((out2 / tf.TEABAG_FILE).read_text()) == bag
+    assert json.loads((out2 / tb.TEABAG_FILE).read_text()) == bag
     assert {r["question"] for r in read_jsonl(out2 / "samples.jsonl")} == {q["question"] for q in qs}
     assert "reused from" in (out2 / "report.md").read_text()
 
@@ -164,7 +164,7 @@ def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
 def test_teafarm_on_locomo(tmp_path):
     out = tmp_path / "locomo"
     assert teafarm(out, "--limit", "1", "--per-speaker", "1", data=LOCOMO, systems="theanine") == 0
-    bag = json.loads((out / tf.TEABAG_FILE).read_text())
+    bag = json.loads((out / tb.TEABAG_FILE).read_text())
     (conv,) = bag["conversations"]
     assert conv["id"] == "conv-26" and conv["speakers"] == ["Caroline", "Melanie"]
     assert len(conv["summaries"]) == 19 and len(conv["questions"]) == 2
