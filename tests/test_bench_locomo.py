@@ -11,6 +11,7 @@ import pytest
 
 from chateval.bench import BENCHMARKS
 from chateval.bench import locomo as lc
+from chateval.bench import locomo_metrics as lm
 from chateval.cli import main
 from chateval.datasets import DatasetError, load_locomo
 
@@ -24,72 +25,72 @@ SLICE_QA = (0, 1, 2, 3, 7, 82, 152)  # categories 2, 2 (int answer), 3, 1, 1, 4,
 
 def test_normalize_answer_official_rules():
     # commas dropped, lower-cased, punctuation removed, a/an/the/and removed, whitespace collapsed
-    assert lc.normalize_answer("The Quick, brown fox -- and a dog!") == "quick brown fox dog"
-    assert lc.normalize_answer("  An apple;  the end. ") == "apple end"
+    assert lm.normalize_answer("The Quick, brown fox -- and a dog!") == "quick brown fox dog"
+    assert lm.normalize_answer("  An apple;  the end. ") == "apple end"
     # whole words only: 'and'/'the' inside words survive
-    assert lc.normalize_answer("Andrew then band") == "andrew then band"
+    assert lm.normalize_answer("Andrew then band") == "andrew then band"
 
 
 def test_stemming_makes_running_match_runs():
-    assert lc.answer_tokens("running runs") == ["run", "run"]
-    assert lc.token_f1("running", "runs") == 1.0
+    assert lm.answer_tokens("running runs") == ["run", "run"]
+    assert lm.token_f1("running", "runs") == 1.0
     # pred tokens: i, wa, run, in, park (5); gold: run -> P = 1/5, R = 1, F1 = 1/3
-    assert lc.token_f1("I was running in the park", "runs") == pytest.approx(1 / 3)
-    assert lc.token_f1("blue", "green") == 0.0
-    assert lc.token_f1("", "green") == 0.0
+    assert lm.token_f1("I was running in the park", "runs") == pytest.approx(1 / 3)
+    assert lm.token_f1("blue", "green") == 0.0
+    assert lm.token_f1("", "green") == 0.0
 
 
 def test_single_hop_and_temporal_are_plain_f1():
     # pred: 7 may 2023 (3 tokens); gold: 7 may 2023 -> 1.0
-    assert lc.locomo_f1(2, "7 May, 2023", "7 May 2023") == 1.0
+    assert lm.locomo_f1(2, "7 May, 2023", "7 May 2023") == 1.0
     # pred: mental health awar (3), gold: mental health (2): P = 2/3, R = 1 -> F1 = 0.8
-    assert lc.locomo_f1(4, "Mental health awareness", "mental health") == pytest.approx(0.8)
+    assert lm.locomo_f1(4, "Mental health awareness", "mental health") == pytest.approx(0.8)
 
 
 def test_multi_hop_partial_f1_over_comma_parts():
     # each gold part takes its best prediction part: Paris 1, London 1, Rome 0 -> 2/3
-    assert lc.locomo_f1(1, "London, Paris", "Paris, London, Rome") == pytest.approx(2 / 3)
+    assert lm.locomo_f1(1, "London, Paris", "Paris, London, Rome") == pytest.approx(2 / 3)
     # one prediction part [she, like, hike, paint]; gold 'hiking' -> [hike]: P 1/4, R 1 -> 0.4;
     # gold 'painting sunsets' -> [paint, sunset]: P 1/4, R 1/2 -> 1/3; mean = 11/30
-    assert lc.locomo_f1(1, "she likes hiking and paints", "hiking, painting sunsets") == pytest.approx(11 / 30)
+    assert lm.locomo_f1(1, "she likes hiking and paints", "hiking, painting sunsets") == pytest.approx(11 / 30)
     # the same pair scored as single-hop (no split) differs: [she like hike paint] vs [hike paint sunset]
-    assert lc.locomo_f1(4, "she likes hiking and paints", "hiking, painting sunsets") == pytest.approx(4 / 7)
+    assert lm.locomo_f1(4, "she likes hiking and paints", "hiking, painting sunsets") == pytest.approx(4 / 7)
 
 
 def test_open_domain_gold_cut_at_semicolon():
     gold = "Likely yes; she collects classic children's books"
-    assert lc.locomo_f1(3, "likely yes", gold) == 1.0
-    assert lc.token_f1("likely yes", gold) < 0.5  # what it would be without the cut
+    assert lm.locomo_f1(3, "likely yes", gold) == 1.0
+    assert lm.token_f1("likely yes", gold) < 0.5  # what it would be without the cut
 
 
 def test_adversarial_keyword_rule():
-    assert lc.locomo_f1(5, "Not mentioned in the conversation", "self-care is important") == 1.0
-    assert lc.locomo_f1(5, "No information available.", "x") == 1.0
-    assert lc.locomo_f1(5, "That was never NOT MENTIONED, sorry", "x") == 1.0
-    assert lc.locomo_f1(5, "I don't know", "x") == 0.0
-    assert lc.locomo_f1(5, "self-care is important", "self-care is important") == 0.0
+    assert lm.locomo_f1(5, "Not mentioned in the conversation", "self-care is important") == 1.0
+    assert lm.locomo_f1(5, "No information available.", "x") == 1.0
+    assert lm.locomo_f1(5, "That was never NOT MENTIONED, sorry", "x") == 1.0
+    assert lm.locomo_f1(5, "I don't know", "x") == 0.0
+    assert lm.locomo_f1(5, "self-care is important", "self-care is important") == 0.0
     with pytest.raises(ValueError):
-        lc.locomo_f1(7, "a", "b")
+        lm.locomo_f1(7, "a", "b")
 
 
 # --- BLEU-1 and evidence recall ----------------------------------------------------------------
 
 def test_bleu1_hand_computed():
     # hyp [cat, sat] vs ref [cat, sat, on, mat]: precision 1, brevity penalty exp(1 - 4/2)
-    assert lc.bleu1("the cat sat", "the cat sat on the mat") == pytest.approx(math.exp(-1))
+    assert lm.bleu1("the cat sat", "the cat sat on the mat") == pytest.approx(math.exp(-1))
     # hyp [cat, cat, cat, dog] vs ref [cat, dog]: clipped unigram precision 2/4, no brevity penalty
-    assert lc.bleu1("cat cat cat dog", "cat dog") == pytest.approx(0.5)
-    assert lc.bleu1("zebra", "cat dog") == 0.0
-    assert lc.bleu1("", "cat") == 0.0
-    assert lc.locomo_bleu1(5, "Not mentioned", "cat") is None
-    assert lc.locomo_bleu1(3, "likely yes", "likely yes; because") == 1.0
+    assert lm.bleu1("cat cat cat dog", "cat dog") == pytest.approx(0.5)
+    assert lm.bleu1("zebra", "cat dog") == 0.0
+    assert lm.bleu1("", "cat") == 0.0
+    assert lm.locomo_bleu1(5, "Not mentioned", "cat") is None
+    assert lm.locomo_bleu1(3, "likely yes", "likely yes; because") == 1.0
 
 
 def test_evidence_recall():
-    assert lc.evidence_recall(["D1:3", "D2:5", "D1:3"], ["D1:3", "D9:9"]) == 0.5
-    assert lc.evidence_recall(["D1:3"], []) == 0.0
-    assert lc.evidence_recall(["D1:3"], None) is None  # the system exposes no retrieval
-    assert lc.evidence_recall([], ["D1:3"]) is None  # the QA lists no evidence
+    assert lm.evidence_recall(["D1:3", "D2:5", "D1:3"], ["D1:3", "D9:9"]) == 0.5
+    assert lm.evidence_recall(["D1:3"], []) == 0.0
+    assert lm.evidence_recall(["D1:3"], None) is None  # the system exposes no retrieval
+    assert lm.evidence_recall([], ["D1:3"]) is None  # the QA lists no evidence
 
 
 def test_official_question_format_and_choice_mapping():

@@ -19,13 +19,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import re
-import string
 import time
-import warnings
-from collections import Counter, defaultdict
+from collections import defaultdict
 from datetime import timedelta
-from functools import lru_cache
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -38,13 +34,13 @@ from ..models import CallLog
 from ..progress import RunProgress
 from ..runs import atomic_write
 from . import plots
+from .locomo_metrics import ADVERSARIAL, evidence_recall, locomo_bleu1, locomo_f1
 from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, run_units
 from .report import _cost, _num, _pct
 from .setup import MemoryBench, add_memory_bench_options
 from .stats import mean_or_none, percentile
 from .summaries import usage_sum
 
-ADVERSARIAL = 5
 NOT_MENTIONED = "Not mentioned in the conversation"
 TEMPORAL_HINT = " Use DATE of CONVERSATION to answer with an approximate date."
 JUDGE_CONCURRENCY = 8  # judge calls in flight per unit (the model layer's own limit still applies)
@@ -52,100 +48,6 @@ METRICS = ("f1", "bleu1", "judge_single", "judge_debate", "evidence_recall")
 METRIC_TITLES = {"f1": "Token F1 (official LoCoMo scoring)", "bleu1": "BLEU-1",
                  "judge_single": "LLM judge accuracy — single", "judge_debate": "LLM judge accuracy — debate panel",
                  "evidence_recall": "Evidence recall (retrieved dialogue ids)"}
-
-
-# --- official answer scoring, re-implemented -------------------------------------------------
-
-_ARTICLES = re.compile(r"\b(a|an|the|and)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
-
-
-def normalize_answer(text: str) -> str:
-    """LoCoMo's normalisation: drop commas, lower-case, drop ASCII punctuation, drop the words
-    a/an/the/and, collapse whitespace (in that order)."""
-    text = text.replace(",", "").lower().translate(_PUNCT)
-    return " ".join(_ARTICLES.sub(" ", text).split())
-
-
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    from nltk.stem import PorterStemmer
-
-    return PorterStemmer()
-
-
-def answer_tokens(text: str) -> list[str]:
-    """Normalised words, each reduced by the Porter stemmer (as the official F1 does)."""
-    stem = _stemmer().stem
-    return [stem(w) for w in normalize_answer(text).split()]
-
-
-def token_f1(prediction: str, gold: str) -> float:
-    """Harmonic mean of token precision and recall over the stemmed multisets (0 if no overlap)."""
-    pred, ref = answer_tokens(prediction), answer_tokens(gold)
-    same = sum((Counter(pred) & Counter(ref)).values())
-    if same == 0:
-        return 0.0
-    p, r = same / len(pred), same / len(ref)
-    return 2 * p * r / (p + r)
-
-
-def multi_hop_f1(prediction: str, gold: str) -> float:
-    """Each comma-separated gold part takes its best F1 against any comma-separated part of the
-    prediction; the score is the mean over gold parts."""
-    preds = [p.strip() for p in prediction.split(",")]
-    golds = [g.strip() for g in gold.split(",")]
-    return mean(max(token_f1(p, g) for p in preds) for g in golds)
-
-
-def says_not_mentioned(prediction: str) -> bool:
-    low = prediction.lower()
-    return "no information available" in low or "not mentioned" in low
-
-
-def scoring_gold(category: int, gold: str) -> str:
-    """The gold string F1/BLEU compare against: category 3 keeps only the text before ';'."""
-    return gold.split(";")[0].strip() if category == 3 else gold
-
-
-def locomo_f1(category: int, prediction: str, gold: str) -> float:
-    """The official per-category QA score (called F1 in the paper's tables)."""
-    if category == ADVERSARIAL:
-        return 1.0 if says_not_mentioned(prediction) else 0.0
-    if category == 1:
-        return float(multi_hop_f1(prediction, gold))
-    if category in (2, 3, 4):
-        return token_f1(prediction, scoring_gold(category, gold))
-    raise ValueError(f"unknown LoCoMo category {category}")
-
-
-def bleu1(prediction: str, gold: str) -> float:
-    """Sentence BLEU with unigram weights only (1, 0, 0, 0): clipped unigram precision times the
-    brevity penalty, on ``answer_tokens`` of both sides, smoothing method1; 0 if either is empty."""
-    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-
-    hyp, ref = answer_tokens(prediction), answer_tokens(gold)
-    if not hyp or not ref:
-        return 0.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(sentence_bleu([ref], hyp, weights=(1, 0, 0, 0),
-                                   smoothing_function=SmoothingFunction().method1))
-
-
-def locomo_bleu1(category: int, prediction: str, gold: str) -> float | None:
-    """BLEU-1 against the scoring gold; None for adversarial questions (their gold is a wrong answer)."""
-    return None if category == ADVERSARIAL else bleu1(prediction, scoring_gold(category, gold))
-
-
-def evidence_recall(evidence: list[str], retrieved: list[str] | None) -> float | None:
-    """Share of the distinct evidence dialogue ids found among the retrieved ids; None when the
-    system exposes no retrieval or the QA lists no evidence."""
-    gold = list(dict.fromkeys(evidence))
-    if retrieved is None or not gold:
-        return None
-    got = set(retrieved)
-    return sum(1 for e in gold if e in got) / len(gold)
 
 
 # --- questions -------------------------------------------------------------------------------
