@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import uuid
-import warnings
 from typing import Any, Iterable
 
 import numpy as np
 
 from ..errors import ChatevalError
 
-# qdrant-client checks the server version in a background thread and warns when it cannot get
-# it, e.g. when nothing listens at the URL; the VectorStoreError below already says that in one
-# line. Version-mismatch warnings still show.
-warnings.filterwarnings("ignore", message="Failed to obtain server version", category=UserWarning)
+# qdrant-client's version check runs in a background thread and warns (outside any error
+# handling) when nothing answers; our own first request already reports that in one line.
+_CLIENT_OPTIONS = {"timeout": 10, "check_compatibility": False}
 
 
 class VectorStoreError(ChatevalError):
@@ -30,7 +28,7 @@ def check_server(url: str) -> None:
     from qdrant_client import QdrantClient
 
     try:
-        client = QdrantClient(url=url, timeout=10)
+        client = QdrantClient(url=url, **_CLIENT_OPTIONS)
         client.get_collections()
         client.close()
     except Exception as e:
@@ -49,7 +47,7 @@ class VectorStore:
         self.dim, self.location = dim, location
         self.collection = collection or f"chateval-{uuid.uuid4().hex[:12]}"
         if location.startswith(("http://", "https://")):
-            self.client = QdrantClient(url=location, timeout=10)
+            self.client = QdrantClient(url=location, **_CLIENT_OPTIONS)
         elif location == ":memory:":
             self.client = QdrantClient(location=":memory:")
         else:
