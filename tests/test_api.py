@@ -76,7 +76,7 @@ def test_templates_keep_data_inert():
 
 def test_config_never_holds_secrets(monkeypatch):
     monkeypatch.setenv("CHATEVAL_API_KEY", "sk-canary-123")
-    assert redact_url("http://user:pw@host:8000/v1") == "http://***@host:8000/v1"
+    assert redact_url("http://user:pw@127.0.0.1:8000/v1") == "http://***@127.0.0.1:8000/v1"
     ev = Evaluator(model="openai-compatible/m", base_url="http://u:sk-canary-123@127.0.0.1:9/v1", cache=False)
     assert "sk-canary-123" not in str(ev.run_config())
 

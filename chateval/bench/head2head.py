@@ -43,11 +43,10 @@ from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory.types import Session
 from ..models import CallLog, UsageTotals
 from ..progress import RunProgress
-from ..runs import atomic_write
 from . import plots
 from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, run_units
 from .lme_judge import ABSTENTION, GUIDELINES
-from .report import _cost, _num, _pct
+from .report import _cost, _num, _pct, finish_report
 from .setup import MemoryBench, add_memory_bench_options
 from .stats import mean_or_none, percentile, wilson
 from .summaries import usage_sum
@@ -339,11 +338,7 @@ def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
                  f"{use['judge']['calls']} |")
     lines += ["", f"Total cost: {_cost(use['total'])}. Context tokens are local estimates; LoCoMo ingest cost is "
               "counted once per conversation and system.", ""]
-    if summary.get("failed"):
-        lines += ["## Failures", ""] + [f"- `{f['key']}`: {f['error']}" for f in summary["failed"]]
-    path = out / "report.md"
-    atomic_write(path, "\n".join(lines) + "\n")
-    return path
+    return finish_report(out, lines, summary.get("failed") or [])
 
 
 # --- the benchmark ------------------------------------------------------------------------

@@ -32,11 +32,10 @@ from ..errors import ConfigError
 from ..memory import MEMORY_SYSTEMS
 from ..models import CallLog
 from ..progress import RunProgress
-from ..runs import atomic_write
 from . import plots
 from .locomo_metrics import ADVERSARIAL, evidence_recall, locomo_bleu1, locomo_f1
 from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, run_units
-from .report import _cost, _num, _pct
+from .report import _cost, _num, _pct, finish_report
 from .setup import MemoryBench, add_memory_bench_options
 from .stats import mean_or_none, percentile
 from .summaries import usage_sum
@@ -395,9 +394,4 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
                  for k in ("ingest_s", "recall_s", "answer_s", "judge_s")]
         lines.append(f"| {s} | " + " | ".join(cells) + f" | {_num(e['mean_context_tokens'], '{:.0f}')} | "
                      f"{_cost(e['answer_usage'])} | {_cost(e['judge_usage'])} |")
-    failed = [f for e in systems.values() for f in e["failed"]]
-    if failed:
-        lines += ["", "## Failures", ""] + [f"- `{f['key']}`: {f['error']}" for f in failed]
-    path = out / "report.md"
-    atomic_write(path, "\n".join(lines) + "\n")
-    return path
+    return finish_report(out, lines, [f for e in systems.values() for f in e["failed"]])

@@ -93,7 +93,11 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
                  for s in ("ingest_s", "recall_s", "answer_s", "judge_s")]
         lines.append(f"| {m} | " + " | ".join(cells) + f" | {_num(e['mean_context_tokens'], '{:.0f}')} | "
                      f"{_cost(e['answer_usage'])} | {_cost(e.get('judge_usage'))} | {e['n_failed']} |")
-    failed = [f for e in methods.values() for f in e["failed"]]
+    return finish_report(out, lines, [f for e in methods.values() for f in e["failed"]])
+
+
+def finish_report(out: Path, lines: list[str], failed: list[dict[str, Any]]) -> Path:
+    """Append the failed units (key and one-line error) and write report.md atomically."""
     if failed:
         lines += ["", "## Failures", ""] + [f"- `{f['key']}`: {f['error']}" for f in failed]
     path = out / "report.md"

@@ -43,10 +43,10 @@ from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory.types import Session, Turn
 from ..models import CallLog, ModelLayer, ModelSpec, UsageTotals
 from ..progress import RunProgress
-from ..runs import atomic_write, write_json
+from ..runs import write_json
 from . import plots
 from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, run_units
-from .report import _cost, _num, _pct
+from .report import _cost, _num, _pct, finish_report
 from .setup import MemoryBench, add_memory_bench_options
 from .stats import mean_or_none, wilson
 from .summaries import latency_table, usage_sum
@@ -177,12 +177,7 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
     for conv in bag.conversations[:2]:
         for q in conv.questions[:3]:
             lines += [f"- **{conv.id}/{q.id}** {q.asker} asks: {q.question}", f"  - true answer: {q.answer}"]
-    failed = [f for e in systems.values() for f in e["failed"]]
-    if failed:
-        lines += ["", "## Failures", ""] + [f"- `{f['key']}`: {f['error']}" for f in failed]
-    path = out / "report.md"
-    atomic_write(path, "\n".join(lines) + "\n")
-    return path
+    return finish_report(out, lines, [f for e in systems.values() for f in e["failed"]])
 
 
 # --- the benchmark ------------------------------------------------------------------------------
