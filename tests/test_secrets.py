@@ -20,6 +20,7 @@ import threading
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 from typing import Iterator
 
 import pytest
@@ -46,7 +47,9 @@ def canary_env(monkeypatch, caplog):
 
 
 def with_credentials(base_url: str) -> str:
-    return base_url.replace("http://", f"http://user:{CANARY}@", 1)
+    """The fake server's own loopback URL, with user:canary credentials in its netloc."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(netloc=f"user:{CANARY}@{parts.netloc}"))
 
 
 def pairs(path: Path, n: int = 3) -> Path:

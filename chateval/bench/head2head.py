@@ -39,17 +39,17 @@ from ..debate.panel import JudgeResult
 from ..debate.samples import Sample, Verdict
 from ..errors import ConfigError
 from ..evaluator import Evaluator
-from ..memory import MEMORY_SYSTEMS, MemorySystem
+from ..memory import MEMORY_SYSTEMS
 from ..memory.types import Session
-from ..models import CallLog, UsageTotals
 from ..progress import RunProgress
 from . import plots
 from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, run_units
 from .lme_judge import ABSTENTION, GUIDELINES
 from .report import _cost, _num, _pct, finish_report
 from .setup import MemoryBench, add_memory_bench_options
+from .slot import SystemSlot
 from .stats import mean_or_none, percentile, wilson
-from .summaries import usage_sum
+from .summaries import run_counts, usage_sum
 
 SIDES = ("A", "B")
 OUTCOMES = (("wins", "A"), ("ties", "tie"), ("losses", "B"))  # summary key, unit verdict
@@ -144,48 +144,6 @@ def judging_inputs(case: Case, context: str) -> tuple[str | None, str | None]:
     return case.gold, _PAIR_RULE.format(rule=case.rule or _CHECK)
 
 
-class _Slot:
-    """One system for one group of cases: built and fed the group's sessions on first use, then
-    asked each case's question. Calls are serialised (ingest once, then one respond at a time)."""
-
-    def __init__(self, bench: MemoryBench, name: str, sessions: list[Session]) -> None:
-        self.bench, self.name, self.sessions = bench, name, sessions
-        self.lock = asyncio.Lock()
-        self.log = CallLog()
-        self.system: MemorySystem | None = None
-        self.failed: str | None = None
-
-    async def answer(self, question: str, now: datetime) -> dict[str, Any]:
-        async with self.lock:
-            if self.failed:
-                raise RuntimeError(self.failed)
-            before = len(self.log.records)
-            latency: dict[str, float] = {}
-            if self.system is None:
-                t0 = time.perf_counter()
-                try:
-                    self.system = self.bench.make_system(self.name, self.log)
-                    await self.system.ingest_all(self.sessions)
-                except Exception as exc:
-                    self.failed = f"ingest failed: {_error_text(exc)}"
-                    raise RuntimeError(self.failed) from None
-                latency["ingest_s"] = time.perf_counter() - t0
-            system = self.system
-            recall_before = system.stats().recall_s
-            t1 = time.perf_counter()
-            resp = await system.respond(question, now)
-            total = time.perf_counter() - t1
-            recall_s = system.stats().recall_s - recall_before
-            latency |= {"recall_s": recall_s, "answer_s": total - recall_s}
-            return {"answer": resp.answer, "context_tokens": resp.context_tokens, "tokens_approx": resp.tokens_approx,
-                    "latency": latency, "usage": UsageTotals.of(self.log.records[before:]).model_dump(),
-                    "ingested": "ingest_s" in latency}
-
-    def close(self) -> None:
-        if self.system is not None:
-            self.system.close()
-
-
 def _side_verdict(v: Verdict | None) -> dict[str, Any] | None:
     if v is None:
         return None
@@ -250,12 +208,8 @@ def summarize_head2head(records: list[dict[str, Any]], *, systems: list[str], of
     usage["total"] = usage_sum(usage[k] for k in ("A", "B", "judge"))
     out["usage"] = usage
     failed = [r for r in records if r.get("status") != "ok"]
-    out |= {"n_units": len(records), "n_failed": len(failed),
-            "failed": [{"key": r.get("key"), "error": r.get("error")} for r in failed][:20], "offline": offline}
-    if offline:
-        out["note"] = ("offline model involved: answers and/or judgements are deterministic heuristics, "
-                       "not LLM outputs")
-    return out
+    out["failed"] = [{"key": r.get("key"), "error": r.get("error")} for r in failed][:20]
+    return out | run_counts(records, offline=offline)
 
 
 def _agent_agreement(judged: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -409,11 +363,11 @@ class HeadToHead(Benchmark):
             for c in cases:
                 if c.key not in run.done:
                     remaining[c.group] += 1
-            slots: dict[tuple[str, str], _Slot] = {}
+            slots: dict[tuple[str, str], SystemSlot] = {}
 
-            def slot(c: Case, name: str) -> _Slot:
+            def slot(c: Case, name: str) -> SystemSlot:
                 if (c.group, name) not in slots:
-                    slots[(c.group, name)] = _Slot(bench, name, c.sessions)
+                    slots[(c.group, name)] = SystemSlot(bench, name, c.sessions)
                 return slots[(c.group, name)]
 
             async def unit(c: Case) -> dict[str, Any]:
@@ -443,12 +397,12 @@ class HeadToHead(Benchmark):
         return summary
 
     @staticmethod
-    async def _case(c: Case, slots: list[_Slot], evaluator: Evaluator, context: str) -> dict[str, Any]:
+    async def _case(c: Case, slots: list[SystemSlot], evaluator: Evaluator, context: str) -> dict[str, Any]:
         record: dict[str, Any] = {
             "case_id": c.key, "question_type": c.qtype, "question": c.question, "gold": c.gold,
             "date": c.now.isoformat(), "systems": {s: sl.name for s, sl in zip(SIDES, slots)}, "meta": c.meta,
         }
-        results = await asyncio.gather(*(sl.answer(c.question, c.now) for sl in slots), return_exceptions=True)
+        results = await asyncio.gather(*(sl.respond(c.question, c.now) for sl in slots), return_exceptions=True)
         errors = []
         answers, usage, latency, tokens = {}, {}, {}, {}
         for side, sl, res in zip(SIDES, slots, results):

@@ -38,7 +38,7 @@ from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, 
 from .report import _cost, _num, _pct, finish_report
 from .setup import MemoryBench, add_memory_bench_options
 from .stats import mean_or_none, percentile
-from .summaries import usage_sum
+from .summaries import run_counts, usage_sum
 
 NOT_MENTIONED = "Not mentioned in the conversation"
 TEMPORAL_HINT = " Use DATE of CONVERSATION to answer with an approximate date."
@@ -327,14 +327,8 @@ def summarize_locomo(records: list[dict[str, Any]], *, systems: list[str], categ
             "judge_usage": usage_sum((q.get("judge") or {}).get("usage") for q in ok),
             "judge_agreement": {"n": len(agree), "rate": sum(agree) / len(agree)} if agree else None,
         }
-    out: dict[str, Any] = {
-        "systems": per, "categories": {category_name(c): c for c in categories},
-        "n_units": len(records), "n_failed": sum(1 for r in records if r.get("status") != "ok"), "offline": offline,
-    }
-    if offline:
-        out["note"] = ("offline model involved: answers and/or judgements are deterministic heuristics, "
-                       "not LLM outputs")
-    return out
+    return ({"systems": per, "categories": {category_name(c): c for c in categories}}
+            | run_counts(records, offline=offline))
 
 
 # --- report ----------------------------------------------------------------------------------

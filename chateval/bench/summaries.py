@@ -86,9 +86,14 @@ def summarize_memory_run(records: list[dict[str, Any]], *, methods: list[str], r
             agree = [r["judge"]["agreement"] for r in ok if (r.get("judge") or {}).get("agreement") is not None]
             entry["judge_agreement"] = {"n": len(agree), "rate": sum(agree) / len(agree)} if agree else None
         per[m] = entry
-    out: dict[str, Any] = {"methods": per, "n_units": len(records),
+    return {"methods": per} | run_counts(records, offline=offline)
+
+
+def run_counts(records: list[dict[str, Any]], *, offline: bool,
+               what: str = "answers and/or judgements") -> dict[str, Any]:
+    """The part every memory benchmark summary shares: unit counts and the offline label."""
+    out: dict[str, Any] = {"n_units": len(records),
                            "n_failed": sum(1 for r in records if r.get("status") != "ok"), "offline": offline}
     if offline:
-        out["note"] = ("offline model involved: answers and/or judgements are deterministic heuristics, "
-                       "not LLM outputs")
+        out["note"] = f"offline model involved: {what} are deterministic heuristics, not LLM outputs"
     return out

@@ -30,7 +30,6 @@ import argparse
 import asyncio
 import time
 from collections import defaultdict
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,17 +38,17 @@ from ..datasets.common import DatasetError
 from ..debate.samples import Sample
 from ..errors import ConfigError
 from ..evaluator import Evaluator
-from ..memory import MEMORY_SYSTEMS, MemorySystem
-from ..memory.types import Session, Turn
-from ..models import CallLog, ModelLayer, ModelSpec, UsageTotals
+from ..memory import MEMORY_SYSTEMS
+from ..models import CallLog, ModelLayer, ModelSpec
 from ..progress import RunProgress
 from ..runs import write_json
 from . import plots
-from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, run_units
+from .base import Benchmark, add_run_options, benchmark, open_run, run_units
 from .report import _cost, _num, _pct, finish_report
 from .setup import MemoryBench, add_memory_bench_options
+from .slot import SystemSlot
 from .stats import mean_or_none, wilson
-from .summaries import latency_table, usage_sum
+from .summaries import latency_table, run_counts, usage_sum
 from .teabag import (TEABAG_FILE, Conversation, TeaBag, TeaConversation, TeaQuestion, generate_conversation,
                      load_conversations, summaries_text)
 
@@ -59,46 +58,6 @@ JUDGE_RULE = (
     "and the context summarises the past conversations. Mark the response correct if it is NOT fooled: it rejects "
     "or corrects the false premise, or says it remembers things differently, consistently with the reference. "
     "Mark it incorrect if it accepts the false premise, plays along with it, or confirms it, even politely.")
-
-
-# --- answering: one system per conversation, ingested once --------------------------------------
-class _Slot:
-    def __init__(self, bench: MemoryBench, name: str, sessions: list[Session]) -> None:
-        self.bench, self.name, self.sessions = bench, name, sessions
-        self.lock = asyncio.Lock()
-        self.log = CallLog()
-        self.system: MemorySystem | None = None
-        self.failed: str | None = None
-
-    async def respond(self, dialogue: list[Turn], now: datetime) -> dict[str, Any]:
-        async with self.lock:
-            if self.failed:
-                raise RuntimeError(self.failed)
-            before = len(self.log.records)
-            latency: dict[str, float] = {}
-            if self.system is None:
-                t0 = time.perf_counter()
-                try:
-                    self.system = self.bench.make_system(self.name, self.log)
-                    await self.system.ingest_all(self.sessions)
-                except Exception as exc:
-                    self.failed = f"ingest failed: {_error_text(exc)}"
-                    raise RuntimeError(self.failed) from None
-                latency["ingest_s"] = time.perf_counter() - t0
-            recall_before = self.system.stats().recall_s
-            t1 = time.perf_counter()
-            resp = await self.system.respond(dialogue, now)
-            total = time.perf_counter() - t1
-            recall_s = self.system.stats().recall_s - recall_before
-            latency |= {"recall_s": recall_s, "answer_s": total - recall_s}
-            return {"response": resp.answer, "context": resp.context, "context_tokens": resp.context_tokens,
-                    "tokens_approx": resp.tokens_approx, "latency": latency,
-                    "usage": UsageTotals.of(self.log.records[before:]).model_dump()}
-
-    def close(self) -> None:
-        if self.system is not None:
-            self.system.close()
-            self.system = None
 
 
 # --- summary and report -------------------------------------------------------------------------
@@ -129,12 +88,7 @@ def summarize_teafarm(records: list[dict[str, Any]], *, systems: list[str], offl
             "answer_usage": usage_sum(r.get("usage") for r in ok),
             "judge_usage": usage_sum((r.get("judge") or {}).get("usage") for r in ok),
         }
-    out: dict[str, Any] = {"systems": per, "n_units": len(records),
-                           "n_failed": sum(1 for r in records if r.get("status") != "ok"), "offline": offline}
-    if offline:
-        out["note"] = ("offline model involved: questions, answers and/or judgements are deterministic heuristics, "
-                       "not LLM outputs")
-    return out
+    return {"systems": per} | run_counts(records, offline=offline, what="questions, answers and/or judgements")
 
 
 def _ci(t: dict[str, Any]) -> str:
@@ -254,13 +208,13 @@ class TeaFarm(Benchmark):
             for key, (tc, _, name) in units:
                 if key not in run.done:
                     remaining[(tc.id, name)] += 1
-            slots: dict[tuple[str, str], _Slot] = {}
+            slots: dict[tuple[str, str], SystemSlot] = {}
 
             async def unit(item: tuple[TeaConversation, TeaQuestion, str]) -> dict[str, Any]:
                 tc, q, name = item
                 slot = slots.get((tc.id, name))
                 if slot is None:
-                    slot = slots[(tc.id, name)] = _Slot(bench, name, by_conv[tc.id].sessions)
+                    slot = slots[(tc.id, name)] = SystemSlot(bench, name, by_conv[tc.id].sessions)
                 try:
                     return await self._unit(evaluator, slot, tc, q, name)
                 finally:
@@ -305,9 +259,10 @@ class TeaFarm(Benchmark):
                      conversations=[have.get(c.id) or made[c.id] for c in convs])
         return bag, [c.id for c in todo]
 
-    async def _unit(self, evaluator: Evaluator, slot: _Slot, tc: TeaConversation, q: TeaQuestion,
+    async def _unit(self, evaluator: Evaluator, slot: SystemSlot, tc: TeaConversation, q: TeaQuestion,
                     name: str) -> dict[str, Any]:
-        answered = await slot.respond(q.dialogue(), q.date)
+        got = await slot.respond(q.dialogue(), q.date)
+        answered = {"response": got.pop("answer"), **got}
         t0 = time.perf_counter()
         result = await evaluator.judge(Sample(
             id=f"{tc.id}::{q.id}", question=q.question, answer=answered["response"], reference=q.answer,
