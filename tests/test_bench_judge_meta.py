@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from chateval.bench.agreement import accuracy, cohen_kappa, confusion, correlations, kendall, spearman
-from chateval.bench.faireval import load_faireval
+from chateval.bench.faireval import faireval_items as load_faireval
 from chateval.bench.judge_meta import parse_sweep
 from chateval.bench.text_metrics import bleu4, greedy_match, rouge_l
 from chateval.bench.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, assign_references, build_sample,

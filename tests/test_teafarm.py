@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from chateval.bench import teabag as tb
+from chateval.datasets.conversations import load_conversations
+from chateval.datasets.teabag import TEABAG_FILE, TEABAG_FORMAT
 from chateval.cli import main
 from chateval.datasets import DatasetError
 from chateval.memory.base import _last_user_text
@@ -37,15 +39,15 @@ def one_line_error(err: str, *needles: str) -> None:
 
 # --- data ---------------------------------------------------------------------------------------
 def test_both_input_formats_are_detected(tmp_path):
-    kind, convs = tb.load_conversations(SAMPLE)
+    kind, convs = load_conversations(SAMPLE)
     assert kind == "msc" and [c.id for c in convs] == ["msc-episode-30"] and len(convs[0].sessions) == 5
     assert convs[0].speakers == ["Speaker A", "Speaker B"]
-    kind, convs = tb.load_conversations(LOCOMO)
+    kind, convs = load_conversations(LOCOMO)
     assert kind == "locomo" and [c.id for c in convs] == ["conv-26", "conv-30"]
     other = tmp_path / "x.json"
     other.write_text(json.dumps([{"question_id": "q", "haystack_sessions": []}]))
     with pytest.raises(DatasetError, match="neither a LoCoMo file"):
-        tb.load_conversations(other)
+        load_conversations(other)
 
 
 # --- the offline generator ----------------------------------------------------------------------
@@ -111,8 +113,8 @@ def test_generation_prompts_render_every_field():
 def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
     out1 = tmp_path / "run1"
     assert teafarm(out1) == 0
-    bag = json.loads((out1 / tb.TEABAG_FILE).read_text())
-    assert bag["format"] == tb.TEABAG_FORMAT and bag["data_format"] == "msc" and bag["generator_model"] == "offline"
+    bag = json.loads((out1 / TEABAG_FILE).read_text())
+    assert bag["format"] == TEABAG_FORMAT and bag["data_format"] == "msc" and bag["generator_model"] == "offline"
     (conv,) = bag["conversations"]
     assert len(conv["summaries"]) == 5
     qs = conv["questions"]
@@ -146,12 +148,12 @@ def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
 
     # A later run meets the same questions: nothing is generated again.
     out2 = tmp_path / "run2"
-    assert teafarm(out2, "--questions", str(out1 / tb.TEABAG_FILE), systems="full_context") == 0
+    assert teafarm(out2, "--questions", str(out1 / TEABAG_FILE), systems="full_context") == 0
     s2 = json.loads((out2 / "summary.json").read_text())
     gen = s2["generation"]
     assert gen["reused"] and gen["generated_conversations"] == []
     assert gen["usage"]["calls"] == 0 and gen["usage"]["cached_calls"] == 0
-    assert json.loads((out2 / tb.TEABAG_FILE).read_text()) == bag
+    assert json.loads((out2 / TEABAG_FILE).read_text()) == bag
     assert {r["question"] for r in read_jsonl(out2 / "samples.jsonl")} == {q["question"] for q in qs}
     assert "reused from" in (out2 / "report.md").read_text()
 
@@ -164,7 +166,7 @@ def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
 def test_teafarm_on_locomo(tmp_path):
     out = tmp_path / "locomo"
     assert teafarm(out, "--limit", "1", "--per-speaker", "1", data=LOCOMO, systems="theanine") == 0
-    bag = json.loads((out / tb.TEABAG_FILE).read_text())
+    bag = json.loads((out / TEABAG_FILE).read_text())
     (conv,) = bag["conversations"]
     assert conv["id"] == "conv-26" and conv["speakers"] == ["Caroline", "Melanie"]
     assert len(conv["summaries"]) == 19 and len(conv["questions"]) == 2

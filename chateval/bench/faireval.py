@@ -11,12 +11,11 @@ orders, scores averaged per agent) is on by default (--no-swap turns it off).
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..datasets.common import DatasetError
+from ..datasets.faireval import FILE, load_faireval
 from ..debate.panel import JudgeResult
 from ..debate.samples import Sample
 from . import plots
@@ -24,65 +23,18 @@ from .agreement import accuracy, cohen_kappa, confusion
 from .base import benchmark
 from .judge_meta import Item, JudgeMetaBenchmark, add_judge_meta_options, fmt, resolve_data
 
-FILE = "faireval_gpt35_vs_vicuna13b.jsonl"
 LABELS = ("1", "2", "tie")
-HUMAN = {"gpt35": "1", "vicuna": "2", "tie": "tie"}  # the file's label -> the verdict's numbering
 NAMES = {"1": "ChatGPT (Assistant 1)", "2": "Vicuna-13B (Assistant 2)", "tie": "tie"}
 
 
-def load_faireval(path: str | Path) -> list[Item]:
-    """Rows of faireval_gpt35_vs_vicuna13b.jsonl (or a folder holding it), validated line by line."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / FILE
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: FairEval file not found") from None
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read FairEval file ({e.strerror})") from None
-    items: list[Item] = []
-    seen: dict[int, int] = {}
-    for no, line in enumerate(raw.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{no}"
-        try:
-            row = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise DatasetError(f"{where}: not valid UTF-8") from None
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{where}: invalid JSON ({e.msg})") from None
-        if not isinstance(row, dict):
-            raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        qid = row.get("question_id")
-        if "question_id" not in row:
-            raise DatasetError(f"{where}: field 'question_id': missing")
-        if not isinstance(qid, int) or isinstance(qid, bool):
-            raise DatasetError(f"{where}: field 'question_id': should be an integer, got {type(qid).__name__}")
-        if qid in seen:
-            raise DatasetError(f"{where}: field 'question_id': duplicate {qid} (first on line {seen[qid]})")
-        seen[qid] = no
-        for f in ("question", "answer_gpt35", "answer_vicuna13b"):
-            v = row.get(f)
-            if f not in row:
-                raise DatasetError(f"{where}: field '{f}': missing")
-            if not isinstance(v, str):
-                raise DatasetError(f"{where}: field '{f}': should be a string, got {type(v).__name__}")
-            if not v.strip():
-                raise DatasetError(f"{where}: field '{f}': empty")
-        label = row.get("human_label")
-        if label not in HUMAN:
-            got = "missing" if "human_label" not in row else repr(label)
-            raise DatasetError(f"{where}: field 'human_label': expected gpt35, vicuna or tie, got {got}")
-        category = row.get("category")
-        sample = Sample(id=f"q{qid}", question=row["question"], answer_1=row["answer_gpt35"],
-                        answer_2=row["answer_vicuna13b"], label=HUMAN[label],
-                        meta={"question_id": qid, "category": category})
-        items.append(Item(key=f"q{qid}", sample=sample, meta={"question_id": qid, "category": category,
-                                                                "human": HUMAN[label]}))
-    if not items:
-        raise DatasetError(f"{path}: no FairEval rows")
+def faireval_items(path: str | Path) -> list[Item]:
+    """The FairEval rows as pairwise samples (Assistant 1 = ChatGPT, 2 = Vicuna-13B)."""
+    items = []
+    for r in load_faireval(path):
+        meta = {"question_id": r.question_id, "category": r.category}
+        sample = Sample(id=f"q{r.question_id}", question=r.question, answer_1=r.answer_1, answer_2=r.answer_2,
+                        label=r.human, meta=meta)
+        items.append(Item(key=f"q{r.question_id}", sample=sample, meta=meta | {"human": r.human}))
     return items
 
 
@@ -102,7 +54,7 @@ class FairEval(JudgeMetaBenchmark):
 
     def load(self, args: argparse.Namespace) -> list[Item]:
         args.data_path = resolve_data(args.data, "faireval", (FILE,), "FairEval")
-        return load_faireval(args.data_path)
+        return faireval_items(args.data_path)
 
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]:
         rec = result.model_dump(mode="json")

@@ -1,55 +1,26 @@
 """TeaBag generation for TeaFarm: steps 1-3 (session summaries, counterfactual questions,
-simulated sessions), each a typed LLM step with a deterministic offline implementation, and the
-``teabag.json`` file that saves them so later runs meet the same questions."""
+simulated sessions), each a typed LLM step with a deterministic offline implementation. The
+``teabag.json`` file they fill is chateval.datasets.teabag."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from ..datasets import load_locomo, load_msc
-from ..datasets.common import DatasetError, read_json
-from ..memory.types import Session, Turn
+from ..datasets.conversations import Conversation
+from ..datasets.teabag import SessionSummary, SimTurn, SpeakerEvent, TeaConversation, TeaQuestion
+from ..datasets.types import Turn
 from ..models import CallLog, ModelLayer
 from ..steps import TypedStep
 from ..text import content_words, words
 
-TEABAG_FILE = "teabag.json"
-TEABAG_FORMAT = "teabag-1"
 NEW_SESSION_GAP = timedelta(days=1)  # the simulated session happens a day after the last past session
 
 
-# --- conversations ------------------------------------------------------------------------------
-@dataclass
-class Conversation:
-    id: str
-    speakers: list[str]
-    sessions: list[Session]
-
-
-def load_conversations(path: str | Path) -> tuple[str, list[Conversation]]:
-    """('locomo' | 'msc', conversations) from a LoCoMo file or a Multi-Session Chat file."""
-    data = read_json(path, "LoCoMo or Multi-Session Chat")
-    first = data[0] if isinstance(data, list) and data else data
-    if isinstance(first, dict) and "conversation" in first:
-        return "locomo", [Conversation(c.id, c.speakers, c.sessions) for c in load_locomo(path)]
-    if isinstance(first, dict) and any(str(k).endswith("_session_dialogue") for k in first):
-        return "msc", [Conversation(e.id, e.speakers, e.sessions) for e in load_msc(path)]
-    raise DatasetError(f"{path}: neither a LoCoMo file (a list of conversations with 'conversation') nor a "
-                       "Multi-Session Chat file (episodes with 'first_session_dialogue', ...)")
-
-
 # --- step 1: session summaries ------------------------------------------------------------------
-class SpeakerEvent(BaseModel):
-    speaker: str = Field(description="who it is about: one of the speakers' names")
-    event: str = Field(description="one self-contained sentence in that speaker's words (first person)")
-
-
 class SummaryInputs(BaseModel):
     session_id: str
     date: datetime
@@ -83,12 +54,6 @@ SUMMARIZE: TypedStep[SummaryInputs, SessionEvents] = TypedStep(
 
 
 # --- step 2: counterfactual questions -----------------------------------------------------------
-class SessionSummary(BaseModel):
-    session_id: str
-    date: datetime
-    events: list[SpeakerEvent]
-
-
 class QuestionInputs(BaseModel):
     speakers: list[str]
     asker: str
@@ -203,11 +168,6 @@ class SessionInputs(BaseModel):
     date: datetime
 
 
-class SimTurn(BaseModel):
-    speaker: str
-    text: str
-
-
 class SimulatedSession(BaseModel):
     turns: list[SimTurn] = Field(description="the opening of the new session, before the question (2 to 6 turns)")
 
@@ -228,57 +188,7 @@ SIMULATE_SESSION: TypedStep[SessionInputs, SimulatedSession] = TypedStep(
 )
 
 
-# --- the TeaBag file ----------------------------------------------------------------------------
-class TeaQuestion(BaseModel):
-    id: str
-    asker: str
-    listener: str
-    question: str
-    answer: str
-    fact: str = ""
-    session_id: str = ""
-    date: datetime  # of the simulated session
-    turns: list[SimTurn]  # the simulated opening; the question follows as the asker's last turn
-
-    def dialogue(self) -> list[Turn]:
-        """The new session as ``respond`` gets it, ending with the question."""
-        def role(speaker: str) -> str:
-            return f"{self.asker} (user)" if speaker == self.asker else f"{self.listener} (you)"
-
-        turns = [Turn(id=f"{self.id}-t{i + 1}", role=role(t.speaker), content=t.text)
-                 for i, t in enumerate(self.turns) if t.text.strip()]
-        return turns + [Turn(id=f"{self.id}-q", role=role(self.asker), content=self.question)]
-
-
-class TeaConversation(BaseModel):
-    id: str
-    speakers: list[str]
-    summaries: list[SessionSummary]
-    questions: list[TeaQuestion]
-
-
-class TeaBag(BaseModel):
-    format: str = TEABAG_FORMAT
-    data: str = ""
-    data_format: str = ""
-    generator_model: str = ""
-    per_speaker: int = 0
-    conversations: list[TeaConversation] = Field(default_factory=list)
-
-    @classmethod
-    def load(cls, path: str | Path) -> "TeaBag":
-        raw = read_json(path, "TeaBag questions")
-        try:
-            bag = cls.model_validate(raw)
-        except ValidationError as e:
-            err = e.errors()[0]
-            raise DatasetError(f"{path}: not a TeaBag questions file ({'.'.join(map(str, err['loc']))}: "
-                               f"{err['msg'].lower()})") from None
-        if bag.format != TEABAG_FORMAT:
-            raise DatasetError(f"{path}: TeaBag format '{bag.format}' (expected {TEABAG_FORMAT})")
-        return bag
-
-
+# --- the past as text ---------------------------------------------------------------------------
 def summaries_text(summaries: list[SessionSummary]) -> str:
     """The past, as the judge panel sees it: one block per session, oldest first."""
     blocks = []

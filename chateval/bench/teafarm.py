@@ -49,8 +49,9 @@ from .setup import MemoryBench, add_memory_bench_options
 from .slot import SystemSlot
 from .stats import mean_or_none, wilson
 from .summaries import latency_table, run_counts, usage_sum
-from .teabag import (TEABAG_FILE, Conversation, TeaBag, TeaConversation, TeaQuestion, generate_conversation,
-                     load_conversations, summaries_text)
+from ..datasets.conversations import Conversation, load_conversations
+from ..datasets.teabag import TEABAG_FILE, TeaBag, TeaConversation, TeaQuestion
+from .teabag import generate_conversation, summaries_text
 
 JUDGE_RULE = (
     "The question was written to presuppose something untrue about the past conversations (a counterfactual), "

@@ -1,9 +1,11 @@
-"""Dataset loaders shared by memory systems and benchmarks. Each returns typed sessions."""
+"""Dataset loaders and the dataset-facing types (Session, Turn, ...). Every benchmark's data is
+read here; nothing in this package imports the memory systems, the debate panel or the CLI."""
 
 from .common import DatasetError
 from .locomo import LoCoMoConversation, LoCoMoQA, load_locomo
 from .longmemeval import LMEQuestion, load_longmemeval
 from .msc import MSCEpisode, load_msc
+from .types import Session, Turn, as_utc
 
-__all__ = ["DatasetError", "LMEQuestion", "LoCoMoConversation", "LoCoMoQA", "MSCEpisode", "load_locomo",
-           "load_longmemeval", "load_msc"]
+__all__ = ["DatasetError", "LMEQuestion", "LoCoMoConversation", "LoCoMoQA", "MSCEpisode", "Session", "Turn",
+           "as_utc", "load_locomo", "load_longmemeval", "load_msc"]

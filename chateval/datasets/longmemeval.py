@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..memory.types import Session, Turn
+from .types import Session, Turn
 from .common import DatasetError, read_json, require
 
 

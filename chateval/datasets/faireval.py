@@ -1,0 +1,77 @@
+"""FairEval (Wang et al. 2023): 80 Vicuna questions, ChatGPT vs Vicuna-13B answers, and the
+annotators' majority label, one JSON object per line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .common import DatasetError
+
+FILE = "faireval_gpt35_vs_vicuna13b.jsonl"
+HUMAN = {"gpt35": "1", "vicuna": "2", "tie": "tie"}  # the file's label -> Assistant 1 / 2 / tie
+
+
+class FairEvalRow(BaseModel):
+    question_id: int
+    category: str | None
+    question: str
+    answer_1: str  # ChatGPT (gpt-3.5-turbo)
+    answer_2: str  # Vicuna-13B
+    human: str  # "1", "2" or "tie"
+
+
+def load_faireval(path: str | Path) -> list[FairEvalRow]:
+    """Rows of faireval_gpt35_vs_vicuna13b.jsonl (or a folder holding it), validated line by line."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / FILE
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: FairEval file not found") from None
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read FairEval file ({e.strerror})") from None
+    items: list[FairEvalRow] = []
+    seen: dict[int, int] = {}
+    for no, line in enumerate(raw.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{no}"
+        try:
+            row = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise DatasetError(f"{where}: not valid UTF-8") from None
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"{where}: invalid JSON ({e.msg})") from None
+        if not isinstance(row, dict):
+            raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
+        qid = row.get("question_id")
+        if "question_id" not in row:
+            raise DatasetError(f"{where}: field 'question_id': missing")
+        if not isinstance(qid, int) or isinstance(qid, bool):
+            raise DatasetError(f"{where}: field 'question_id': should be an integer, got {type(qid).__name__}")
+        if qid in seen:
+            raise DatasetError(f"{where}: field 'question_id': duplicate {qid} (first on line {seen[qid]})")
+        seen[qid] = no
+        for f in ("question", "answer_gpt35", "answer_vicuna13b"):
+            v = row.get(f)
+            if f not in row:
+                raise DatasetError(f"{where}: field '{f}': missing")
+            if not isinstance(v, str):
+                raise DatasetError(f"{where}: field '{f}': should be a string, got {type(v).__name__}")
+            if not v.strip():
+                raise DatasetError(f"{where}: field '{f}': empty")
+        label = row.get("human_label")
+        if label not in HUMAN:
+            got = "missing" if "human_label" not in row else repr(label)
+            raise DatasetError(f"{where}: field 'human_label': expected gpt35, vicuna or tie, got {got}")
+        category = row.get("category")
+        items.append(FairEvalRow(question_id=qid, category=category, question=row["question"],
+                                 answer_1=row["answer_gpt35"], answer_2=row["answer_vicuna13b"],
+                                 human=HUMAN[label]))
+    if not items:
+        raise DatasetError(f"{path}: no FairEval rows")
+    return items
