@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import ConfigError
+from .options import merge_layers, opt
 from .paths import search_path
 from .yamlfiles import load_mapping
 
@@ -19,47 +20,49 @@ DEFAULT_PERSONAS = ["general_public", "critic", "news_author", "psychologist", "
 
 
 class EvalConfig(BaseModel):
+    """The debate panel and its model: every setting of ``chateval evaluate`` (and of the judge
+    meta-benchmarks), with its help text; the CLI builds its options from these fields."""
+
     model_config = ConfigDict(extra="forbid")
 
-    task: Literal["pairwise", "score", "correctness"] = "pairwise"
-    strategy: str = "one_by_one"
-    personas: list[str] | None = None
-    agents: int | None = Field(default=None, ge=1)
-    turns: int = Field(default=2, ge=1)
-    aggregate: Literal["vote", "mean"] | None = None  # None: vote for comparisons, mean for ratings
-    swap: bool = False
-    keep_raw_history: bool = False
-    structured: Literal["auto", "on", "off"] = "auto"
-    aspects: list[str] | None = None  # score task: default aspects for samples that name none
+    task: Literal["pairwise", "score", "correctness"] = opt("pairwise", "what the panel judges")
+    strategy: str = opt("one_by_one", "communication strategy (see `chateval strategies`)")
+    personas: list[str] | None = opt(None, "comma-separated persona names (see `chateval personas`)")
+    agents: int | None = opt(None, "number of debaters", ge=1)
+    turns: int = opt(2, "debate rounds", ge=1)
+    aggregate: Literal["vote", "mean"] | None = opt(
+        None, "vote (default for pairwise/correctness) or mean")  # None: vote for comparisons, mean for ratings
+    swap: bool = opt(False, "pairwise: judge both answer orders and combine per agent (position calibration)")
+    keep_raw_history: bool = opt(False, "simultaneous_summarizer: keep raw messages besides the summary "
+                                        "(the original code's behaviour)")
+    structured: Literal["auto", "on", "off"] = opt(
+        "auto", "ask for JSON via the API's response format (auto: when the model supports it)")
+    aspects: list[str] | None = opt(None, "score task: aspects to rate (e.g. naturalness,coherence)")
 
-    model: str = "offline"
-    base_url: str | None = None
-    temperature: float = 0.0
-    max_tokens: int | None = 1024
-    seed: int | None = None
+    model: str = opt("offline", "offline (default), openai/<model>, or openai-compatible/<model>")
+    base_url: str | None = opt(None, "endpoint for openai-compatible models (or CHATEVAL_BASE_URL)")
+    temperature: float = opt(0.0, "sampling temperature", ge=0)
+    max_tokens: int | None = opt(1024, "completion token limit per call", ge=1)
+    seed: int | None = opt(None, "sampling seed, where the endpoint supports one")
 
-    max_connections: int = Field(default=8, ge=1)
-    max_retries: int = Field(default=4, ge=0)
-    timeout_s: float = Field(default=120.0, gt=0)
-    retry_base_delay_s: float = Field(default=1.0, ge=0)  # first backoff delay; doubles each retry
-    cache: bool = True
-    cache_dir: str | None = None
-    persona_dirs: list[str] = Field(default_factory=list)
-    prompt_dirs: list[str] = Field(default_factory=list)
-    plugins: list[str] = Field(default_factory=list)
+    max_connections: int = opt(8, "model calls in flight at once, shared by all calls", ge=1)
+    max_retries: int = opt(4, "retries on 429/5xx/timeouts/connection errors", ge=0)
+    timeout_s: float = opt(120.0, "seconds per model call attempt", flags=["--timeout"], gt=0)
+    retry_base_delay_s: float = opt(1.0, "seconds before the first retry, doubled each retry, with jitter",
+                                    flags=["--retry-base-delay"], ge=0)
+    cache: bool = opt(True, "use the on-disk completion cache")
+    cache_dir: str | None = opt(None, "completion cache folder (default ~/.cache/chateval/completions or "
+                                      "CHATEVAL_CACHE_DIR)")
+    persona_dirs: list[str] = opt(list, "extra folder of persona YAML files", flags=["--persona-dir"], repeat=True)
+    prompt_dirs: list[str] = opt(list, "extra folder of prompt templates (overrides by name)",
+                                 flags=["--prompt-dir"], repeat=True)
+    plugins: list[str] = opt(list, "a .py file or module to import first (e.g. one registering a custom strategy)",
+                             flags=["--plugin"], repeat=True)
 
     @classmethod
     def merged(cls, *layers: dict[str, Any]) -> "EvalConfig":
         """Later layers win; ``None`` in a layer means 'not given'."""
-        data: dict[str, Any] = {}
-        for layer in layers:
-            data.update({k: v for k, v in layer.items() if v is not None})
-        try:
-            return cls.model_validate(data)
-        except ValidationError as e:
-            err = e.errors()[0]
-            field = ".".join(str(x) for x in err["loc"])
-            raise ConfigError(f"setting '{field}': {err['msg'].lower()}") from None
+        return merge_layers(cls, *layers)
 
     # Settings that change verdicts; the run's config hash covers these (plus persona texts
     # and template sources), so --resume refuses a run made with different ones.

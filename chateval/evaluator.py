@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import importlib.metadata as md
-import importlib.util
 import os
-import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from .config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset
 from .debate import JudgeResult, Panel, Persona, PersonaLibrary, Sample
@@ -19,35 +16,11 @@ from .errors import ConfigError
 from .inputs import InvalidLine, load_samples
 from .models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
 from .prompts import get_prompts
+from .plugins import load_plugins
 from .runs import RunDir
 from .summary import summarize_judged
 
 SampleCallback = Callable[[JudgeResult], None]
-_loaded_plugins: set[str] = set()
-
-
-def load_plugins(specs: Iterable[str]) -> None:
-    """Import user modules (a .py path or a module name) so their registrations take effect."""
-    for spec in list(specs) + [s for s in os.environ.get("CHATEVAL_PLUGINS", "").split(os.pathsep) if s]:
-        if spec in _loaded_plugins:
-            continue
-        try:
-            if spec.endswith(".py"):
-                path = Path(spec)
-                if not path.is_file():
-                    raise ConfigError(f"{spec}: plugin file not found")
-                mod_name = f"chateval_plugin_{path.stem}"
-                mod_spec = importlib.util.spec_from_file_location(mod_name, path)
-                module = importlib.util.module_from_spec(mod_spec)  # type: ignore[arg-type]
-                sys.modules[mod_name] = module
-                mod_spec.loader.exec_module(module)  # type: ignore[union-attr]
-            else:
-                importlib.import_module(spec)
-        except ConfigError:
-            raise
-        except Exception as e:
-            raise ConfigError(f"{spec}: plugin failed to import ({type(e).__name__}: {e})") from None
-        _loaded_plugins.add(spec)
 
 
 def resolve_personas(cfg: EvalConfig, library: PersonaLibrary) -> list[Persona]:

@@ -1,29 +1,72 @@
-"""A tiny typed registry used for everything users extend (strategies, task formats, ...)."""
+"""A tiny typed registry for everything users extend (strategies, task formats, memory systems,
+benchmarks), filled by decorators, by plugin files and by installed packages' entry points."""
 
 from __future__ import annotations
 
-from typing import Callable, Generic, Iterator, TypeVar
+import importlib.metadata as md
+from typing import Any, Callable, ClassVar, Generic, Iterator, TypeVar
 
 from .errors import ConfigError
 
 T = TypeVar("T")
 
 
-class Registry(Generic[T]):
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self._items: dict[str, T] = {}
+def _same_definition(a: Any, b: Any) -> bool:
+    """The same class defined again (a module imported twice, e.g. a plugin file loaded by path
+    and by name) is not a clash; another object under a taken name is."""
+    return a is b or (getattr(a, "__module__", None), getattr(a, "__qualname__", None)) == (
+        getattr(b, "__module__", None), getattr(b, "__qualname__", None))
 
-    def register(self, name: str) -> Callable[[T], T]:
-        """Decorator: ``@registry.register("name")``. Re-registering a name replaces it."""
+
+class Registry(Generic[T]):
+    """Names -> objects. ``entry_points`` names the group (e.g. ``chateval.memory_systems``) whose
+    entries an installed package declares; they are loaded the first time the registry is read."""
+
+    ALL: ClassVar[list["Registry[Any]"]] = []
+
+    def __init__(self, kind: str, entry_points: str | None = None) -> None:
+        self.kind = kind
+        self.group = entry_points
+        self._items: dict[str, T] = {}
+        self._eps_loaded = entry_points is None
+        Registry.ALL.append(self)
+
+    def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
+        """Decorator: ``@registry.register("name")``. Taking a name that is already registered
+        to something else is an error unless ``replace=True`` (so a plugin cannot silently
+        shadow a built-in)."""
 
         def deco(obj: T) -> T:
+            old = self._items.get(name)
+            if old is not None and not replace and not _same_definition(old, obj):
+                where = getattr(old, "__module__", "?")
+                raise ConfigError(f"{self.kind} '{name}' is already registered (by {where}); "
+                                  "choose another name or register it with replace=True")
             self._items[name] = obj
             return obj
 
         return deco
 
+    def _entry_points(self) -> None:
+        if self._eps_loaded:
+            return
+        self._eps_loaded = True  # first: a failing entry point must not be retried on every lookup
+        for ep in md.entry_points(group=self.group or ""):
+            if ep.name in self._items:
+                continue  # loading the module may have registered it by decorator already
+            dist = ep.dist.name if ep.dist else "an installed package"
+            try:
+                obj = ep.load()
+            except BaseException as e:  # noqa: BLE001 - SystemExit included: report, don't exit
+                raise ConfigError(f"entry point '{ep.name}' ({self.group}) of {dist}: failed to load "
+                                  f"({type(e).__name__}: {e})") from None
+            if ep.name not in self._items:
+                self.register(ep.name)(obj)
+                if hasattr(obj, "name") and isinstance(obj, type) and not getattr(obj, "name", ""):
+                    obj.name = ep.name  # type: ignore[attr-defined]
+
     def get(self, name: str) -> T:
+        self._entry_points()
         try:
             return self._items[name]
         except KeyError:
@@ -31,9 +74,15 @@ class Registry(Generic[T]):
             raise ConfigError(f"unknown {self.kind} '{name}' (known: {known})") from None
 
     def names(self) -> list[str]:
+        self._entry_points()
         return sorted(self._items)
 
+    def snapshot(self) -> dict[str, T]:
+        """What is registered now, without loading entry points (to see what a plugin added)."""
+        return dict(self._items)
+
     def __contains__(self, name: object) -> bool:
+        self._entry_points()
         return name in self._items
 
     def __iter__(self) -> Iterator[str]:

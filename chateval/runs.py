@@ -121,3 +121,17 @@ class RunDir:
 
     def __exit__(self, *exc: Iterable[Any]) -> None:
         self.close()
+
+
+def file_sha256(path: str | Path) -> str | None:
+    """The content hash of an input file (part of a run's identity); None if it cannot be read."""
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()

@@ -19,7 +19,8 @@ from chateval.bench.longmemeval import LongMemEval, gold_evidence, retrieval_rec
 from chateval.bench.rankers import RRF_K, rank_bm25, rank_dense, rrf
 from chateval.bench.retrieval_metrics import dcg, metrics_at, ndcg_any, recall_all, recall_any, to_sessions
 from chateval.bench.setup import MemoryBench
-from chateval.cli import build_parser, main
+from chateval.bench import config_model
+from chateval.cli import main
 from chateval.datasets import LMEQuestion, load_longmemeval
 from chateval.memory import MEMORY_SYSTEMS
 from chateval.memory.embeddings import make_embedder
@@ -291,9 +292,9 @@ class RecordingBackend(Backend):
 @pytest.mark.parametrize("qtype,abstention", [("temporal-reasoning", False), ("knowledge-update", False),
                                                ("single-session-preference", False), ("multi-session", True)])
 def test_debate_judge_carries_the_same_guidelines(tmp_path, qtype, abstention):
-    args = build_parser().parse_args(["bench", "longmemeval", "--data", "unused.json", "--out", str(tmp_path / "o"),
-                                      "--systems", "full_context", "--judge", "both", "--embedder", "hash",
-                                      "--no-cache"])
+    args = config_model("longmemeval").merged({"data": "unused.json", "out": str(tmp_path / "o"),
+                                               "systems": "full_context", "judge": "both", "embedder": "hash",
+                                               "cache": False})
     mb = MemoryBench(args)
     rec = RecordingBackend()
     mb.judge_layer.backend = rec  # the panel and the single judge both call through this layer

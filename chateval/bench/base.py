@@ -8,7 +8,6 @@ rest go on.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import time
 import traceback
@@ -20,6 +19,7 @@ from ..errors import ChatevalError
 from ..progress import RunProgress
 from ..registry import Registry
 from ..runs import RunDir, clear_run
+from .config import BenchConfig
 
 UnitFn = Callable[[Any], Awaitable[dict[str, Any]]]
 
@@ -27,42 +27,32 @@ UnitFn = Callable[[Any], Awaitable[dict[str, Any]]]
 class Benchmark(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-
-    @classmethod
-    @abstractmethod
-    def add_arguments(cls, parser: argparse.ArgumentParser) -> None: ...
+    config_model: ClassVar[type[BenchConfig]] = BenchConfig  # its settings (and, generated, its CLI)
 
     @abstractmethod
-    async def run(self, args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
-        """Run, write the run directory (config, samples, summary, report) and return the summary."""
+    async def run(self, config: Any, progress: RunProgress | None) -> dict[str, Any]:
+        """Run with a validated ``config_model`` instance, write the run directory (config,
+        samples, summary, report) and return the summary."""
 
 
-BENCHMARKS: Registry[type[Benchmark]] = Registry("benchmark")
+BENCHMARKS: Registry[type[Benchmark]] = Registry("benchmark", entry_points="chateval.benchmarks")
 
 
-def benchmark(name: str) -> Callable[[type[Benchmark]], type[Benchmark]]:
+def benchmark(name: str, *, replace: bool = False) -> Callable[[type[Benchmark]], type[Benchmark]]:
     def deco(cls: type[Benchmark]) -> type[Benchmark]:
+        BENCHMARKS.register(name, replace=replace)(cls)
         cls.name = name
-        return BENCHMARKS.register(name)(cls)
+        return cls
 
     return deco
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("run")
-    g.add_argument("--out", required=True, help="run directory (config.json, samples.jsonl, summary.json, report.md)")
-    g.add_argument("--resume", action="store_true", help="skip finished units, redo failed ones")
-    g.add_argument("--overwrite", action="store_true", help="replace an earlier run in --out")
-    g.add_argument("--limit", type=int, help="only the first N items of the dataset")
-    g.add_argument("--workers", type=int, default=4, help="units run concurrently (default 4)")
-
-
-def open_run(args: argparse.Namespace, config: dict[str, Any]) -> RunDir:
-    if getattr(args, "overwrite", False) and not args.resume:
-        clear_run(args.out)
+def open_run(cfg: BenchConfig, config: dict[str, Any]) -> RunDir:
+    if cfg.overwrite and not cfg.resume:
+        clear_run(cfg.out)
         for extra in ("report.md",):
-            (Path(args.out) / extra).unlink(missing_ok=True)
-    return RunDir(args.out, config, resume=args.resume, key="key")
+            (Path(cfg.out) / extra).unlink(missing_ok=True)
+    return RunDir(cfg.out, config, resume=cfg.resume, key="key")
 
 
 def _error_text(exc: BaseException) -> str:

@@ -10,7 +10,6 @@ orders, scores averaged per agent) is on by default (--no-swap turns it off).
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,7 +20,9 @@ from ..debate.samples import Sample
 from . import plots
 from .agreement import accuracy, cohen_kappa, confusion
 from .base import benchmark
-from .judge_meta import Item, JudgeMetaBenchmark, add_judge_meta_options, fmt, resolve_data
+from ..options import opt
+from .config import JudgeMetaConfig
+from .judge_meta import Item, JudgeMetaBenchmark, fmt, resolve_data
 
 LABELS = ("1", "2", "tie")
 NAMES = {"1": "ChatGPT (Assistant 1)", "2": "Vicuna-13B (Assistant 2)", "tie": "tie"}
@@ -38,6 +39,12 @@ def faireval_items(path: str | Path) -> list[Item]:
     return items
 
 
+class FairEvalConfig(JudgeMetaConfig):
+    # Position calibration is on by default here (both answer orders are judged).
+    swap: bool | None = opt(None, "turn off position calibration (on by default here: both answer orders are judged)",
+                            flags=["--no-swap"])
+
+
 @benchmark("faireval")
 class FairEval(JudgeMetaBenchmark):
     description = ("FairEval (ChatGPT vs Vicuna-13B, 80 questions): accuracy and Cohen's kappa of the judge's "
@@ -47,14 +54,11 @@ class FairEval(JudgeMetaBenchmark):
     plot_ylabel = "accuracy / Cohen's kappa"
     swap_default = True
 
-    @classmethod
-    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        add_judge_meta_options(p, swap=True, data_help=f"the faireval folder or {FILE} "
-                               "(default: ../shared/data/faireval next to the repository)")
+    config_model = FairEvalConfig
 
-    def load(self, args: argparse.Namespace) -> list[Item]:
-        args.data_path = resolve_data(args.data, "faireval", (FILE,), "FairEval")
-        return faireval_items(args.data_path)
+    def load(self, args: JudgeMetaConfig) -> list[Item]:
+        self.data_path = resolve_data(args.data, "faireval", (FILE,), "FairEval")
+        return faireval_items(self.data_path)
 
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]:
         rec = result.model_dump(mode="json")

@@ -22,14 +22,13 @@ question and the two answers: the panel then judges plausibility and helpfulness
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..config import EvalConfig, find_preset, load_preset
 from ..datasets.common import DatasetError, read_json
@@ -39,14 +38,16 @@ from ..debate.panel import JudgeResult
 from ..debate.samples import Sample, Verdict
 from ..errors import ConfigError
 from ..evaluator import Evaluator
-from ..memory import MEMORY_SYSTEMS
 from ..memory.types import Session
 from ..progress import RunProgress
 from . import plots
-from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, run_units
+from ..options import opt
+from .base import Benchmark, _error_text, benchmark, open_run, run_units
+from .config import MemoryBenchConfig
 from .lme_judge import ABSTENTION, GUIDELINES
 from .report import _cost, _num, _pct, finish_report
-from .setup import MemoryBench, add_memory_bench_options
+from .selection import select
+from .setup import MemoryBench, resolve_system
 from .slot import SystemSlot
 from .stats import mean_or_none, percentile, wilson
 from .summaries import run_counts, usage_sum
@@ -296,43 +297,33 @@ def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
 
 
 # --- the benchmark ------------------------------------------------------------------------
+class Head2HeadConfig(MemoryBenchConfig):
+    data: str = opt(..., "a LongMemEval file (S, M or oracle) or a LoCoMo file (locomo10.json format), unchanged; "
+                         "the format is detected")
+    context: Literal["gold", "none"] = opt(
+        "gold", "gold: the panel sees the gold answer as its reference (when the case has one) and a rule for "
+                "checking answers against it; none: only the question and the two answers")
+    types: list[str] | None = opt(None, "only these question types (LongMemEval question_type or 'abstention'; "
+                                        "LoCoMo category number or name, e.g. 1,2,3,4)")
+    # The panel always judges here: the single/debate choice does not apply.
+    judge: Literal["single", "debate", "both"] | None = opt(None, hidden=True)  # type: ignore[assignment]
+
+
 @benchmark("head2head")
 class HeadToHead(Benchmark):
     description = ("two memory systems on the same LongMemEval or LoCoMo questions, judged pairwise by the "
                    "debate panel in both orders: win/tie/loss of A vs B")
 
-    @classmethod
-    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--data", required=True,
-                       help="a LongMemEval file (S, M or oracle) or a LoCoMo file (locomo10.json format), unchanged; "
-                            "the format is detected")
-        p.add_argument("--context", choices=["gold", "none"], default="gold",
-                       help="gold: the panel sees the gold answer as its reference (when the case has one) and a "
-                            "rule for checking answers against it; none: only the question and the two answers")
-        p.add_argument("--types", type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
-                       help="only these question types (LongMemEval question_type or 'abstention'; LoCoMo "
-                            "category number or name, e.g. 1,2,3,4)")
-        add_memory_bench_options(p)
-        # The panel always judges: the single/debate --judge choice does not apply here.
-        for action in p._actions:
-            if "--judge" in action.option_strings:
-                action.help = argparse.SUPPRESS
-        p.set_defaults(judge=None)
-        add_run_options(p)
-        for action in p._actions:
-            if "--limit" in action.option_strings:
-                action.help = "only the first N cases (LongMemEval questions or LoCoMo QAs) after --types"
+    config_model = Head2HeadConfig
 
-    async def run(self, args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
-        if getattr(args, "judge", None) is not None:
+    async def run(self, args: Head2HeadConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if args.judge is not None:
             raise ConfigError("--judge does not apply to head2head: the debate panel always judges "
                               "(choose it with --judge-preset and --judge-model)")
-        systems = list(args.systems or [])
-        if len(systems) != 2 or systems[0] == systems[1]:
+        names = [resolve_system(s).name for s in args.systems]  # unknown names fail before the data is read
+        if len(names) != 2 or names[0] == names[1]:
             raise ConfigError(f"--systems: head2head compares exactly two different systems, A,B "
-                              f"(got '{','.join(systems)}')")
-        for name in systems:
-            MEMORY_SYSTEMS.get(name)  # unknown names fail before the data is read
+                              f"(got '{','.join(names)}')")
         preset = load_preset(find_preset(args.judge_preset))
         dataset, cases = load_cases(args.data)
         if args.types:
@@ -342,13 +333,14 @@ class HeadToHead(Benchmark):
                 raise ConfigError(f"--types: no question of type '{unknown[0]}' in {args.data} "
                                   f"(types: {', '.join(sorted({c.qtype for c in cases}))})")
             cases = [c for c in cases if c.names & set(args.types)]
-        if args.limit:
-            cases = cases[:args.limit]
+        cases = select(cases, args, key=lambda c: c.key, kind=lambda c: c.qtype, what="case")
         bench = MemoryBench(args, need_judges=False)
+        systems = bench.systems
         if progress:
             progress.totals = bench.answer_layer.totals
         judge_spec = args.judge_model or args.answer_model
-        evaluator = Evaluator(EvalConfig.merged(preset, {"task": "pairwise", "swap": True, "model": judge_spec}),
+        evaluator = Evaluator(EvalConfig.merged(preset, {"task": "pairwise", "swap": True, "model": judge_spec,
+                                                         "structured": args.structured}),
                               layer=bench.judge_layer)
         config = bench.config({"benchmark": "head2head", "data": str(args.data), "dataset": dataset,
                                "context": args.context, "types": args.types, "order": dict(zip(SIDES, systems)),
@@ -382,7 +374,7 @@ class HeadToHead(Benchmark):
                                 closing.close()
 
             try:
-                records = await run_units([(c.key, c) for c in cases], unit, run, workers=args.workers,
+                records = await run_units([(c.key, c) for c in cases], unit, run, workers=bench.workers,
                                           progress=progress)
             finally:
                 for s in slots.values():

@@ -18,25 +18,26 @@ same judge (e.g. ``agents-2`` and ``turns-2``) share one sub-run. ``OUT/summary.
 
 from __future__ import annotations
 
-import argparse
 import time
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
-from ..cli import _add_model_options, _add_panel_options, _apply_prices, _csv, settings_from_args
 from ..config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset
 from ..debate import STRATEGIES
 from ..debate.panel import JudgeResult
 from ..debate.samples import Sample
 from ..errors import ConfigError
+from ..models.prices import apply_price_specs
 from ..evaluator import Evaluator
 from ..progress import RunProgress
 from ..runs import RunDir, atomic_write, clear_run, write_json
 from ..summary import OFFLINE_NOTE, summarize_judged
 from . import plots  # noqa: F401  (selects the Agg backend before pyplot is imported)
 from .base import Benchmark, run_units
+from .config import JudgeMetaConfig
+from .selection import select
 
 SETTINGS = ("single", "multi")
 SWEEP_DIMS = ("agents", "turns", "strategy", "personas")
@@ -68,34 +69,12 @@ class Setting:
         return self.name if self.dim is None else f"{self.dim}={self.value}"
 
 
-# --- options --------------------------------------------------------------------------------
-def add_judge_meta_options(p: argparse.ArgumentParser, *, data_help: str, swap: bool) -> None:
-    g = p.add_argument_group("benchmark")
-    g.add_argument("--data", help=data_help)
-    g.add_argument("--setting", action="append", choices=SETTINGS, dest="setting_names",
-                   help="single (one agent, one turn) or multi (the panel); repeat for both. "
-                        "Default: both, or none when --sweep is given")
-    g.add_argument("--sweep", action="append", default=[], metavar="DIM=V1,V2,...",
-                   help="vary one dimension of the multi setting: agents=1,2,3 | turns=1,2,3 | "
-                        "strategy=one_by_one,simultaneous,simultaneous_summarizer | personas=diverse,same "
-                        "(repeatable; one table and one plot per sweep)")
-    _add_panel_options(p)
-    if swap:
-        g.add_argument(
-            "--no-swap", dest="swap", action="store_false", default=None,
-            help="turn off position calibration (on by default here: both answer orders are judged)")
-    _add_model_options(p)
-    from .base import add_run_options
-
-    add_run_options(p)
-
-
 def parse_sweep(text: str) -> tuple[str, list[Any]]:
     dim, sep, raw = text.partition("=")
     dim = dim.strip()
     if not sep or dim not in SWEEP_DIMS:
         raise ConfigError(f"--sweep '{text}': expected DIM=V1,V2 with DIM one of {', '.join(SWEEP_DIMS)}")
-    values = _csv(raw)
+    values = [v.strip() for v in raw.split(",") if v.strip()]
     if not values:
         raise ConfigError(f"--sweep '{text}': no values")
     if len(set(values)) != len(values):
@@ -136,13 +115,13 @@ def setting_overrides(base: EvalConfig, name: str, dim: str | None = None, value
     return {"agents": n, "personas": base.personas or DEFAULT_PERSONAS[:n]}
 
 
-def plan(args: argparse.Namespace, base: EvalConfig) -> tuple[list[Setting], dict[str, list[Setting]]]:
+def plan(args: JudgeMetaConfig, base: EvalConfig) -> tuple[list[Setting], dict[str, list[Setting]]]:
     """The settings to run (named ones first, then each sweep's points) and the sweeps."""
     sweeps_raw = [parse_sweep(s) for s in args.sweep]
     dims = [d for d, _ in sweeps_raw]
     if len(set(dims)) != len(dims):
         raise ConfigError("--sweep: each dimension may be swept once per command")
-    names = args.setting_names or ([] if sweeps_raw else list(SETTINGS))
+    names = args.setting or ([] if sweeps_raw else list(SETTINGS))
     settings = [Setting(n, setting_overrides(base, n)) for n in dict.fromkeys(names)]
     sweeps: dict[str, list[Setting]] = {}
     for dim, values in sweeps_raw:
@@ -156,12 +135,14 @@ class JudgeMetaBenchmark(Benchmark):
 
     task: ClassVar[str]
     title: ClassVar[str]
+    config_model: ClassVar[type[JudgeMetaConfig]] = JudgeMetaConfig
+    data_path: Path | None = None  # the data actually read (--data, or the default folder)
     swap_default: ClassVar[bool] = False
     plot_ylabel: ClassVar[str] = "value"
 
     # -- hooks --
     @abstractmethod
-    def load(self, args: argparse.Namespace) -> list[Item]: ...
+    def load(self, args: JudgeMetaConfig) -> list[Item]: ...
 
     @abstractmethod
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]: ...
@@ -180,10 +161,10 @@ class JudgeMetaBenchmark(Benchmark):
     def plot_series(self, summaries: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
         """Series for comparison plots, one value per summary (e.g. accuracy, kappa)."""
 
-    def base_defaults(self, args: argparse.Namespace) -> dict[str, Any]:
+    def base_defaults(self, args: JudgeMetaConfig) -> dict[str, Any]:
         return {"task": self.task, "swap": self.swap_default}
 
-    def data_config(self, args: argparse.Namespace) -> dict[str, Any]:
+    def data_config(self, args: JudgeMetaConfig) -> dict[str, Any]:
         """Benchmark-level settings that change results (hashed into every sub-run)."""
         return {}
 
@@ -198,27 +179,28 @@ class JudgeMetaBenchmark(Benchmark):
     def header_lines(self, summary: dict[str, Any]) -> list[str]:
         return []
 
-    async def before_settings(self, args: argparse.Namespace, items: list[Item], out: Path,
+    async def before_settings(self, args: JudgeMetaConfig, items: list[Item], out: Path,
                               progress: RunProgress | None) -> dict[str, Any]:
         """Work before the judge runs (e.g. offline baselines); returns summary additions."""
         return {}
 
-    def judges(self, args: argparse.Namespace) -> bool:
+    def judges(self, args: JudgeMetaConfig) -> bool:
         return True
 
+    def item_type(self, item: Item) -> str:
+        """What --per-type groups by (a category)."""
+        return str(item.meta.get("category") or "all")
+
     # -- the run --
-    async def run(self, args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
+    async def run(self, args: JudgeMetaConfig, progress: RunProgress | None) -> dict[str, Any]:
         t0 = time.perf_counter()
-        items = self.load(args)
-        if args.limit is not None:
-            items = items[: max(0, args.limit)]
+        items = select(self.load(args), args, key=lambda it: it.key, kind=self.item_type)
         out = Path(args.out)
         if out.exists() and not out.is_dir():
             raise ConfigError(f"{out}: --out must be a directory")
-        _apply_prices(args.price)
+        apply_price_specs(args.price)
         preset = load_preset(find_preset(args.preset)) if args.preset else {}
-        base = EvalConfig.merged(self.base_defaults(args), preset, settings_from_args(args),
-                                 {"task": self.task})
+        base = EvalConfig.merged(self.base_defaults(args), preset, args.panel_settings(), {"task": self.task})
         if base.swap and self.task != "pairwise":
             raise ConfigError(f"--swap applies only to pairwise judging (FairEval), not to {self.name}")
         settings, sweeps = plan(args, base) if self.judges(args) else ([], {})
@@ -230,7 +212,7 @@ class JudgeMetaBenchmark(Benchmark):
             _clear_report(out)
         out.mkdir(parents=True, exist_ok=True)
 
-        summary: dict[str, Any] = {"benchmark": self.name, "data": str(getattr(args, "data_path", args.data)),
+        summary: dict[str, Any] = {"benchmark": self.name, "data": str(self.data_path or args.data),
                                    "n_items": len(items)}
         layer = evaluators[distinct[0].name].layer if distinct else None
         try:
@@ -263,10 +245,10 @@ class JudgeMetaBenchmark(Benchmark):
         self._write_report(out, summary, settings, sweeps)
         return summary
 
-    def extra_dirs(self, args: argparse.Namespace) -> list[str]:
+    def extra_dirs(self, args: JudgeMetaConfig) -> list[str]:
         return []
 
-    def _build(self, base: EvalConfig, settings: list[Setting], args: argparse.Namespace) -> dict[str, Evaluator]:
+    def _build(self, base: EvalConfig, settings: list[Setting], args: JudgeMetaConfig) -> dict[str, Evaluator]:
         evaluators: dict[str, Evaluator] = {}
         layer = None
         for s in settings:
@@ -278,7 +260,7 @@ class JudgeMetaBenchmark(Benchmark):
             evaluators[s.name] = ev
         return evaluators
 
-    def _check_dirs(self, out: Path, dirs: list[str], args: argparse.Namespace) -> None:
+    def _check_dirs(self, out: Path, dirs: list[str], args: JudgeMetaConfig) -> None:
         if args.resume or args.overwrite:
             return
         taken = [d for d in dirs if (out / d / "config.json").exists() or (out / d / "samples.jsonl").exists()]
@@ -286,14 +268,14 @@ class JudgeMetaBenchmark(Benchmark):
             raise ConfigError(f"{out / taken[0]}: already holds a run; use --resume to continue it, "
                               "--overwrite to replace it, or choose another --out")
 
-    def run_config(self, ev: Evaluator, setting: Setting, args: argparse.Namespace) -> dict[str, Any]:
+    def run_config(self, ev: Evaluator, setting: Setting, args: JudgeMetaConfig) -> dict[str, Any]:
         config = ev.run_config()
         judging = config["judging"] | {"benchmark": self.name, "sample_format": SAMPLE_FORMAT} | self.data_config(args)
         return config | {"judging": judging, "config_hash": config_hash(judging), "benchmark": self.name,
-                         "setting": setting.name, "data": str(getattr(args, "data_path", args.data))}
+                         "setting": setting.name, "data": str(self.data_path or args.data)}
 
     async def _run_setting(self, ev: Evaluator, setting: Setting, items: list[Item], path: Path,
-                           args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
+                           args: JudgeMetaConfig, progress: RunProgress | None) -> dict[str, Any]:
         if args.overwrite and not args.resume:
             clear_run(path)
             _clear_report(path)

@@ -16,44 +16,36 @@ system retrieved and latencies, and scores:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import time
-from collections import defaultdict
 from datetime import timedelta
-from pathlib import Path
-from statistics import mean
-from typing import Any
+from contextlib import AsyncExitStack
+from typing import Any, Literal
+
+from pydantic import field_validator
 
 from ..datasets import DatasetError, LoCoMoConversation, LoCoMoQA, load_locomo
 from ..datasets.locomo import CATEGORIES
+from ..datasets.answers import Answer, load_predictions, match_answers
 from ..errors import ConfigError
-from ..memory import MEMORY_SYSTEMS
 from ..models import CallLog
+from ..options import opt
 from ..progress import RunProgress
-from . import plots
-from .locomo_metrics import ADVERSARIAL, evidence_recall, locomo_bleu1, locomo_f1
-from .base import Benchmark, _error_text, add_run_options, benchmark, open_run, run_units
-from .report import _cost, _num, _pct, finish_report
-from .setup import MemoryBench, add_memory_bench_options
-from .stats import mean_or_none, percentile
-from .summaries import run_counts, usage_sum
+from ..runs import file_sha256
+from .locomo_metrics import ADVERSARIAL, category_name, evidence_recall, locomo_bleu1, locomo_f1
+from .base import Benchmark, _error_text, benchmark, open_run, run_units
+from .config import MemoryBenchConfig
+from .locomo_report import summarize_locomo, write_locomo_report
+from .selection import select
+from .setup import MemoryBench
 
 NOT_MENTIONED = "Not mentioned in the conversation"
 TEMPORAL_HINT = " Use DATE of CONVERSATION to answer with an approximate date."
 JUDGE_CONCURRENCY = 8  # judge calls in flight per unit (the model layer's own limit still applies)
-METRICS = ("f1", "bleu1", "judge_single", "judge_debate", "evidence_recall")
-METRIC_TITLES = {"f1": "Token F1 (official LoCoMo scoring)", "bleu1": "BLEU-1",
-                 "judge_single": "LLM judge accuracy — single", "judge_debate": "LLM judge accuracy — debate panel",
-                 "evidence_recall": "Evidence recall (retrieved dialogue ids)"}
 
 
 # --- questions -------------------------------------------------------------------------------
-
-def category_name(category: int) -> str:
-    return CATEGORIES.get(category, str(category))
-
 
 def gold_of(qa: LoCoMoQA) -> str:
     if qa.category == ADVERSARIAL:
@@ -129,74 +121,119 @@ def select_qa(conv: LoCoMoConversation, categories: list[int], max_questions: in
 
 # --- the benchmark ---------------------------------------------------------------------------
 
+class LoCoMoConfig(MemoryBenchConfig):
+    data: str = opt(..., "a file in the official locomo10.json format, unchanged")
+    categories: list[int] = opt([1, 2, 3, 4, 5], "QA categories to run: 1 multi-hop, 2 temporal, 3 open-domain, "
+                                                  "4 single-hop, 5 adversarial")
+    max_questions: int | None = opt(None, "only the first N selected QA of each conversation", ge=1)
+    question_format: Literal["official", "plain"] = opt(
+        "official", "official: temporal questions get the official date hint and adversarial ones the official "
+                    "two-option choice; plain: every question as written")
+    predictions: str | None = opt(None, "judge answers you already have: a JSONL file of {sample_id, question, "
+                                        "prediction} (matched on sample id + the exact question text); no system runs")
+    allow_missing: bool = opt(False, "with --predictions: score the QA that have one and report how many were "
+                                     "left out (default: a missing prediction is an error)")
+
+    @field_validator("categories", mode="before")
+    @classmethod
+    def _categories(cls, v: Any) -> Any:
+        return parse_categories(",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+
+
+PREDICTIONS = "predictions"  # the method name of a --predictions run
+Pick = tuple[int, LoCoMoQA]  # (index of the QA in its conversation, the QA)
+
+
+def pick_questions(conversations: list[LoCoMoConversation], cfg: LoCoMoConfig) -> dict[str, list[Pick]]:
+    """The selected QA per conversation id: categories and --max-questions per conversation, then
+    --question-ids (``<sample_id>:<qa index>``), --per-type (per category) and --limit across them."""
+    flat = [(c.id, j, q) for c in conversations for j, q in select_qa(c, cfg.categories, cfg.max_questions)]
+    flat = select(flat, cfg, key=lambda x: f"{x[0]}:{x[1]}", kind=lambda x: category_name(x[2].category),
+                  what="QA")
+    out: dict[str, list[Pick]] = {c.id: [] for c in conversations}
+    for cid, j, q in flat:
+        out[cid].append((j, q))
+    return {cid: picks for cid, picks in out.items() if picks}
+
+
 @benchmark("locomo")
 class LoCoMo(Benchmark):
     description = "LoCoMo (locomo10.json format): official F1, BLEU-1, LLM judge and evidence recall per category"
+    config_model = LoCoMoConfig
 
-    @classmethod
-    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--data", required=True, help="a file in the official locomo10.json format, unchanged")
-        p.add_argument("--categories", default="1,2,3,4,5",
-                       help="QA categories to run: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial")
-        p.add_argument("--max-questions", type=int, help="only the first N selected QA of each conversation")
-        p.add_argument("--question-format", choices=["official", "plain"], default="official",
-                       help="official: temporal questions get the official date hint and adversarial ones the "
-                            "official two-option choice; plain: every question as written")
-        add_memory_bench_options(p)
-        add_run_options(p)
-
-    async def run(self, args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
-        if args.max_questions is not None and args.max_questions < 1:
-            raise ConfigError("--max-questions must be at least 1")
-        if args.limit is not None and args.limit < 1:
-            raise ConfigError("--limit must be at least 1")
-        categories = parse_categories(args.categories)
+    async def run(self, args: LoCoMoConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if args.predictions and args.systems:
+            raise ConfigError("--predictions judges a file of answers: leave out --systems")
+        if not args.predictions and not args.systems:
+            raise ConfigError("--systems is required (or --predictions FILE)")
+        categories = args.categories
         conversations = load_locomo(args.data)
         check_conversations(conversations, str(args.data))
-        if args.limit is not None:
-            conversations = conversations[: args.limit]
+        picks = pick_questions(conversations, args)
+        preds: dict[str, Answer] = {}
+        left_out: list[str] = []
+        if args.predictions:
+            every = [f"{c.id}\t{q.question}" for c in conversations for q in c.qa]
+            wanted = [f"{cid}\t{q.question}" for cid, ps in picks.items() for _, q in ps]
+            preds, left_out = match_answers(load_predictions(args.predictions), every, wanted, args.predictions,
+                                            allow_missing=args.allow_missing, what="sample_id / question")
+            picks = {cid: [(j, q) for j, q in ps if f"{cid}\t{q.question}" in preds] for cid, ps in picks.items()}
+            picks = {cid: ps for cid, ps in picks.items() if ps}
+        conversations = [c for c in conversations if c.id in picks]
         bench = MemoryBench(args)
         if progress:
             progress.totals = bench.answer_layer.totals
-        config = bench.config({"benchmark": "locomo", "data": str(args.data), "categories": categories,
-                               "max_questions": args.max_questions, "question_format": args.question_format})
-        units = [(f"{c.id}::{s}", (c, s)) for c in conversations for s in bench.systems]
+        methods = bench.systems + ([PREDICTIONS] if args.predictions else [])
+        extra = {"benchmark": "locomo", "data": str(args.data), "categories": categories,
+                 "max_questions": args.max_questions, "question_format": args.question_format,
+                 "selection": {cid: [j for j, _ in ps] for cid, ps in picks.items()}}
+        if args.predictions:
+            extra |= {"predictions": str(args.predictions), "predictions_sha256": file_sha256(args.predictions)}
+        config = bench.config(extra)
+        units = [(f"{c.id}::{s}", (c, s)) for c in conversations for s in methods]
 
         async def unit(item: tuple[LoCoMoConversation, str]) -> dict[str, Any]:
             conv, system = item
-            return await self._unit(bench, conv, system, categories, args.max_questions, args.question_format)
+            return await self._unit(bench, conv, system, picks[conv.id], args.question_format, preds)
 
         with open_run(args, config) as run:
-            records = await run_units(units, unit, run, workers=args.workers, progress=progress)
-            summary = summarize_locomo(records, systems=bench.systems, categories=categories,
+            records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
+            summary = summarize_locomo(records, systems=methods, categories=categories,
                                        offline=config["offline"])
             summary |= {"benchmark": "locomo", "data": str(args.data), "n_conversations": len(conversations),
-                        "n_questions": sum(len(select_qa(c, categories, args.max_questions)) for c in conversations),
+                        "n_questions": sum(len(ps) for ps in picks.values()),
                         "question_format": args.question_format, "config_hash": config["config_hash"],
                         "complete": len(records) == len(units) and not summary["n_failed"]}
+            if args.predictions:
+                summary |= {"predictions": str(args.predictions), "n_left_out": len(left_out),
+                            "left_out": [k.replace("\t", " / ") for k in left_out[:50]]}
             run.write_summary(summary)
             write_locomo_report(run.path, summary)
         return summary
 
-    async def _unit(self, bench: MemoryBench, conv: LoCoMoConversation, name: str, categories: list[int],
-                    max_questions: int | None, fmt: str) -> dict[str, Any]:
+    async def _unit(self, bench: MemoryBench, conv: LoCoMoConversation, name: str, picks: list[Pick],
+                    fmt: str, preds: dict[str, Answer]) -> dict[str, Any]:
         log = CallLog()
-        system = bench.make_system(name, log)
-        has_recall = MEMORY_SYSTEMS.get(name).supports_recall
-        try:
+        async with AsyncExitStack() as stack:
+            system = None if name == PREDICTIONS else await stack.enter_async_context(bench.system(name, log))
+            has_recall = system is not None and type(system).supports_recall
             t0 = time.perf_counter()
-            await system.ingest_all(conv.sessions)
+            if system is not None:
+                await system.ingest_all(conv.sessions)
             ingest_s = time.perf_counter() - t0
             now = max(s.date for s in conv.sessions) + timedelta(days=1)
             limit = asyncio.Semaphore(JUDGE_CONCURRENCY)
             judging: list[asyncio.Task] = []
             rows: list[dict[str, Any]] = []
-            for index, qa in select_qa(conv, categories, max_questions):
+            for index, qa in picks:
                 row = {"qa_index": index, "category": qa.category, "category_name": category_name(qa.category),
                        "question": qa.question, "gold": gold_of(qa), "evidence": qa.evidence}
                 rows.append(row)
                 try:
-                    await self._answer(system, conv, qa, row, now, fmt, has_recall)
+                    if system is None:
+                        self._score(row, qa, preds[f"{conv.id}\t{qa.question}"].text, None)
+                    else:
+                        await self._answer(system, conv, qa, row, now, fmt, has_recall)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # this QA fails; the others go on
@@ -208,15 +245,13 @@ class LoCoMo(Benchmark):
             record: dict[str, Any] = {
                 "conversation": conv.id, "method": name, "now": now.isoformat(), "n_sessions": len(conv.sessions),
                 "qa": rows, "latency": {"ingest_s": ingest_s}, "usage": log.totals().model_dump(),
-                "stats": system.stats().model_dump(),
+                "stats": system.stats().model_dump() if system is not None else None,
             }
             if failed:
                 record |= {"status": "failed",
                            "error": f"{len(failed)} of {len(rows)} QA failed; first: qa {failed[0]['qa_index']}: "
                                     f"{failed[0].get('error')}"}
             return record
-        finally:
-            system.close()
 
     @staticmethod
     async def _answer(system: Any, conv: LoCoMoConversation, qa: LoCoMoQA, row: dict[str, Any], now: Any,
@@ -231,15 +266,19 @@ class LoCoMo(Benchmark):
         if fmt == "official" and qa.category == ADVERSARIAL:
             prediction = resolve_choice(resp.answer, _cat5_options(conv.id, qa))
         retrieved = list(dict.fromkeys(t for i in resp.recalled for t in i.turn_ids)) if has_recall else None
-        gold = row["gold"]
+        LoCoMo._score(row, qa, prediction, retrieved)
         row |= {
-            "asked": asked, "prediction": prediction, "raw_answer": resp.answer,
+            "asked": asked, "raw_answer": resp.answer,
             "context_tokens": resp.context_tokens, "tokens_approx": resp.tokens_approx,
-            "retrieved": retrieved,
-            "f1": locomo_f1(qa.category, prediction, gold), "bleu1": locomo_bleu1(qa.category, prediction, gold),
-            "evidence_recall": evidence_recall(qa.evidence, retrieved),
             "latency": {"recall_s": recall_s, "answer_s": total_s - recall_s} if has_recall else {"answer_s": total_s},
         }
+
+    @staticmethod
+    def _score(row: dict[str, Any], qa: LoCoMoQA, prediction: str, retrieved: list[str] | None) -> None:
+        gold = row["gold"]
+        row |= {"prediction": prediction, "retrieved": retrieved, "latency": {},
+                "f1": locomo_f1(qa.category, prediction, gold), "bleu1": locomo_bleu1(qa.category, prediction, gold),
+                "evidence_recall": evidence_recall(qa.evidence, retrieved)}
 
     @staticmethod
     async def _judge(bench: MemoryBench, qa: LoCoMoQA, row: dict[str, Any], limit: asyncio.Semaphore) -> None:
@@ -262,130 +301,3 @@ class LoCoMo(Benchmark):
             row["latency"]["judge_s"] = time.perf_counter() - t0
         row |= {"judge": verdict, "correct": verdict["correct"], "status": "ok"}
 
-
-# --- summary ---------------------------------------------------------------------------------
-
-def _judge_value(which: str):
-    def get(r: dict[str, Any]) -> float | None:
-        c = ((r.get("judge") or {}).get(which) or {}).get("correct")
-        return None if c is None else float(bool(c))
-    return get
-
-
-_GETTERS = {"f1": lambda r: r.get("f1"), "bleu1": lambda r: r.get("bleu1"),
-            "judge_single": _judge_value("single"), "judge_debate": _judge_value("debate"),
-            "evidence_recall": lambda r: r.get("evidence_recall")}
-
-
-def metric_block(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean of each metric over the QA that have it, with how many had it."""
-    out: dict[str, Any] = {"n": len(rows)}
-    for m, get in _GETTERS.items():
-        xs = [v for v in (get(r) for r in rows) if v is not None]
-        out[m] = mean(xs) if xs else None
-        out[f"n_{m}"] = len(xs)
-    return out
-
-
-def _lat(xs: list[float]) -> dict[str, float | None]:
-    return {"p50": percentile(xs, 50), "p95": percentile(xs, 95)}
-
-
-def summarize_locomo(records: list[dict[str, Any]], *, systems: list[str], categories: list[int],
-                     offline: bool) -> dict[str, Any]:
-    by_system: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
-        by_system[r.get("method") or str(r.get("key", "::?")).split("::")[-1]].append(r)
-    per: dict[str, Any] = {}
-    for s in systems:
-        units = by_system.get(s, [])
-        all_qa = [dict(q, conversation=u.get("conversation")) for u in units for q in (u.get("qa") or [])]
-        ok = [q for q in all_qa if q.get("status") == "ok"]
-        by_cat = {category_name(c): metric_block([q for q in ok if q["category"] == c]) | {"category": c}
-                  for c in categories}
-        latency = {}
-        ingest = [u["latency"]["ingest_s"] for u in units if "ingest_s" in (u.get("latency") or {})]
-        if ingest:
-            latency["ingest_s"] = _lat(ingest)
-        for stage in ("recall_s", "answer_s", "judge_s"):
-            xs = [q["latency"][stage] for q in ok if stage in (q.get("latency") or {})]
-            if xs:
-                latency[stage] = _lat(xs)
-        agree = [q["judge"]["agreement"] for q in ok if (q.get("judge") or {}).get("agreement") is not None]
-        per[s] = {
-            "n_units": len(units), "n_units_failed": sum(1 for u in units if u.get("status") != "ok"),
-            "n_qa": len(all_qa), "n_qa_ok": len(ok), "n_qa_failed": len(all_qa) - len(ok),
-            "failed": ([{"key": u.get("key"), "error": u.get("error")} for u in units if u.get("status") != "ok"]
-                       + [{"key": f"{q.get('conversation')}::{s}::qa{q.get('qa_index')}", "error": q.get("error")}
-                          for q in all_qa if q.get("status") != "ok"])[:20],
-            "categories": by_cat,
-            "overall": metric_block(ok),
-            "overall_no_adversarial": metric_block([q for q in ok if q["category"] != ADVERSARIAL]),
-            "latency": latency,
-            "mean_context_tokens": mean_or_none(q.get("context_tokens") for q in ok),
-            "answer_usage": usage_sum(u.get("usage") for u in units),
-            "judge_usage": usage_sum((q.get("judge") or {}).get("usage") for q in ok),
-            "judge_agreement": {"n": len(agree), "rate": sum(agree) / len(agree)} if agree else None,
-        }
-    return ({"systems": per, "categories": {category_name(c): c for c in categories}}
-            | run_counts(records, offline=offline))
-
-
-# --- report ----------------------------------------------------------------------------------
-
-def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
-    out = Path(out)
-    systems: dict[str, Any] = summary["systems"]
-    cats = list(summary["categories"])  # names in category-number order
-    lines = ["# LoCoMo — chateval report", ""]
-    if summary.get("note"):
-        lines += [f"> **Note:** {summary['note']}", ""]
-    lines += [f"Conversations: {summary.get('n_conversations', '?')}, selected QA per system: "
-              f"{summary.get('n_questions', '?')}, units (conversation × system): {summary['n_units']} "
-              f"({summary['n_failed']} failed). Questions are answered one day after each conversation's last "
-              f"session; question format: {summary.get('question_format', 'official')}.", "",
-              "Categories (numbering of the official `task_eval/evaluation.py`): "
-              + ", ".join(f"{n} = {c}" for c, n in summary["categories"].items())
-              + ". Scores are percentages; `all` is over every scored QA, `1–4` leaves out adversarial.", ""]
-    heads = cats + ["all", "1–4"]
-    for metric in METRICS:
-        if not any(e["overall"].get(metric) is not None for e in systems.values()):
-            continue
-        lines += [f"## {METRIC_TITLES[metric]}", "", "| system | " + " | ".join(heads) + " |",
-                  "|---|" + "---|" * len(heads)]
-        for s, e in systems.items():
-            cells = [_pct(e["categories"][c].get(metric)) for c in cats]
-            cells += [_pct(e["overall"].get(metric)), _pct(e["overall_no_adversarial"].get(metric))]
-            lines.append(f"| {s} | " + " | ".join(cells) + " |")
-        lines.append("")
-        if metric == "f1":
-            plots.grouped_bars(out / "f1_by_category.png", heads,
-                               {s: [e["categories"][c].get("f1") for c in cats]
-                                + [e["overall"].get("f1"), e["overall_no_adversarial"].get("f1")]
-                                for s, e in systems.items()},
-                               title="LoCoMo: token F1 per category", ylabel="F1")
-            lines += ["![F1 per category](f1_by_category.png)", ""]
-        if metric == "evidence_recall":
-            lines += ["Evidence recall is only defined for systems that retrieve (– otherwise) and QA that list "
-                      "evidence.", ""]
-    agree = {s: e["judge_agreement"] for s, e in systems.items() if e.get("judge_agreement")}
-    if agree:
-        lines += ["Single-vs-debate judge agreement: " + ", ".join(
-            f"{s} {_pct(a['rate'])}% of {a['n']}" for s, a in agree.items()), ""]
-
-    lines += ["## QA per category", "", "| system | " + " | ".join(cats) + " | total | failed |",
-              "|---|" + "---|" * (len(cats) + 2)]
-    for s, e in systems.items():
-        lines.append(f"| {s} | " + " | ".join(str(e["categories"][c]["n"]) for c in cats)
-                     + f" | {e['n_qa_ok']} | {e['n_qa_failed']} |")
-    lines += ["", "## Latency, context and cost", "",
-              "| system | ingest p50/p95 s (per conversation) | recall p50/p95 s | answer p50/p95 s | judge p50/p95 s "
-              "| context tokens (~) | answer cost | judge cost |",
-              "|---|---|---|---|---|---|---|---|"]
-    for s, e in systems.items():
-        lat = e["latency"]
-        cells = [f"{_num(lat[k]['p50'], '{:.3f}')} / {_num(lat[k]['p95'], '{:.3f}')}" if k in lat else "–"
-                 for k in ("ingest_s", "recall_s", "answer_s", "judge_s")]
-        lines.append(f"| {s} | " + " | ".join(cells) + f" | {_num(e['mean_context_tokens'], '{:.0f}')} | "
-                     f"{_cost(e['answer_usage'])} | {_cost(e['judge_usage'])} |")
-    return finish_report(out, lines, [f for e in systems.values() for f in e["failed"]])

@@ -106,3 +106,9 @@ def evidence_recall(evidence: list[str], retrieved: list[str] | None) -> float |
         return None
     got = set(retrieved)
     return sum(1 for e in gold if e in got) / len(gold)
+
+
+def category_name(category: int) -> str:
+    from ..datasets.locomo import CATEGORIES
+
+    return CATEGORIES.get(category, str(category))

@@ -9,19 +9,23 @@ exposes recall are scored on recall_any/recall_all/ndcg_any at k = 1, 3, 5, 10.
 
 from __future__ import annotations
 
-import argparse
 import time
 from typing import Any
 
 from ..datasets import LMEQuestion, load_longmemeval
-from ..memory import MEMORY_SYSTEMS
+from ..datasets.answers import Answer, load_hypotheses, match_answers
+from ..errors import ConfigError
 from ..models import CallLog
+from ..options import opt
 from ..progress import RunProgress
-from .base import Benchmark, add_run_options, benchmark, open_run, run_units
+from ..runs import file_sha256
+from .base import Benchmark, benchmark, open_run, run_units
+from .config import MemoryBenchConfig
 from .rankers import rank_bm25, rank_dense, rrf
 from .report import write_memory_report
 from .retrieval_metrics import metrics_at
-from .setup import MemoryBench, add_memory_bench_options
+from .selection import select
+from .setup import MemoryBench
 from .summaries import summarize_memory_run
 
 BASELINE_RANKERS = ("bm25", "dense", "hybrid")
@@ -38,7 +42,8 @@ def gold_evidence(q: LMEQuestion) -> tuple[set[str], set[str]]:
     return sessions, turns
 
 
-def retrieval_record(q: LMEQuestion, ranked_sessions: list[str], ranked_turns: list[str]) -> dict[str, Any]:
+def retrieval_record(q: LMEQuestion, ranked_sessions: list[str], ranked_turns: list[str], *,
+                     sessions_only: bool = False) -> dict[str, Any]:
     gold_s, gold_t = gold_evidence(q)
     if q.is_abstention or not gold_t:
         # Excluded (and counted) as in the official scorer: nothing to retrieve.
@@ -48,52 +53,63 @@ def retrieval_record(q: LMEQuestion, ranked_sessions: list[str], ranked_turns: l
     return {
         "evaluable": True,
         "session": metrics_at(ranked_sessions, gold_s),
-        "turn": metrics_at(turns, gold_t),
+        "turn": None if sessions_only else metrics_at(turns, gold_t),
         "ranked_sessions": ranked_sessions[:RECALL_K],
         "ranked_turns": turns[:RECALL_K],
     }
 
 
+class LongMemEvalConfig(MemoryBenchConfig):
+    data: str = opt(..., "an official LongMemEval file (S, M or oracle), unchanged")
+    retrieval_only: bool = opt(False, "no LLM answers or judges: score retrieval of BM25, dense, hybrid and the systems")
+    rankers: list[str] = opt(list(BASELINE_RANKERS), "retrieval-only baselines to include ('' for none)")
+    hypotheses: str | None = opt(None, "judge answers you already have: a JSONL file of {question_id, hypothesis} "
+                                       "(LongMemEval's format; optional retrieved_session_ids); no system runs")
+    allow_missing: bool = opt(False, "with --hypotheses: judge the questions that have one and report how many "
+                                     "were left out (default: a missing hypothesis is an error)")
+
+
+HYPOTHESES = "hypotheses"  # the method name of a --hypotheses run
+
+
 @benchmark("longmemeval")
 class LongMemEval(Benchmark):
     description = "LongMemEval (S, M or oracle file): QA accuracy per question type, retrieval recall/NDCG"
+    config_model = LongMemEvalConfig
 
-    @classmethod
-    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--data", required=True, help="an official LongMemEval file (S, M or oracle), unchanged")
-        p.add_argument("--retrieval-only", action="store_true",
-                       help="no LLM answers or judges: score retrieval of BM25, dense, hybrid and the systems")
-        p.add_argument("--rankers", default=",".join(BASELINE_RANKERS),
-                       help="retrieval-only baselines to include (default bm25,dense,hybrid; '' for none)")
-        add_memory_bench_options(p, systems_required=False)
-        add_run_options(p)
-
-    async def run(self, args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
-        questions = load_longmemeval(args.data, limit=args.limit)
-        if not args.retrieval_only and not args.systems:
-            from ..errors import ConfigError
-
-            raise ConfigError("--systems is required (or use --retrieval-only for the baseline rankers)")
+    async def run(self, args: LongMemEvalConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if args.hypotheses and (args.systems or args.retrieval_only):
+            raise ConfigError("--hypotheses judges a file of answers: leave out --systems and --retrieval-only")
+        if not args.retrieval_only and not args.systems and not args.hypotheses:
+            raise ConfigError("--systems is required (or --hypotheses FILE, or --retrieval-only for the baseline rankers)")
+        rankers = [r for r in (args.rankers if args.retrieval_only else []) if r]
+        for r in rankers:
+            if r not in BASELINE_RANKERS:
+                raise ConfigError(f"--rankers: unknown ranker '{r}' (known: {', '.join(BASELINE_RANKERS)})")
+        all_questions = load_longmemeval(args.data)
+        questions = select(all_questions, args, key=lambda q: q.question_id,
+                           kind=lambda q: q.question_type)
+        hyps: dict[str, Answer] = {}
+        left_out: list[str] = []
+        if args.hypotheses:
+            hyps, left_out = match_answers(load_hypotheses(args.hypotheses), [q.question_id for q in all_questions],
+                                           [q.question_id for q in questions], args.hypotheses,
+                                           allow_missing=args.allow_missing, what="question_id")
+            questions = [q for q in questions if q.question_id in hyps]
         bench = MemoryBench(args, need_judges=not args.retrieval_only)
         if progress:
             progress.totals = bench.answer_layer.totals
-        rankers = [r for r in (args.rankers.split(",") if args.retrieval_only else []) if r]
-        for r in rankers:
-            if r not in BASELINE_RANKERS:
-                from ..errors import ConfigError
-
-                raise ConfigError(f"--rankers: unknown ranker '{r}' (known: {', '.join(BASELINE_RANKERS)})")
         if args.retrieval_only:
-            no_recall = [n for n in bench.systems if not MEMORY_SYSTEMS.get(n).supports_recall]
+            no_recall = [s.name for s in bench.specs if not s.cls.supports_recall]
             if no_recall:
-                from ..errors import ConfigError
-
                 raise ConfigError(f"--retrieval-only: {', '.join(no_recall)} expose(s) no recall to score; "
                                   "leave them out of --systems")
-        methods = rankers + bench.systems
-        config = bench.config({"benchmark": "longmemeval", "data": str(args.data),
-                               "retrieval_only": args.retrieval_only, "methods": methods,
-                               "uses_judge": not args.retrieval_only})
+        methods = rankers + bench.systems + ([HYPOTHESES] if args.hypotheses else [])
+        extra = {"benchmark": "longmemeval", "data": str(args.data), "retrieval_only": args.retrieval_only,
+                 "methods": methods, "uses_judge": not args.retrieval_only}
+        if args.hypotheses:
+            extra |= {"hypotheses": str(args.hypotheses), "hypotheses_sha256": file_sha256(args.hypotheses)}
+        config = bench.config(extra)
         # Method-major order: a question's texts embedded by one method are cached before the
         # next method (e.g. hybrid after dense) needs them, instead of being computed twice at once.
         units = [(f"{q.question_id}::{m}", (q, m)) for m in methods for q in questions]
@@ -102,17 +118,34 @@ class LongMemEval(Benchmark):
             q, method = item
             if method in rankers:
                 return await self._rank(bench, q, method)
+            if method == HYPOTHESES:
+                return await self._hypothesis(bench, q, hyps[q.question_id])
             return await self._system(bench, q, method, answer=not args.retrieval_only)
 
         with open_run(args, config) as run:
-            records = await run_units(units, unit, run, workers=args.workers, progress=progress)
+            records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
             summary = summarize_memory_run(records, methods=methods, retrieval_only=args.retrieval_only,
                                            offline=config["offline"])
             summary |= {"benchmark": "longmemeval", "data": str(args.data), "n_questions": len(questions),
                         "config_hash": config["config_hash"], "complete": len(records) == len(units)}
+            if args.hypotheses:
+                summary |= {"hypotheses": str(args.hypotheses), "n_left_out": len(left_out),
+                            "left_out_ids": left_out[:50]}
             run.write_summary(summary)
             write_memory_report(run.path, summary, records, title="LongMemEval")
         return summary
+
+    async def _hypothesis(self, bench: MemoryBench, q: LMEQuestion, hyp: Answer) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        verdict = await bench.judge(question=q.question, gold=q.answer, response=hyp.text,
+                                    question_type=q.question_type, abstention=q.is_abstention)
+        record = self._base(q, HYPOTHESES) | {"answer": hyp.text, "judge": verdict, "correct": verdict["correct"],
+                                              "latency": {"judge_s": time.perf_counter() - t0},
+                                              "usage": verdict["usage"]}
+        if hyp.retrieved_session_ids is not None:
+            record["retrieval"] = retrieval_record(q, list(dict.fromkeys(hyp.retrieved_session_ids)), [],
+                                                   sessions_only=True)
+        return record
 
     async def _rank(self, bench: MemoryBench, q: LMEQuestion, method: str) -> dict[str, Any]:
         t0 = time.perf_counter()
@@ -136,8 +169,7 @@ class LongMemEval(Benchmark):
 
     async def _system(self, bench: MemoryBench, q: LMEQuestion, name: str, *, answer: bool) -> dict[str, Any]:
         log = CallLog()
-        system = bench.make_system(name, log)
-        try:
+        async with bench.system(name, log) as system:
             t0 = time.perf_counter()
             await system.ingest_all(q.sessions)
             ingest_s = time.perf_counter() - t0
@@ -161,13 +193,11 @@ class LongMemEval(Benchmark):
                 record |= {"answer": resp.answer, "context": resp.context, "context_tokens": resp.context_tokens,
                            "tokens_approx": resp.tokens_approx, "judge": verdict, "correct": verdict["correct"]}
             record |= {"latency": latency, "usage": log.totals().model_dump(), "stats": system.stats().model_dump()}
-            if MEMORY_SYSTEMS.get(name).supports_recall:
+            if bench.spec(name).cls.supports_recall:
                 ranked_turns = [t for i in items for t in i.turn_ids]
                 ranked_sessions = list(dict.fromkeys(i.session_id for i in items))
                 record["retrieval"] = retrieval_record(q, ranked_sessions, ranked_turns)
             return record
-        finally:
-            system.close()
 
     @staticmethod
     def _base(q: LMEQuestion, method: str) -> dict[str, Any]:

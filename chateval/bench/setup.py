@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-from typing import Any
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, AsyncIterator
 
 from ..config import EvalConfig, find_preset, load_preset
 from ..debate.samples import Sample
@@ -15,49 +15,45 @@ from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec,
 from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory import systems as _systems  # noqa: F401  (registers the built-in systems)
 from ..memory.embeddings import Embedder, make_embedder
+from ..plugins import import_object
+from .config import MemoryBenchConfig
 from .lme_judge import SINGLE_JUDGE, JudgeInputs, guidelines_for
 
-
-def add_memory_bench_options(p: argparse.ArgumentParser, *, systems_required: bool = True) -> None:
-    g = p.add_argument_group("systems and models")
-    g.add_argument("--systems", required=systems_required, type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
-                   help="comma-separated memory systems (see `chateval memory list`)")
-    g.add_argument("--set", action="append", default=[], dest="settings", metavar="SYSTEM.KEY=VALUE",
-                   help="a system setting, e.g. retrieval.k=10 (value read as JSON when it parses)")
-    g.add_argument("--answer-model", "--model", dest="answer_model", default="offline",
-                   help="model the systems use, and the judges unless --judge-model (default offline)")
-    g.add_argument("--judge", choices=["single", "debate", "both"], default="single",
-                   help="single: LongMemEval-style yes/no judge; debate: the panel's correctness task; both")
-    g.add_argument("--judge-model", help="model for the judges (default: the answer model)")
-    g.add_argument("--judge-preset", default="chateval_default", help="debate judge preset (default chateval_default)")
-    g.add_argument("--base-url", help="endpoint for openai-compatible models (or CHATEVAL_BASE_URL)")
-    g.add_argument("--embedder", default="local/all-MiniLM-L6-v2",
-                   help="hash | local/all-MiniLM-L6-v2 (default) | openai/<model>")
-    g.add_argument("--qdrant-url", help="a Qdrant server for the systems' vector stores (default: embedded, in memory)")
-    g.add_argument("--max-connections", type=int, default=8)
-    g.add_argument("--max-retries", type=int, default=4)
-    g.add_argument("--timeout", type=float, default=120.0, dest="timeout_s")
-    g.add_argument("--retry-base-delay", type=float, default=1.0, dest="retry_base_delay_s",
-                   help="seconds before the first retry, doubled each retry, with jitter")
-    g.add_argument("--no-cache", action="store_true", help="bypass the completion cache")
-    g.add_argument("--cache-dir", help="completion cache folder")
+STRUCTURED = {"auto": None, "on": True, "off": False}
 
 
-def parse_settings(items: list[str], systems: list[str]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {s: {} for s in systems}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        system, dot, field = key.partition(".")
-        if not sep or not dot or not field:
-            raise ConfigError(f"--set '{item}': expected SYSTEM.KEY=VALUE, e.g. retrieval.k=10")
-        if system not in out:
-            raise ConfigError(f"--set '{item}': system '{system}' is not in --systems")
-        try:
-            value: Any = json.loads(raw)
-        except ValueError:
-            value = raw
-        out[system][field] = value
-    return out
+@dataclass
+class SystemSpec:
+    """A system under test: its name in records and --set, its class, and (when the user passed
+    an instance) that instance, which then serves every unit in turn after a reset()."""
+
+    name: str
+    cls: type[MemorySystem]
+    instance: MemorySystem | None = None
+
+
+def resolve_system(spec: Any) -> SystemSpec:
+    """A registered name, an import path ``package.module:Class``, a MemorySystem subclass, or
+    an instance of one."""
+    obj = spec
+    if isinstance(spec, str):
+        obj = import_object(spec) if ":" in spec else MEMORY_SYSTEMS.get(spec)
+    if isinstance(obj, MemorySystem):
+        cls = type(obj)
+        return SystemSpec(name=cls.name or cls.__name__, cls=cls, instance=obj)
+    if isinstance(obj, type) and issubclass(obj, MemorySystem):
+        return SystemSpec(name=obj.name or obj.__name__, cls=obj)
+    raise ConfigError(f"system {spec!r}: not a memory system (a chateval.memory.MemorySystem subclass or instance)")
+
+
+def check_settings(settings: dict[str, dict[str, Any]], systems: list[SystemSpec]) -> dict[str, dict[str, Any]]:
+    names = [s.name for s in systems]
+    for system, kv in settings.items():
+        if system not in names:
+            key, value = next(iter(kv.items()), ("KEY", "VALUE"))
+            raise ConfigError(f"--set '{system}.{key}={value}': system '{system}' is not in --systems "
+                              f"({', '.join(names) or 'none'})")
+    return {n: dict(settings.get(n, {})) for n in names}
 
 
 _SECRET_KEYS = ("password", "secret", "token", "api_key", "apikey")
@@ -72,30 +68,35 @@ def redact_settings(settings: dict[str, dict[str, Any]]) -> dict[str, dict[str, 
 class MemoryBench:
     """Built once per run from the parsed arguments."""
 
-    def __init__(self, args: argparse.Namespace, *, need_judges: bool = True) -> None:
+    def __init__(self, args: MemoryBenchConfig, *, need_judges: bool = True) -> None:
         self.args = args
-        self.systems: list[str] = list(args.systems or [])
-        for name in self.systems:
-            MEMORY_SYSTEMS.get(name)  # unknown names fail before any work
-        self.settings = parse_settings(args.settings, self.systems)
-        for name in self.systems:  # invalid settings fail before any work too
-            MEMORY_SYSTEMS.get(name).parse_settings(self.settings[name])
-        cache = None if args.no_cache else CompletionCache(args.cache_dir)
+        self.specs = [resolve_system(s) for s in args.systems]  # unknown names fail before any work
+        dup = [n for i, n in enumerate(s.name for s in self.specs) if n in [x.name for x in self.specs[:i]]]
+        if dup:
+            raise ConfigError(f"--systems: '{dup[0]}' is given twice")
+        self.systems: list[str] = [s.name for s in self.specs]
+        self.settings = check_settings(args.settings, self.specs)
+        for spec in self.specs:  # invalid settings fail before any work too
+            spec.cls.parse_settings(self.settings[spec.name])
+        # A user's instance cannot be copied: it serves one unit at a time (reset in between).
+        self.workers = 1 if any(s.instance is not None for s in self.specs) else args.workers
+        cache = None if not args.cache else CompletionCache(args.cache_dir)
         secrets = [os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")]
         retry = RetryPolicy(max_retries=args.max_retries, timeout_s=args.timeout_s,
                             base_delay_s=getattr(args, "retry_base_delay_s", 1.0))
         self.answer_layer = ModelLayer(ModelSpec.parse(args.answer_model, args.base_url), retry=retry,
                                        max_connections=args.max_connections, cache=cache, secrets=secrets,
-                                       params=GenParams())
+                                       params=GenParams(), structured=STRUCTURED[args.structured])
         judge_spec = args.judge_model or args.answer_model
         self.judge_layer = (self.answer_layer if judge_spec == args.answer_model
                             else self.answer_layer.derive(ModelSpec.parse(judge_spec, args.base_url)))
         self.judge_mode: str = getattr(args, "judge", "single")
-        self.embedder: Embedder = make_embedder(args.embedder, cache=not args.no_cache)
+        self.embedder: Embedder = make_embedder(args.embedder, cache=args.cache)
         self.evaluator: Evaluator | None = None
         if need_judges and self.judge_mode in ("debate", "both"):
             preset = load_preset(find_preset(args.judge_preset))
-            self.evaluator = Evaluator(EvalConfig.merged(preset, {"task": "correctness", "model": judge_spec}),
+            self.evaluator = Evaluator(EvalConfig.merged(preset, {"task": "correctness", "model": judge_spec,
+                                                                   "structured": args.structured}),
                                        layer=self.judge_layer)
         if args.qdrant_url and not args.qdrant_url.startswith(("http://", "https://")):
             raise ConfigError(f"--qdrant-url '{args.qdrant_url}': expected an http(s):// URL")
@@ -104,17 +105,42 @@ class MemoryBench:
 
             check_server(args.qdrant_url)  # every unit would fail otherwise: say so once, up front
 
-    def make_system(self, name: str, log: CallLog) -> MemorySystem:
-        cls = MEMORY_SYSTEMS.get(name)
-        return cls(self.answer_layer, settings=self.settings[name], embedder=self.embedder,
-                   qdrant=self.args.qdrant_url, log=log)
+    def resolved_settings(self) -> dict[str, dict[str, Any]]:
+        """Every system's settings with defaults filled in (what config.json records)."""
+        return {s.name: s.cls.parse_settings(self.settings[s.name]).model_dump(mode="json") for s in self.specs}
+
+    def spec(self, name: str) -> SystemSpec:
+        return next(s for s in self.specs if s.name == name)
+
+    def new_system(self, name: str, log: CallLog) -> MemorySystem:
+        """A fresh system for one unit (or group of cases); a user's instance is reset instead."""
+        spec = self.spec(name)
+        if spec.instance is not None:
+            spec.instance.reset()
+            return spec.instance
+        return spec.cls(self.answer_layer, settings=self.settings[name], embedder=self.embedder,
+                        qdrant=self.args.qdrant_url, log=log)
+
+    def release(self, name: str, system: MemorySystem) -> None:
+        if self.spec(name).instance is None:
+            system.close()  # the user closes their own instance
+
+    @asynccontextmanager
+    async def system(self, name: str, log: CallLog) -> AsyncIterator[MemorySystem]:
+        system = self.new_system(name, log)
+        try:
+            yield system
+        finally:
+            self.release(name, system)
 
     def config(self, extra: dict[str, Any]) -> dict[str, Any]:
         """config.json: everything that changes results is in ``judging`` (hashed for --resume)."""
         from ..config import config_hash
 
         judging = {
-            "systems": self.systems, "settings": redact_settings(self.settings), "answer_model": self.answer_layer.label,
+            "systems": self.systems, "settings": redact_settings(self.resolved_settings()),
+            "system_classes": {s.name: f"{s.cls.__module__}:{s.cls.__qualname__}" for s in self.specs},
+            "answer_model": self.answer_layer.label,
             "judge": self.judge_mode, "judge_model": self.judge_layer.label, "embedder": self.embedder.name,
             "judge_panel": self.evaluator.run_config()["judging"] if self.evaluator else None,
         } | extra

@@ -34,7 +34,7 @@ class SystemSlot:
             if self.system is None:
                 t0 = time.perf_counter()
                 try:
-                    self.system = self.bench.make_system(self.name, self.log)
+                    self.system = self.bench.new_system(self.name, self.log)
                     await self.system.ingest_all(self.sessions)
                 except Exception as exc:
                     self.failed = f"ingest failed: {_error_text(exc)}"
@@ -52,5 +52,5 @@ class SystemSlot:
 
     def close(self) -> None:
         if self.system is not None:
-            self.system.close()
+            self.bench.release(self.name, self.system)
             self.system = None

@@ -42,8 +42,8 @@ def retrieval_table(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     excluded = Counter(x.get("reason") for x in recs if not x.get("evaluable"))
     out: dict[str, Any] = {"n_evaluable": len(ok), "excluded": dict(excluded)}
     for level in ("session", "turn"):
-        keys = ok[0][level].keys() if ok else []
-        out[level] = {k: mean(x[level][k] for x in ok) for k in keys}
+        xs = [x[level] for x in ok if x.get(level) is not None]  # a hypotheses file has no turn ranking
+        out[level] = {k: mean(x[k] for x in xs) for k in (xs[0].keys() if xs else [])}
     return out
 
 

@@ -26,26 +26,27 @@ compared in different runs meet the same questions and no generation call is rep
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..config import EvalConfig, find_preset, load_preset
 from ..datasets.common import DatasetError
 from ..debate.samples import Sample
 from ..errors import ConfigError
 from ..evaluator import Evaluator
-from ..memory import MEMORY_SYSTEMS
 from ..models import CallLog, ModelLayer, ModelSpec
 from ..progress import RunProgress
 from ..runs import write_json
 from . import plots
-from .base import Benchmark, add_run_options, benchmark, open_run, run_units
+from ..options import opt
+from .base import Benchmark, benchmark, open_run, run_units
+from .config import MemoryBenchConfig
 from .report import _cost, _num, _pct, finish_report
-from .setup import MemoryBench, add_memory_bench_options
+from .selection import select
+from .setup import MemoryBench, resolve_system
 from .slot import SystemSlot
 from .stats import mean_or_none, wilson
 from .summaries import latency_table, run_counts, usage_sum
@@ -136,45 +137,34 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
 
 
 # --- the benchmark ------------------------------------------------------------------------------
+class TeaFarmConfig(MemoryBenchConfig):
+    data: str = opt(..., "a LoCoMo file (locomo10.json format) or a Multi-Session Chat file (THEANINE / msc-raw "
+                         "columns: first_session_dialogue, ...); the format is detected")
+    questions: str | None = opt(None, f"a {TEABAG_FILE} of an earlier run: reuse its summaries, questions and "
+                                      "simulated sessions (conversations missing from it are generated)")
+    per_speaker: int = opt(2, "counterfactual questions per speaker (as the one asking) and conversation", ge=1)
+    generator_model: str | None = opt(None, "model that summarises, writes questions and simulates sessions; "
+                                            "unset: the answer model")
+    # TeaFarm is always judged by the debate panel: the single/debate choice does not apply.
+    judge: Literal["single", "debate", "both"] | None = opt(None, hidden=True)  # type: ignore[assignment]
+
+
 @benchmark("teafarm")
 class TeaFarm(Benchmark):
     description = ("TeaFarm (THEANINE): counterfactual questions about the past in a simulated new session; "
                    "success rate = not fooled, judged by the debate panel")
 
-    @classmethod
-    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        p.add_argument("--data", required=True,
-                       help="a LoCoMo file (locomo10.json format) or a Multi-Session Chat file (THEANINE / msc-raw "
-                            "columns: first_session_dialogue, ...); the format is detected")
-        p.add_argument("--questions", help=f"a {TEABAG_FILE} of an earlier run: reuse its summaries, questions and "
-                                           "simulated sessions (conversations missing from it are generated)")
-        p.add_argument("--per-speaker", type=int, default=2,
-                       help="counterfactual questions per speaker (as the one asking) and conversation")
-        p.add_argument("--generator-model", help="model that summarises, writes questions and simulates sessions; "
-                                                 "unset: the answer model")
-        add_memory_bench_options(p)
-        for action in p._actions:
-            if "--judge" in action.option_strings:
-                action.help = argparse.SUPPRESS  # TeaFarm is always judged by the debate panel
-        p.set_defaults(judge=None)
-        add_run_options(p)
-        for action in p._actions:
-            if "--limit" in action.option_strings:
-                action.help = "only the first N conversations"
+    config_model = TeaFarmConfig
 
-    async def run(self, args: argparse.Namespace, progress: RunProgress | None) -> dict[str, Any]:
-        if getattr(args, "judge", None) is not None:
+    async def run(self, args: TeaFarmConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if args.judge is not None:
             raise ConfigError("--judge does not apply to teafarm: the debate panel always judges "
                               "(choose it with --judge-preset and --judge-model)")
-        if args.per_speaker < 1:
-            raise ConfigError(f"--per-speaker {args.per_speaker}: must be at least 1")
-        systems = list(args.systems or [])
-        for name in systems:
-            MEMORY_SYSTEMS.get(name)
+        for spec in args.systems:
+            resolve_system(spec)  # unknown names fail before the data is read
         preset = load_preset(find_preset(args.judge_preset))
         data_format, convs = load_conversations(args.data)
-        if args.limit:
-            convs = convs[:args.limit]
+        convs = select(convs, args, key=lambda c: c.id, what="conversation")
         if len({c.id for c in convs}) != len(convs):
             raise DatasetError(f"{args.data}: duplicate conversation ids")
         # Read the reused questions before the run directory is (maybe) cleared by --overwrite.
@@ -183,13 +173,15 @@ class TeaFarm(Benchmark):
         if reused is None and args.resume and bag_path.exists():
             reused = TeaBag.load(bag_path)
         bench = MemoryBench(args, need_judges=False)
+        systems = bench.systems
         if progress:
             progress.totals = bench.answer_layer.totals
         gen_spec = args.generator_model or args.answer_model
         gen_layer = (bench.answer_layer if gen_spec == args.answer_model
                      else bench.answer_layer.derive(ModelSpec.parse(gen_spec, args.base_url)))
         judge_spec = args.judge_model or args.answer_model
-        evaluator = Evaluator(EvalConfig.merged(preset, {"task": "correctness", "model": judge_spec}),
+        evaluator = Evaluator(EvalConfig.merged(preset, {"task": "correctness", "model": judge_spec,
+                                                         "structured": args.structured}),
                               layer=bench.judge_layer)
         config = bench.config({"benchmark": "teafarm", "data": str(args.data), "data_format": data_format,
                                "per_speaker": args.per_speaker, "generator_model": gen_layer.label,
@@ -224,7 +216,7 @@ class TeaFarm(Benchmark):
                         slot.close()
 
             try:
-                records = await run_units(units, unit, run, workers=args.workers, progress=progress)
+                records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
             finally:
                 for s in slots.values():
                     s.close()
@@ -243,7 +235,7 @@ class TeaFarm(Benchmark):
         return summary
 
     async def _teabag(self, convs: list[Conversation], reused: TeaBag | None, layer: ModelLayer,
-                      args: argparse.Namespace, data_format: str, log: CallLog) -> tuple[TeaBag, list[str]]:
+                      args: TeaFarmConfig, data_format: str, log: CallLog) -> tuple[TeaBag, list[str]]:
         """The TeaBag for these conversations: reused entries as they are, the others generated."""
         have = {c.id: c for c in (reused.conversations if reused else [])}
         todo = [c for c in convs if c.id not in have]

@@ -25,12 +25,11 @@ the judge rates reference-free, as ChatEval and G-Eval do on this data.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import importlib.metadata as md
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from ..config import config_hash
 from ..datasets.common import DatasetError
@@ -43,8 +42,9 @@ from ..progress import RunProgress
 from ..runs import RunDir, atomic_write, clear_run
 from .agreement import correlations
 from .base import benchmark
-from .judge_meta import (Item, JudgeMetaBenchmark, _clear_report, add_judge_meta_options, bars, earlier_wall_time,
-                         fmt, resolve_data)
+from ..options import opt
+from .config import JudgeMetaConfig
+from .judge_meta import Item, JudgeMetaBenchmark, _clear_report, bars, earlier_wall_time, fmt, resolve_data
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
 
 DEFINITIONS = {
@@ -106,6 +106,15 @@ def correlation_block(scores: Sequence[dict[str, float | None]], humans: Sequenc
             "n": max((per[a]["spearman"]["n"] for a in aspects), default=0)}
 
 
+class TopicalChatConfig(JudgeMetaConfig):
+    baselines: list[str] | None = opt(None, f"non-LLM baselines to compute (default all: {','.join(ALL_METRICS)}; "
+                                            "'' for none)")
+    baselines_only: bool = opt(False, "compute the baselines only, no judge")
+    gt_reference: Literal["exclude", "new-human"] = opt(
+        "exclude", "reference for the Original Ground Truth row itself: leave it out of the reference-based metrics, "
+                   "or use the New Human Generated response")
+
+
 @benchmark("topical-chat")
 class TopicalChat(JudgeMetaBenchmark):
     description = ("Topical-Chat (USR, 360 responses): turn-level Spearman/Kendall of judges and non-LLM "
@@ -114,31 +123,21 @@ class TopicalChat(JudgeMetaBenchmark):
     title = "Topical-Chat"
     plot_ylabel = "Spearman ρ"
 
-    @classmethod
-    def add_arguments(cls, p: argparse.ArgumentParser) -> None:
-        add_judge_meta_options(p, swap=False, data_help=f"the topical_chat folder, {UNIEVAL} or {USR} "
-                               "(default: ../shared/data/topical_chat next to the repository)")
-        g = p.add_argument_group("baselines")
-        g.add_argument("--baselines", default=None,
-                       help=f"non-LLM baselines to compute (default all: {','.join(ALL_METRICS)}; '' for none)")
-        g.add_argument("--baselines-only", action="store_true", help="compute the baselines only, no judge")
-        g.add_argument("--gt-reference", choices=["exclude", "new-human"], default="exclude",
-                       help="reference for the Original Ground Truth row itself: leave it out of the "
-                            "reference-based metrics, or use the New Human Generated response")
+    config_model = TopicalChatConfig
 
     # -- data --
-    def load(self, args: argparse.Namespace) -> list[Item]:
-        args.data_path = resolve_data(args.data, "topical_chat", (UNIEVAL, USR), "Topical-Chat")
+    def load(self, args: TopicalChatConfig) -> list[Item]:
+        self.data_path = resolve_data(args.data, "topical_chat", (UNIEVAL, USR), "Topical-Chat")
         self.aspects = [a.lower() for a in (args.aspects or ASPECTS)]
         bad = [a for a in self.aspects if a not in ASPECTS + OTHER_SCORES]
         if bad:
             raise ConfigError(f"--aspects: '{bad[0]}' has no human score in Topical-Chat "
                               f"(known: {', '.join(ASPECTS + OTHER_SCORES)})")
         args.aspects = self.aspects
-        self.rows = load_topical_chat(args.data_path)
+        self.rows = load_topical_chat(self.data_path)
         missing = [a for a in self.aspects if any(a not in r.human for r in self.rows)]
         if missing:
-            raise DatasetError(f"{args.data_path}: no human '{missing[0]}' score for some rows")
+            raise DatasetError(f"{self.data_path}: no human '{missing[0]}' score for some rows")
         assign_references(self.rows, args.gt_reference)
         self.baselines = self._baseline_names(args)
         if args.baselines_only and not self.baselines:
@@ -146,25 +145,28 @@ class TopicalChat(JudgeMetaBenchmark):
         return [Item(key=r.key, sample=build_sample(r, self.aspects), meta={"row": r}) for r in self.rows]
 
     @staticmethod
-    def _baseline_names(args: argparse.Namespace) -> list[str]:
+    def _baseline_names(args: TopicalChatConfig) -> list[str]:
         if args.baselines is None:
             return list(ALL_METRICS)
-        names = [b.strip() for b in args.baselines.split(",") if b.strip()]
+        names = [b.strip() for b in args.baselines if b.strip()]
         for b in names:
             if b not in ALL_METRICS:
                 raise ConfigError(f"--baselines: unknown baseline '{b}' (known: {', '.join(ALL_METRICS)})")
         return list(dict.fromkeys(names))
 
-    def judges(self, args: argparse.Namespace) -> bool:
+    def item_type(self, item: Item) -> str:
+        return item.meta["row"].system  # --per-type N: N contexts' responses of each system
+
+    def judges(self, args: TopicalChatConfig) -> bool:
         return not args.baselines_only
 
-    def base_defaults(self, args: argparse.Namespace) -> dict[str, Any]:
+    def base_defaults(self, args: TopicalChatConfig) -> dict[str, Any]:
         return {"task": "score", "aspects": self.aspects}
 
-    def data_config(self, args: argparse.Namespace) -> dict[str, Any]:
+    def data_config(self, args: TopicalChatConfig) -> dict[str, Any]:
         return {"aspects_shown": self.aspects}
 
-    def extra_dirs(self, args: argparse.Namespace) -> list[str]:
+    def extra_dirs(self, args: TopicalChatConfig) -> list[str]:
         return ["baselines"] if self.baselines else []
 
     # -- judge units --
@@ -194,7 +196,7 @@ class TopicalChat(JudgeMetaBenchmark):
         return out
 
     # -- baselines --
-    async def before_settings(self, args: argparse.Namespace, items: list[Item], out: Path,
+    async def before_settings(self, args: TopicalChatConfig, items: list[Item], out: Path,
                               progress: RunProgress | None) -> dict[str, Any]:
         if not self.baselines:
             return {}
@@ -213,7 +215,7 @@ class TopicalChat(JudgeMetaBenchmark):
         judging = {"benchmark": "topical-chat-baselines", "metrics": self.baselines, "gt_reference": args.gt_reference,
                    "metric_versions": versions, "sample_format": 1}
         config = {"judging": judging, "config_hash": config_hash(judging), "benchmark": self.name,
-                  "setting": "baselines", "data": str(args.data_path),
+                  "setting": "baselines", "data": str(self.data_path),
                   "descriptions": {m: DESCRIPTIONS[m] for m in self.baselines}}
         note = None
         with RunDir(path, config, resume=args.resume, key="key") as run:

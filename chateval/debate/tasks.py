@@ -42,7 +42,7 @@ class TaskFormat:
         raise NotImplementedError
 
 
-TASKS: Registry[TaskFormat] = Registry("task")
+TASKS: Registry[TaskFormat] = Registry("task", entry_points="chateval.tasks")
 
 
 @TASKS.register("pairwise")

@@ -198,15 +198,16 @@ def format_items(items: list[MemoryItem], *, with_time: bool = True) -> str:
     return "\n".join(f"[{i.time:%Y-%m-%d}] {i.text}" if with_time else i.text for i in ordered)
 
 
-MEMORY_SYSTEMS: Registry[type[MemorySystem]] = Registry("memory system")
+MEMORY_SYSTEMS: Registry[type[MemorySystem]] = Registry("memory system", entry_points="chateval.memory_systems")
 M = TypeVar("M", bound=type[MemorySystem])
 
 
-def memory_system(name: str) -> Callable[[M], M]:
-    """Register a memory system class under ``name``."""
+def memory_system(name: str, *, replace: bool = False) -> Callable[[M], M]:
+    """Register a memory system class under ``name`` (``replace=True`` to take a built-in's name)."""
 
     def deco(cls: M) -> M:
+        MEMORY_SYSTEMS.register(name, replace=replace)(cls)  # raises on a clash before renaming cls
         cls.name = name
-        return MEMORY_SYSTEMS.register(name)(cls)  # type: ignore[return-value]
+        return cls
 
     return deco

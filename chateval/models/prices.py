@@ -6,6 +6,8 @@ Prices as published by OpenAI for their standard tier; extend or override with
 
 from __future__ import annotations
 
+import math
+
 PRICES: dict[str, tuple[float, float]] = {
     "offline": (0.0, 0.0),
     "gpt-4o": (2.50, 10.00),
@@ -32,3 +34,18 @@ def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float | 
     if price is None:
         return None
     return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
+
+
+def apply_price_specs(specs: list[str]) -> None:
+    """``MODEL=IN,OUT`` (USD per million input/output tokens) for models missing from the table."""
+    from ..errors import ConfigError
+
+    for spec in specs:
+        try:
+            model, _, nums = spec.partition("=")
+            inp, out = (float(x) for x in nums.split(","))
+        except ValueError:
+            raise ConfigError(f"--price '{spec}': expected MODEL=IN,OUT (USD per million tokens)") from None
+        if not model.strip() or min(inp, out) < 0 or not (math.isfinite(inp) and math.isfinite(out)):
+            raise ConfigError(f"--price '{spec}': expected MODEL=IN,OUT with prices >= 0")
+        register_price(model.strip(), inp, out)

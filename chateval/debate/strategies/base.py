@@ -39,10 +39,10 @@ class Strategy(ABC):
         return agents * turns
 
 
-STRATEGIES: Registry[type[Strategy]] = Registry("strategy")
+STRATEGIES: Registry[type[Strategy]] = Registry("strategy", entry_points="chateval.strategies")
 S = TypeVar("S", bound=type[Strategy])
 
 
-def strategy(name: str) -> Callable[[S], S]:
+def strategy(name: str, *, replace: bool = False) -> Callable[[S], S]:
     """Register a strategy class under ``name`` (usable as ``--strategy name``)."""
-    return STRATEGIES.register(name)  # type: ignore[return-value]
+    return STRATEGIES.register(name, replace=replace)  # type: ignore[return-value]

@@ -1,6 +1,5 @@
 """``chateval memory ...``: list the memory systems, or ask one a LongMemEval question.
 
-Kept apart from ``chateval/cli.py``, which only registers the parsers and dispatches here.
 """
 
 from __future__ import annotations
@@ -8,19 +7,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from typing import Any, Callable
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..errors import ConfigError
+from .evaluate import add_price_option
+from .options import add_model_options
 
 EMBEDDER_HELP = ("hash (default: instant, deterministic, lexical only), local/all-MiniLM-L6-v2 (needs the "
                  "[local] extra) or openai/<model> (OPENAI_API_KEY); embeddings are cached on disk")
 
 
-def add_memory_parser(sub: Any, add_model_options: Callable[[argparse.ArgumentParser], None]) -> None:
+def add_parser(sub: Any) -> None:
     mp = sub.add_parser("memory", help="memory systems: list them, ask one a LongMemEval question",
                         description="Memory systems for multi-session chat.")
     msub = mp.add_subparsers(dest="memory_command", metavar="SUBCOMMAND")
@@ -49,7 +50,15 @@ def add_memory_parser(sub: Any, add_model_options: Callable[[argparse.ArgumentPa
                           "else as text: --set k=10 --set truncate=none")
     ask.add_argument("--show-context", action="store_true", help="print the whole context given to the answering model")
     ask.add_argument("--plugin", action="append", dest="plugins", help="a .py file or module registering a system")
-    add_model_options(ask)
+    from ..config import EvalConfig
+
+    add_model_options(ask, EvalConfig, exclude=[f for f in EvalConfig.model_fields if f not in MODEL_FIELDS],
+                      title="model")
+    add_price_option(ask)
+
+
+MODEL_FIELDS = ("model", "base_url", "temperature", "max_tokens", "seed", "structured", "max_connections",
+                "max_retries", "timeout_s", "retry_base_delay_s", "cache", "cache_dir")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -71,9 +80,9 @@ def knobs(settings_cls: Any) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from ..evaluator import load_plugins
-    from . import MEMORY_SYSTEMS
-    from . import systems  # noqa: F401  (registers the built-in systems)
+    from ..memory import MEMORY_SYSTEMS
+    from ..memory import systems  # noqa: F401  (registers the built-in systems)
+    from ..plugins import load_plugins
 
     load_plugins(args.plugins or [])
     table = Table("system", "description", "paper", "knobs (--set name=value)", show_lines=True)
@@ -103,7 +112,7 @@ def parse_settings(pairs: list[str]) -> dict[str, Any]:
 
 def probe_qdrant(url: str) -> None:
     """Fail fast, in one line, when nothing answers at a Qdrant URL (before any ingest)."""
-    from .vector import VectorStoreError
+    from ..memory.vector import VectorStoreError
 
     if not url.startswith(("http://", "https://")):
         raise ConfigError(f"--qdrant-url '{url}': expected an http:// or https:// URL (e.g. http://localhost:6333)")
@@ -122,20 +131,18 @@ def probe_qdrant(url: str) -> None:
 
 
 def build_layer(args: argparse.Namespace) -> Any:
-    from ..cli import _apply_prices, settings_from_args
-    from ..config import EvalConfig
     from ..evaluator import layer_from_config
+    from .evaluate import config_from_args
 
-    _apply_prices(args.price)
-    return layer_from_config(EvalConfig.merged(settings_from_args(args)))
+    return layer_from_config(config_from_args(args))
 
 
 def cmd_ask(args: argparse.Namespace, console: Console) -> int:
     from ..datasets import load_longmemeval
-    from ..evaluator import load_plugins
-    from . import MEMORY_SYSTEMS
-    from . import systems  # noqa: F401  (registers the built-in systems)
-    from .embeddings import make_embedder
+    from ..memory import MEMORY_SYSTEMS
+    from ..memory import systems  # noqa: F401  (registers the built-in systems)
+    from ..memory.embeddings import make_embedder
+    from ..plugins import load_plugins
 
     # Everything that can be wrong with the options fails here, before any data or model work.
     load_plugins(args.plugins or [])

@@ -1,0 +1,68 @@
+"""The benchmarks' Python API: ``config_model``, ``run`` and ``arun``. The CLI calls the same
+functions, so a run started from Python writes exactly the run directory the CLI writes."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..errors import ConfigError
+from ..models import UsageTotals
+from ..plugins import load_plugins
+from ..progress import RunProgress
+from ..runs import write_json
+from .base import BENCHMARKS
+from .config import BenchConfig
+from .headline import headline
+
+
+def config_model(name: str) -> type[BenchConfig]:
+    """The pydantic settings model of a registered benchmark (fields, defaults, help)."""
+    return BENCHMARKS.get(name).config_model
+
+
+def make_config(name: str, config: BaseModel | dict[str, Any]) -> BenchConfig:
+    """Validate settings for benchmark ``name`` (a dict, or a model instance of its config)."""
+    model = config_model(name)
+    if isinstance(config, model):
+        return config
+    if isinstance(config, BaseModel):
+        config = config.model_dump(exclude_unset=True)
+    if not isinstance(config, dict):
+        raise ConfigError(f"config for '{name}': expected a dict or a {model.__name__}, got {type(config).__name__}")
+    return model.merged(config)
+
+
+async def arun(name: str, config: BaseModel | dict[str, Any], *, progress: bool | RunProgress = False) -> dict[str, Any]:
+    """Run benchmark ``name``: writes config.json, samples.jsonl, summary.json (with a ``headline``)
+    and report.md to ``config.out`` and returns the summary."""
+    if isinstance(config, dict):
+        load_plugins(config.get("plugins") or [])  # before any system name is looked up
+    cfg = make_config(name, config)
+    load_plugins(cfg.plugins)
+    bench = BENCHMARKS.get(name)()
+    if progress is True:
+        from rich.console import Console
+
+        progress = RunProgress(UsageTotals(), Console(stderr=True), label="units")
+    summary = await bench.run(cfg, progress or None)
+    summary["headline"] = headline(name, summary)
+    out = Path(cfg.out)
+    if (out / "summary.json").is_file():
+        write_json(out / "summary.json", summary)
+    return summary
+
+
+def run(name: str, config: BaseModel | dict[str, Any], *, progress: bool = False) -> dict[str, Any]:
+    """``arun`` for synchronous code. Inside a running event loop (a notebook) the run happens on
+    a worker thread with its own loop, so it works there too (``await arun(...)`` avoids the thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(arun(name, config, progress=progress))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chateval-bench") as pool:
+        return pool.submit(asyncio.run, arun(name, config, progress=progress)).result()

@@ -1,0 +1,150 @@
+"""Typed settings of the benchmarks: what every run shares (BenchConfig), what the memory
+benchmarks share (MemoryBenchConfig) and what the judge meta-benchmarks share (JudgeMetaConfig).
+Each benchmark subclasses one of them with its own fields; ``opt()`` gives every field its
+default, help and command-line spelling in one place."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+
+from ..config import EvalConfig
+from ..options import merge_layers, opt
+
+LIMIT_HELP = ("the number of questions to run (LongMemEval questions; LoCoMo QA items across conversations; "
+              "head-to-head cases; TeaFarm conversations; judge-benchmark items), after --question-ids and --per-type")
+
+
+class BenchConfig(BaseModel):
+    """Settings every benchmark run has."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    out: str = opt(..., "run directory (config.json, samples.jsonl, summary.json, report.md)")
+    resume: bool = opt(False, "continue a run: skip finished units, redo failed ones")
+    overwrite: bool = opt(False, "replace an earlier run in --out")
+    limit: int | None = opt(None, LIMIT_HELP, ge=1)
+    per_type: int | None = opt(None, "the first N questions of each question type / category (stable order)", ge=1)
+    question_ids: list[str] | None = opt(None, "only these questions: id1,id2,... or @FILE with one id per line")
+    workers: int = opt(4, "units run concurrently", ge=1)
+    plugins: list[str] = opt(list, "a .py file or module to import first (registers memory systems, strategies, "
+                                   "benchmarks); repeatable; CHATEVAL_PLUGINS adds more", flags=["--plugin"], repeat=True)
+
+    @field_validator("question_ids", mode="before")
+    @classmethod
+    def _ids(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = [x.strip() for x in v.split(",") if x.strip()]
+        if isinstance(v, list) and len(v) == 1 and isinstance(v[0], str) and v[0].startswith("@"):
+            path = Path(v[0][1:])
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise ValueError(f"cannot read {path} ({getattr(e, 'strerror', None) or e})") from None
+            v = [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+            if not v:
+                raise ValueError(f"{path}: no question ids")
+        if isinstance(v, list) and len(set(map(str, v))) != len(v):
+            dup = next(x for i, x in enumerate(v) if x in v[:i])
+            raise ValueError(f"question id '{dup}' is given twice")
+        return v
+
+    @classmethod
+    def merged(cls, *layers: dict[str, Any], source: str | None = None) -> Self:
+        """CLI over file over default: later layers win, ``None`` means 'not given'."""
+        return merge_layers(cls, *layers, source=source)
+
+
+def parse_set(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``SYSTEM.KEY=VALUE`` strings -> {system: {key: value}}; values are JSON when they parse."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        system, dot, field = key.partition(".")
+        if not sep or not dot or not field:
+            raise ValueError(f"--set '{item}': expected SYSTEM.KEY=VALUE, e.g. retrieval.k=10")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        out.setdefault(system.strip(), {})[field.strip()] = value
+    return out
+
+
+class MemoryBenchConfig(BenchConfig):
+    """Systems under test, the model they use, the judges, and the model layer's limits."""
+
+    systems: list[Any] = opt(list, "comma-separated memory systems: registered names (see `chateval memory list`) "
+                                   "or import paths package.module:Class (in Python also classes or instances)")
+    settings: dict[str, dict[str, Any]] = opt(dict, "a system setting, e.g. retrieval.k=10 (value read as JSON "
+                                                    "when it parses); repeatable", flags=["--set"],
+                                              metavar="SYSTEM.KEY=VALUE", repeat=True)
+    answer_model: str = opt("offline", "model the systems use, and the judges unless --judge-model",
+                            flags=["--answer-model", "--model"])
+    judge: Literal["single", "debate", "both"] = opt(
+        "single", "single: LongMemEval-style yes/no judge; debate: the panel's correctness task; both")
+    judge_model: str | None = opt(None, "model for the judges (default: the answer model)")
+    judge_preset: str = opt("chateval_default", "debate judge preset")
+    base_url: str | None = opt(None, "endpoint for openai-compatible models (or CHATEVAL_BASE_URL)")
+    embedder: str = opt("local/all-MiniLM-L6-v2", "hash | local/all-MiniLM-L6-v2 | openai/<model>")
+    qdrant_url: str | None = opt(None, "a Qdrant server for the systems' vector stores (default: embedded, in memory)")
+    structured: Literal["auto", "on", "off"] = opt(
+        "auto", "ask for JSON via the API's response format (auto: when the model supports it)")
+    max_connections: int = opt(8, "model calls in flight at once, shared by all calls", ge=1)
+    max_retries: int = opt(4, "retries on 429/5xx/timeouts/connection errors", ge=0)
+    timeout_s: float = opt(120.0, "seconds per model call attempt", flags=["--timeout"], gt=0)
+    retry_base_delay_s: float = opt(1.0, "seconds before the first retry, doubled each retry, with jitter",
+                                    flags=["--retry-base-delay"], ge=0)
+    cache: bool = opt(True, "use the on-disk completion cache")
+    cache_dir: str | None = opt(None, "completion cache folder")
+
+    @field_validator("systems", mode="before")
+    @classmethod
+    def _systems(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            return [x.strip() for x in v.split(",") if x.strip()]
+        if v is not None and not isinstance(v, (list, tuple)):
+            return [v]  # one class or instance
+        return v
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _settings(cls, v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return parse_set([str(x) for x in v])
+        return v
+
+
+# The panel's settings, each optional ("not given" lets a preset or the benchmark's default
+# win), with EvalConfig's help text: one source for both `evaluate` and the judge benchmarks.
+_PANEL_FIELDS: dict[str, Any] = {
+    name: (f.annotation | None, Field(None, description=f.description, json_schema_extra=f.json_schema_extra))
+    for name, f in EvalConfig.model_fields.items() if name not in ("task", "plugins")
+}
+_PanelBase = create_model("_PanelBase", __base__=BenchConfig, **_PANEL_FIELDS)  # type: ignore[call-overload]
+
+
+class JudgeMetaConfig(_PanelBase):  # type: ignore[misc, valid-type]
+    """FairEval / Topical-Chat: the panel (preset, strategy, personas, model), settings and sweeps."""
+
+    data: str | None = opt(None, "the data folder or file (default: ../shared/data/<benchmark> next to the "
+                                 "repository, or $CHATEVAL_DATA_DIR/<benchmark>)")
+    setting: list[Literal["single", "multi"]] | None = opt(
+        None, "single (one agent, one turn) or multi (the panel); repeatable. Default: both, or none with --sweep",
+        repeat=True)
+    sweep: list[str] = opt(list, "vary one dimension of the multi setting: agents=1,2,3 | turns=1,2,3 | "
+                                 "strategy=one_by_one,simultaneous,simultaneous_summarizer | personas=diverse,same "
+                                 "(repeatable; one table and one plot per sweep)", metavar="DIM=V1,V2,...",
+                           repeat=True)
+    preset: str | None = opt(None, "a strategies/ preset name or a YAML file; options given here override it")
+    price: list[str] = opt(list, "USD per million input/output tokens for a model missing from the price table",
+                           metavar="MODEL=IN,OUT", repeat=True)
+
+    def panel_settings(self) -> dict[str, Any]:
+        """The panel settings that were given (None = not given)."""
+        return {k: getattr(self, k) for k in _PANEL_FIELDS if getattr(self, k) is not None}
+
+

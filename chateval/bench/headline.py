@@ -1,0 +1,66 @@
+"""The numbers a run is read by, one row per system (or setting): n, the benchmark's main score,
+recall_all@5 where retrieval is scored, failed units and cost. Printed at the end of every
+``chateval bench`` run and kept under ``headline`` in summary.json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _cost(*usages: dict[str, Any] | None) -> float | None:
+    costs = [(u or {}).get("cost_usd") for u in usages if u]
+    return None if not costs or any(c is None for c in costs) else sum(costs)
+
+
+def _memory_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for m, e in (summary.get("methods") or {}).items():
+        qa = (e.get("qa") or {})
+        primary = qa.get("single") or qa.get("debate") or {}
+        ret = (e.get("retrieval") or {}).get("session") or {}
+        rows.append({"system": m, "n": e.get("n"), "metric": "accuracy",
+                     "value": (primary.get("overall") if primary else None),
+                     "recall_all@5": ret.get("recall_all@5"), "failed": e.get("n_failed"),
+                     "cost_usd": _cost(e.get("answer_usage"), e.get("judge_usage"))})
+    return rows
+
+
+def _per_system(summary: dict[str, Any], metric: str, pick: Any) -> list[dict[str, Any]]:
+    rows = []
+    for name, e in (summary.get("systems") or {}).items():
+        value, n, failed, cost = pick(e)
+        rows.append({"system": name, "n": n, "metric": metric, "value": value, "recall_all@5": None,
+                     "failed": failed, "cost_usd": cost})
+    return rows
+
+
+def _judge_meta_rows(summary: dict[str, Any], metric: str, pick: Any) -> list[dict[str, Any]]:
+    rows = []
+    for name, s in (summary.get("settings") or {}).items():
+        rows.append({"system": name, "n": s.get("n_units"), "metric": metric, "value": pick(s.get("metrics") or {}),
+                     "recall_all@5": None, "failed": s.get("n_failed"), "cost_usd": (s.get("usage") or {}).get("cost_usd")})
+    return rows
+
+
+def headline(name: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
+    if name == "longmemeval":
+        return _memory_rows(summary)
+    if name == "locomo":
+        return _per_system(summary, "F1", lambda e: (
+            (e.get("overall") or {}).get("f1"), e.get("n_qa"), e.get("n_qa_failed"),
+            _cost(e.get("answer_usage"), e.get("judge_usage"))))
+    if name == "teafarm":
+        return _per_system(summary, "success rate", lambda e: (
+            e.get("success_rate"), e.get("n_units"), e.get("n_failed"),
+            _cost(e.get("answer_usage"), e.get("judge_usage"))))
+    if name == "head2head":
+        sides = summary.get("systems") or {}
+        return [{"system": f"{sides.get('A')} vs {sides.get('B')}", "n": summary.get("n"), "metric": "A wins",
+                 "value": (summary.get("wins") or {}).get("rate"), "recall_all@5": None,
+                 "failed": summary.get("n_failed"), "cost_usd": ((summary.get("usage") or {}).get("total") or {}).get("cost_usd")}]
+    if name == "faireval":
+        return _judge_meta_rows(summary, "accuracy", lambda m: (m.get("accuracy") or {}).get("value"))
+    if name == "topical-chat":
+        return _judge_meta_rows(summary, "mean Spearman", lambda m: ((m.get("judge") or m).get("avg") or {}).get("spearman"))
+    return [{"system": name, "n": summary.get("n_units"), "metric": None, "value": None, "recall_all@5": None,
+             "failed": summary.get("n_failed"), "cost_usd": None}]

@@ -1,0 +1,74 @@
+"""The ``chateval`` command: a thin layer over the Python API. All argparse lives in this
+package (one module per command group); heavy modules are imported when a command runs."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Sequence
+
+from rich.console import Console
+
+from ..errors import ChatevalError
+from . import bench, evaluate, listing, memory
+
+EPILOG = evaluate.EXIT_CODES
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser. The benchmarks' subcommands are only built when ``argv`` asks for ``bench``
+    (or argv is None), so ``chateval --help`` does not import every benchmark."""
+    parser = argparse.ArgumentParser(prog="chateval", description=__doc__ or "", epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    evaluate.add_parser(sub)
+    listing.add_parsers(sub)
+    memory.add_parser(sub)
+    bench.add_parser(sub, with_benchmarks=argv is None or "bench" in argv)
+    return parser
+
+
+COMMANDS = {"evaluate": evaluate.run, "personas": listing.personas, "strategies": listing.strategies,
+            "memory": memory.run, "bench": bench.run}
+
+
+def _quiet_library_logs() -> None:
+    # autogen's runtime logs every error raised inside an agent with a full traceback (Python's
+    # last-resort handler prints it to stderr). The failure is already recorded on its sample as
+    # a one-line error, so on the command line those logs are noise: keep only critical ones.
+    logging.getLogger("autogen_core").setLevel(logging.CRITICAL)
+    # After Ctrl-C, asyncio.run() cancels the agents' runtime tasks and logs each one's error
+    # with a traceback; the interruption itself is reported in one line by main().
+    asyncio_log = logging.getLogger("asyncio")
+    if not any(isinstance(f, _ShutdownNoise) for f in asyncio_log.filters):
+        asyncio_log.addFilter(_ShutdownNoise())
+
+
+class _ShutdownNoise(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("unhandled exception during asyncio.run() shutdown")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _quiet_library_logs()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    console = Console(stderr=True)
+    try:
+        if argv[:1] == ["bench"]:
+            bench.preload_plugins(argv)  # plugins may register benchmarks: before the parser is built
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help()
+            return 2
+        return COMMANDS[args.command](args, console)
+    except ChatevalError as e:
+        console.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        return e.exit_code
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted:[/yellow] finished samples are saved; rerun with --resume to continue")
+        return 130
+
+
+__all__ = ["build_parser", "main"]

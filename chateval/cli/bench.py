@@ -1,0 +1,98 @@
+"""``chateval bench --list`` and ``chateval bench NAME ...``: one subcommand per registered
+benchmark, its options generated from the benchmark's settings model; ``--config FILE`` loads
+settings from YAML/JSON (flags override it). Runs through ``chateval.bench.arun``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any, Sequence
+
+from rich.console import Console
+
+from .options import add_model_options, given
+
+EXIT_CODES = ("exit codes: 0 every unit done; 1 some units failed; 2 bad input or settings; "
+              "130 interrupted (finished units are kept).")
+
+
+def preload_plugins(argv: Sequence[str]) -> None:
+    """Load --plugin files and CHATEVAL_PLUGINS before the benchmark parsers are built."""
+    from ..plugins import load_plugins
+
+    specs = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--plugin"]
+    specs += [a.split("=", 1)[1] for a in argv if a.startswith("--plugin=")]
+    load_plugins(specs)
+
+
+def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
+    bp = sub.add_parser("bench", help="run a benchmark (see `chateval bench --list`)",
+                        description="Run a registered benchmark into a run directory (config.json, samples.jsonl, "
+                                    "summary.json, report.md with plots). --resume continues a run; --config FILE "
+                                    "loads settings (YAML or JSON, keys = option names) that flags override.",
+                        epilog=EXIT_CODES)
+    bp.add_argument("--list", action="store_true", help="list the registered benchmarks")
+    bsub = bp.add_subparsers(dest="benchmark", metavar="NAME")
+    if not with_benchmarks:
+        return
+    from ..bench import BENCHMARKS
+
+    for name in BENCHMARKS.names():
+        cls = BENCHMARKS.get(name)
+        p = bsub.add_parser(name, help=cls.description, description=cls.description, epilog=EXIT_CODES,
+                            allow_abbrev=False)
+        p.add_argument("--config", dest="config_file", metavar="FILE",
+                       help="settings file (YAML or JSON); options given on the command line override it")
+        add_model_options(p, cls.config_model)
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    from ..bench import BENCHMARKS, arun, config_model
+    from ..models import UsageTotals
+    from ..options import load_config_file
+    from ..progress import RunProgress
+
+    if args.list or not args.benchmark:
+        from rich.table import Table
+
+        table = Table("benchmark", "what it measures")
+        for name in BENCHMARKS.names():
+            table.add_row(name, BENCHMARKS.get(name).description)
+        Console().print(table)
+        return 0 if args.list else 2
+    model = config_model(args.benchmark)
+    from_file = load_config_file(model, args.config_file) if args.config_file else {}
+    cfg = model.merged(from_file, given(args, model), source=None)
+    # The benchmark points the progress bar at its model layer's totals once it has built it.
+    progress = RunProgress(UsageTotals(), console, label="units")
+    summary = asyncio.run(arun(args.benchmark, cfg, progress=progress))
+    if summary.get("note"):
+        console.print(f"[yellow]note:[/yellow] {summary['note']}")
+    headline_table(summary.get("headline") or [], console)
+    failed = summary.get("n_failed", 0)
+    console.print(f"{args.benchmark}: {summary.get('n_units', '?')} units, {failed} failed; "
+                  f"results in {cfg.out}/ (summary.json, report.md)")
+    return 1 if failed else 0
+
+
+def _fmt(v: Any, pct: bool = False) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{100 * v:.1f}%" if pct else f"{v:.3f}"
+    return str(v)
+
+
+def headline_table(rows: list[dict[str, Any]], console: Console) -> None:
+    if not rows:
+        return
+    from rich.table import Table
+
+    metric = next((r["metric"] for r in rows if r.get("metric")), "score")
+    table = Table("system", "n", metric, "recall_all@5", "failed", "cost")
+    for r in rows:
+        cost = r.get("cost_usd")
+        table.add_row(str(r["system"]), _fmt(r.get("n")), _fmt(r.get("value"), pct=metric != "mean Spearman"),
+                      _fmt(r.get("recall_all@5")), _fmt(r.get("failed")),
+                      "unknown" if cost is None else f"${cost:.4f}")
+    console.print(table)

@@ -1,0 +1,103 @@
+"""``chateval evaluate``: judge a JSONL file with a debate panel."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from rich.console import Console
+
+from ..config import EvalConfig
+from .options import add_model_options, given
+
+EXIT_CODES = """exit codes: 0 all samples judged; 1 some samples failed (see summary.json);
+2 bad input or settings (nothing was sent to a model); 130 interrupted (finished samples are kept)."""
+
+PANEL = ("task", "strategy", "agents", "turns", "personas", "aggregate", "swap", "keep_raw_history", "structured",
+         "aspects", "persona_dirs", "prompt_dirs", "plugins")
+
+
+def add_parser(sub: Any) -> None:
+    ev = sub.add_parser("evaluate", help="judge a JSONL file with a debate panel",
+                        description="Judge every record of INPUT with a panel of persona debaters and write "
+                                    "config.json, samples.jsonl and summary.json to --out.",
+                        epilog=EXIT_CODES + "\n\ninput records: pairwise {id, question, answer_1, answer_2}; score "
+                               "and correctness {id, question, answer}; optional reference, context, label, aspects.",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ev.add_argument("input", help="JSONL file, one record per line")
+    ev.add_argument("--out", required=True, help="run directory")
+    ev.add_argument("--resume", action="store_true", help="continue a run: skip finished samples, redo failed ones")
+    ev.add_argument("--overwrite", action="store_true", help="replace an earlier run in --out instead of refusing")
+    ev.add_argument("--limit", type=int, help="judge only the first N records")
+    ev.add_argument("--skip-invalid", action="store_true", help="skip and report bad input lines instead of stopping")
+    ev.add_argument("--preset", help="a strategies/ preset name or a YAML file; options given here override it")
+    add_model_options(ev, EvalConfig, exclude=[f for f in EvalConfig.model_fields if f not in PANEL], title="panel")
+    add_model_options(ev, EvalConfig, exclude=PANEL, title="model")
+    add_price_option(ev)
+
+
+def add_price_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
+                   help="USD per million input/output tokens for a model missing from the price table")
+
+
+def config_from_args(args: argparse.Namespace) -> EvalConfig:
+    from ..config import find_preset, load_preset
+    from ..models.prices import apply_price_specs
+
+    apply_price_specs(args.price)
+    preset = load_preset(find_preset(args.preset)) if getattr(args, "preset", None) else {}
+    return EvalConfig.merged(preset, given(args, EvalConfig))
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    from ..errors import ConfigError
+    from ..evaluator import Evaluator
+    from ..progress import RunProgress, summary_table
+    from ..runs import clear_run
+
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError(f"--limit {args.limit}: must be at least 1")
+    cfg = config_from_args(args)
+    if cfg.swap and cfg.task != "pairwise":  # the API ignores it for other tasks; a user asked for it
+        raise ConfigError(f"--swap applies only to the pairwise task (not {cfg.task})")
+    ev = Evaluator(cfg)
+    progress = RunProgress(ev.layer.totals, console)
+
+    def start(total: int, already: int) -> None:
+        # Only once the input is valid: a bad input must stay a one-line error.
+        if ev.is_offline:
+            console.print("[yellow]offline model:[/yellow] verdicts are deterministic heuristics, not LLM judgements.")
+        progress.start(total, already)
+
+    async def go() -> dict[str, Any]:
+        try:
+            return await ev.evaluate_file(
+                args.input, args.out, resume=args.resume, limit=args.limit, skip_invalid=args.skip_invalid,
+                on_start=start,
+                on_result=lambda r: progress.advance(r.status == "ok", r.id, r.error or _verdict_word(r)),
+            )
+        finally:
+            progress.stop()
+            await ev.aclose()
+
+    if args.overwrite and not args.resume:
+        clear_run(args.out)
+    summary = asyncio.run(go())
+    for bad in summary.get("invalid_lines", []):
+        console.print(f"[red]skipped[/red] {bad['error']}")
+    summary_table(summary, console)
+    console.print(f"results in {args.out}/ (config.json, samples.jsonl, summary.json)")
+    return 1 if summary["n_failed"] else 0
+
+
+def _verdict_word(r: Any) -> str:
+    v = r.verdict
+    if v is None:
+        return ""
+    if v.winner is not None:
+        return f"winner={v.winner}"
+    if v.correct is not None or v.tie:
+        return "correct" if v.correct else ("tie" if v.tie else "incorrect")
+    return f"score={v.score:.2f}" if v.score is not None else ""

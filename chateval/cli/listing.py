@@ -1,0 +1,52 @@
+"""``chateval personas`` and ``chateval strategies``: what is available to a panel."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+
+
+def add_parsers(sub: Any) -> None:
+    pp = sub.add_parser("personas", help="list the available personas")
+    pp.add_argument("--persona-dir", action="append", dest="persona_dirs")
+    sp = sub.add_parser("strategies", help="list communication strategies and presets")
+    sp.add_argument("--plugin", action="append", dest="plugins")
+
+
+def personas(args: argparse.Namespace, console: Console) -> int:
+    from rich.table import Table
+
+    from ..debate import PersonaLibrary
+
+    lib = PersonaLibrary(args.persona_dirs)
+    table = Table("name", "persona", "description", "model")
+    for key in lib.names():
+        p = lib.get(key)
+        table.add_row(key, p.name, p.description or p.role[:80], p.model or "-")
+    Console().print(table)
+    return 0
+
+
+def strategies(args: argparse.Namespace, console: Console) -> int:
+    from rich.table import Table
+
+    from ..config import load_preset
+    from ..debate import STRATEGIES
+    from ..paths import search_path
+    from ..plugins import load_plugins
+
+    load_plugins(args.plugins or [])
+    out = Console()
+    table = Table("strategy", "description")
+    for name in STRATEGIES.names():
+        table.add_row(name, STRATEGIES.get(name).description)
+    out.print(table)
+    presets = Table("preset", "settings")
+    for d in search_path("strategies"):
+        for f in sorted(d.glob("*.y*ml")) if d.is_dir() else []:
+            data = load_preset(f)
+            presets.add_row(f.stem, ", ".join(f"{k}={v}" for k, v in data.items()))
+    out.print(presets)
+    return 0

@@ -1,0 +1,84 @@
+"""Command-line options generated from pydantic settings models (``chateval.options.opt``), so a
+config model and its command line cannot drift. Every option defaults to None ('not given'),
+which lets the CLI layer over a config file and the model's own defaults."""
+
+from __future__ import annotations
+
+import argparse
+import types
+import typing
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+
+def csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` -> X."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args[0] if len(args) == 1 else Any
+    return annotation
+
+
+def _extra(field: Any) -> dict[str, Any]:
+    return field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+
+
+def _default_text(field: Any) -> str:
+    if field.default is PydanticUndefined and field.default_factory is None:
+        return " (required)"
+    value = field.get_default(call_default_factory=True)
+    if value in (None, [], {}, False):
+        return ""
+    if isinstance(value, list):
+        value = ",".join(map(str, value))
+    return f" (default: {value})"
+
+
+def add_model_options(parser: argparse.ArgumentParser | Any, model: type[BaseModel], *,
+                      exclude: Iterable[str] = (), title: str | None = None) -> None:
+    """One option per field of ``model`` (except ``exclude`` and fields marked ``cli=False``)."""
+    target = parser.add_argument_group(title) if title else parser
+    skip = set(exclude)
+    for name, field in model.model_fields.items():
+        extra = _extra(field)
+        if name in skip or not extra.get("cli", True):
+            continue
+        flags = extra.get("flags") or ["--" + name.replace("_", "-")]
+        kw: dict[str, Any] = {"dest": name, "default": None, "help": (field.description or "") + _default_text(field)}
+        ann = _unwrap(field.annotation)
+        origin = typing.get_origin(ann)
+        if ann is bool:
+            kw["action"] = "store_false" if flags[0].startswith("--no-") else "store_true"
+            default = field.get_default(call_default_factory=True)
+            if default is True and not flags[0].startswith("--no-"):
+                flags = ["--no-" + flags[0][2:]]
+                kw["action"] = "store_false"
+            kw["help"] = field.description or ""
+        elif origin is Literal:
+            kw["choices"] = list(typing.get_args(ann))
+        elif origin in (list, dict) or ann is list:
+            item = (typing.get_args(ann) or (str,))[0] if origin is list else str
+            if extra.get("repeat"):
+                kw["action"] = "append"
+                if typing.get_origin(item) is Literal:
+                    kw["choices"] = list(typing.get_args(item))
+            else:
+                kw["type"] = csv
+        elif ann in (int, float):
+            kw["type"] = ann
+        if extra.get("hidden"):
+            kw["help"] = argparse.SUPPRESS
+        if extra.get("metavar"):
+            kw["metavar"] = extra["metavar"]
+        target.add_argument(*flags, **kw)
+
+
+def given(args: argparse.Namespace, model: type[BaseModel]) -> dict[str, Any]:
+    """The fields of ``model`` given on the command line (None = not given)."""
+    return {k: v for k, v in vars(args).items() if k in model.model_fields and v is not None}

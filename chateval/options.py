@@ -1,0 +1,74 @@
+"""One place for a setting's default, help and command-line spelling: ``opt()`` describes a
+pydantic field; the CLI package builds its options from those fields, so a config model and its
+command line cannot drift. ``merge_layers`` is the one CLI-over-file-over-default merge."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError
+
+from .errors import ConfigError
+from .yamlfiles import load_mapping
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def opt(default: Any = ..., help: str = "", *, flags: list[str] | None = None, metavar: str | None = None,
+        repeat: bool = False, cli: bool = True, hidden: bool = False, **constraints: Any) -> Any:
+    """A settings field. ``flags``: the option strings (default ``--field-name``); ``repeat``: a
+    list given by repeating the flag instead of comma-separated; ``cli=False``: API/file only;
+    ``hidden``: accepted on the command line (to explain why it does not apply) but not listed."""
+    extra = {"flags": flags, "metavar": metavar, "repeat": repeat, "cli": cli, "hidden": hidden}
+    if default in (list, dict) or (callable(default) and not isinstance(default, type)):
+        return Field(default_factory=default, description=help, json_schema_extra=extra, **constraints)
+    return Field(default, description=help, json_schema_extra=extra, **constraints)
+
+
+def flag_of(model: type[BaseModel], field: str) -> str:
+    """How the command line spells a field (for error messages)."""
+    extra = model.model_fields[field].json_schema_extra if field in model.model_fields else None
+    flags = extra.get("flags") if isinstance(extra, dict) else None
+    return flags[0] if flags else "--" + field.replace("_", "-")  # type: ignore[index]
+
+
+def validation_message(model: type[BaseModel], e: ValidationError, source: str | None = None) -> str:
+    err = e.errors()[0]
+    loc = [str(x) for x in err["loc"]]
+    field = loc[0] if loc else "?"
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    if err["type"] == "missing":
+        msg = "required"
+    if err["type"] == "extra_forbidden":
+        msg = "unknown setting"
+    where = f"{source}: " if source else ""
+    flag = f" ({flag_of(model, field)})" if not source and field in model.model_fields else ""
+    return f"{where}setting '{'.'.join(loc)}'{flag}: {msg[0].lower() + msg[1:] if msg else msg}"
+
+
+def merge_layers(model: type[M], *layers: dict[str, Any], source: str | None = None) -> M:
+    """Later layers win; ``None`` in a layer means 'not given'. Errors name the field."""
+    data: dict[str, Any] = {}
+    for layer in layers:
+        data.update({k: v for k, v in layer.items() if v is not None})
+    for k, v in data.items():  # NaN/inf would be written into config.json as invalid JSON
+        if isinstance(v, float) and not math.isfinite(v):
+            flag = f" ({flag_of(model, k)})" if k in model.model_fields else ""
+            raise ConfigError(f"setting '{k}'{flag}: must be a finite number")
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(validation_message(model, e, source)) from None
+
+
+def load_config_file(model: type[BaseModel], path: str | Path) -> dict[str, Any]:
+    """A YAML/JSON settings file for ``model``: keys are field names (``-`` or ``_``)."""
+    data = {str(k).replace("-", "_"): v for k, v in load_mapping(Path(path), "config").items()}
+    unknown = sorted(set(data) - set(model.model_fields))
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting '{unknown[0]}'")
+    return data
