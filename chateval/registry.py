@@ -62,8 +62,8 @@ class Registry(Generic[T]):
                                   f"({type(e).__name__}: {e})") from None
             if ep.name not in self._items:
                 self.register(ep.name)(obj)
-                if hasattr(obj, "name") and isinstance(obj, type) and not getattr(obj, "name", ""):
-                    obj.name = ep.name  # type: ignore[attr-defined]
+                if isinstance(obj, type) and hasattr(obj, "name") and "name" not in vars(obj):
+                    obj.name = ep.name  # as the registering decorators do: records use this name
 
     def get(self, name: str) -> T:
         self._entry_points()

@@ -32,6 +32,12 @@ class SystemSpec:
     instance: MemorySystem | None = None
 
 
+def _name(cls: type[MemorySystem]) -> str:
+    """The name a class was registered under (set on the class itself, not inherited), else
+    its class name."""
+    return vars(cls).get("name") or cls.__name__
+
+
 def resolve_system(spec: Any) -> SystemSpec:
     """A registered name, an import path ``package.module:Class``, a MemorySystem subclass, or
     an instance of one."""
@@ -39,10 +45,9 @@ def resolve_system(spec: Any) -> SystemSpec:
     if isinstance(spec, str):
         obj = import_object(spec) if ":" in spec else MEMORY_SYSTEMS.get(spec)
     if isinstance(obj, MemorySystem):
-        cls = type(obj)
-        return SystemSpec(name=cls.name or cls.__name__, cls=cls, instance=obj)
+        return SystemSpec(name=_name(type(obj)), cls=type(obj), instance=obj)
     if isinstance(obj, type) and issubclass(obj, MemorySystem):
-        return SystemSpec(name=obj.name or obj.__name__, cls=obj)
+        return SystemSpec(name=_name(obj), cls=obj)
     raise ConfigError(f"system {spec!r}: not a memory system (a chateval.memory.MemorySystem subclass or instance)")
 
 
