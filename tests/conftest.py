@@ -1,13 +1,41 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
-SHARED = REPO.parent / "shared" / "data"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _shared_data() -> Path:
+    """The shared data sets: $CHATEVAL_DATA_DIR, else ../shared/data beside the repository."""
+    for cand in (os.environ.get("CHATEVAL_DATA_DIR"), REPO.parent / "shared" / "data"):
+        if cand and Path(cand).is_dir():
+            return Path(cand)
+    return REPO.parent / "shared" / "data"
+
+
+SHARED = _shared_data()
+NO_SHARED_REASON = (f"needs the shared data sets (not found at {SHARED}); set CHATEVAL_DATA_DIR to the folder "
+                    "holding longmemeval/, locomo/, msc/, ... or put shared/data beside the repository")
+
+
+def shared(*parts: str) -> Path:
+    """A path in the shared data; the test is skipped (with the reason) when it is not there."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path.relative_to(SHARED) if path.is_relative_to(SHARED) else path}: {NO_SHARED_REASON}")
+    return path
+
+
+def needs_shared(*parts: str) -> pytest.MarkDecorator:
+    """Mark for tests (or a whole module via ``pytestmark``) that read a shared data set."""
+    path = SHARED.joinpath(*parts)
+    return pytest.mark.skipif(not path.exists(), reason=f"{'/'.join(parts)}: {NO_SHARED_REASON}")
 
 
 @pytest.fixture(autouse=True)

@@ -15,24 +15,22 @@ from chateval.debate.panel import JudgeResult
 from chateval.debate.samples import AgentVerdict, Verdict
 from chateval.memory import MEMORY_SYSTEMS
 
-from .conftest import SHARED, read_jsonl
+from .conftest import read_jsonl, shared
 
-LME_ORACLE = SHARED / "longmemeval" / "longmemeval_oracle.json"
-LOCOMO = SHARED / "locomo" / "locomo_dev2.json"
 OFFLINE = ["--answer-model", "offline", "--embedder", "hash"]
 
 
 @pytest.fixture(scope="module")
 def lme3(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("data") / "lme3.json"
-    path.write_text(json.dumps(json.loads(LME_ORACLE.read_text())[:3]))
+    path.write_text(json.dumps(json.loads(shared('longmemeval', 'longmemeval_oracle.json').read_text())[:3]))
     return path
 
 
 @pytest.fixture(scope="module")
 def locomo_tiny(tmp_path_factory) -> Path:
     """conv-26 cut to its first two sessions and five QAs (one of them adversarial, no answer)."""
-    conv = json.loads(LOCOMO.read_text())[0]
+    conv = json.loads(shared('locomo', 'locomo_dev2.json').read_text())[0]
     c = conv["conversation"]
     keep = {k: v for k, v in c.items() if not k.startswith("session_") or int(k.split("_")[1]) <= 2}
     early = [q for q in conv["qa"] if q["evidence"] and all(e.startswith(("D1:", "D2:")) for e in q["evidence"])]

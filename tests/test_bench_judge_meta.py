@@ -19,7 +19,7 @@ from chateval.bench.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, assig
 from chateval.cli import main
 from chateval.errors import ConfigError, InputError
 
-from .conftest import SHARED, read_jsonl
+from .conftest import needs_shared, SHARED, read_jsonl
 
 FAIREVAL = SHARED / "faireval"
 FAIREVAL_FILE = FAIREVAL / "faireval_gpt35_vs_vicuna13b.jsonl"
@@ -119,6 +119,7 @@ def test_minilm_token_matching_and_recent_turns():
 
 
 # --- loaders on the shipped data ------------------------------------------------------------
+@needs_shared("faireval")
 def test_faireval_loader_on_shipped_data():
     items = load_faireval(FAIREVAL)
     assert len(items) == 80
@@ -128,6 +129,7 @@ def test_faireval_loader_on_shipped_data():
     assert len(load_faireval(FAIREVAL_FILE)) == 80
 
 
+@needs_shared("topical_chat")
 def test_topical_chat_loader_on_shipped_data():
     rows = load_topical_chat(TOPICAL)  # both files, cross-checked
     assert len(rows) == 360 and len({r.context_index for r in rows}) == 60
@@ -160,6 +162,7 @@ def _faireval_rows() -> list[str]:
     (4, lambda row: json.dumps(json.loads(row) | {"question_id": 1}), [":4:", "field 'question_id'", "duplicate"]),
     (6, lambda row: json.dumps(json.loads(row) | {"question": "  "}), [":6:", "field 'question'", "empty"]),
 ])
+@needs_shared("faireval")
 def test_malformed_faireval_exits_2_naming_file_line_field(tmp_path, capsys, line_no, edit, needles):
     rows = _faireval_rows()
     rows[line_no - 1] = edit(rows[line_no - 1])
@@ -177,6 +180,7 @@ def test_missing_data_paths_exit_2(tmp_path, capsys):
     one_line_error(capsys.readouterr().err, "topical_chat_unieval.json", "--data")
 
 
+@needs_shared("topical_chat")
 def test_malformed_topical_chat_exits_2(tmp_path, capsys):
     data = json.loads((TOPICAL / "topical_chat_unieval.json").read_text())
     del data[7]["scores"]["coherence"]
@@ -205,6 +209,7 @@ def test_malformed_topical_chat_exits_2(tmp_path, capsys):
     ("depth=1,2", "DIM=V1,V2"), ("agents=0,1", "at least 1"), ("turns=a", "whole numbers"),
     ("personas=diverse,weird", "personas takes"), ("strategy=nope", "nope"), ("agents=1,1", "repeated"),
 ])
+@needs_shared("faireval")
 def test_bad_sweeps_exit_2(tmp_path, capsys, spec, needle):
     with pytest.raises(ConfigError):
         parse_sweep(spec)
@@ -219,6 +224,7 @@ def test_bad_sweeps_exit_2(tmp_path, capsys, spec, needle):
     (["topical-chat", "--baselines-only", "--baselines", ""], "nothing to do"),
     (["faireval", "--personas", "nobody"], "unknown persona 'nobody'"),
 ])
+@needs_shared("faireval")
 def test_bad_options_exit_2_before_any_work(tmp_path, capsys, args, needle):
     assert bench(*args, "--limit", "2", "--out", str(tmp_path / "o")) == 2
     one_line_error(capsys.readouterr().err, needle)
@@ -226,6 +232,7 @@ def test_bad_options_exit_2_before_any_work(tmp_path, capsys, args, needle):
 
 
 # --- end to end, offline --------------------------------------------------------------------
+@needs_shared("faireval")
 def test_faireval_sweep_end_to_end(tmp_path):
     out = tmp_path / "fe"
     assert bench("faireval", "--limit", "3", "--sweep", "turns=1,2", "--sweep", "personas=diverse,same",
@@ -250,6 +257,7 @@ def test_faireval_sweep_end_to_end(tmp_path):
     assert json.loads((out / "turns-1" / "config.json").read_text())["judging"]["swap"] is True
 
 
+@needs_shared("faireval")
 def test_faireval_default_settings_and_no_swap(tmp_path):
     out = tmp_path / "fe"
     assert bench("faireval", "--limit", "2", "--no-swap", "--out", str(out)) == 0
@@ -261,6 +269,7 @@ def test_faireval_default_settings_and_no_swap(tmp_path):
     assert "kappa" in multi["metrics"] and "| single |" in (out / "report.md").read_text()
 
 
+@needs_shared("topical_chat")
 def test_topical_chat_sweep_end_to_end_with_baselines(tmp_path):
     out = tmp_path / "tc"
     assert bench("topical-chat", "--limit", "12", "--baselines", "rouge_l,bleu4", "--sweep", "agents=1,2",
@@ -283,6 +292,7 @@ def test_topical_chat_sweep_end_to_end_with_baselines(tmp_path):
     assert (out / "baselines" / "report.md").exists()
 
 
+@needs_shared("faireval")
 def test_resume_of_a_setting_run(tmp_path, capsys):
     out = tmp_path / "fe"
     args = ["faireval", "--setting", "single", "--out", str(out)]

@@ -15,7 +15,7 @@ from chateval.bench import locomo_metrics as lm
 from chateval.cli import main
 from chateval.datasets import DatasetError, load_locomo
 
-from .conftest import SHARED, read_jsonl
+from .conftest import needs_shared, SHARED, read_jsonl
 
 DEV = SHARED / "locomo" / "locomo_dev2.json"
 SLICE_QA = (0, 1, 2, 3, 7, 82, 152)  # categories 2, 2 (int answer), 3, 1, 1, 4, 5; evidence in sessions 1-3
@@ -93,6 +93,7 @@ def test_evidence_recall():
     assert lm.evidence_recall([], ["D1:3"]) is None  # the QA lists no evidence
 
 
+@needs_shared("locomo")
 def test_official_question_format_and_choice_mapping():
     conv = load_locomo(DEV)[0]
     temporal = next(q for q in conv.qa if q.category == 2)
@@ -138,6 +139,7 @@ def test_registered():
     assert "locomo" in BENCHMARKS.names()
 
 
+@needs_shared("locomo")
 def test_unknown_category_is_a_dataset_error(tmp_path, capsys):
     path = _slice(tmp_path, category_override=9)
     with pytest.raises(DatasetError, match=r"conversation 0 \(conv-26\): qa 0: unknown category 9"):
@@ -148,6 +150,7 @@ def test_unknown_category_is_a_dataset_error(tmp_path, capsys):
     assert "unknown category 9" in capsys.readouterr().err
 
 
+@needs_shared("locomo")
 def test_bad_categories_option(tmp_path, capsys):
     rc = main(["bench", "locomo", "--data", str(_slice(tmp_path)), "--systems", "full_context",
                "--embedder", "hash", "--categories", "0", "--out", str(tmp_path / "run")])
@@ -155,6 +158,7 @@ def test_bad_categories_option(tmp_path, capsys):
     assert "--categories" in capsys.readouterr().err
 
 
+@needs_shared("locomo")
 def test_end_to_end_offline_and_resume(tmp_path, monkeypatch):
     data = _slice(tmp_path)
     out = tmp_path / "run"
@@ -223,6 +227,7 @@ def test_end_to_end_offline_and_resume(tmp_path, monkeypatch):
     assert json.loads((out / "summary.json").read_text())["systems"] == summary["systems"]
 
 
+@needs_shared("locomo")
 def test_filters_and_failed_qa_resume(tmp_path, monkeypatch):
     data = _slice(tmp_path)
     out = tmp_path / "run"

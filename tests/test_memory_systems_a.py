@@ -24,7 +24,7 @@ from chateval.memory.systems.memory_update import (
 from chateval.models import AutogenBackend, ModelLayer, ModelSpec, approx_tokens
 from chateval.prompts import get_prompts
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from .conftest import shared  # noqa: E402
 SYSTEMS = ["session_summaries", "rsum", "retrieval", "memory_update"]
 UTC = timezone.utc
 
@@ -36,13 +36,13 @@ def make(name: str, layer: ModelLayer | None = None, **settings) -> MemorySystem
 
 @pytest.fixture(scope="module")
 def episode():
-    return load_msc(DATA / "theanine" / "sample_dialogue.json")[0]
+    return load_msc(shared("theanine", "sample_dialogue.json"))[0]
 
 
 @pytest.fixture(scope="module")
 def lme_question():
     # A knowledge-update question: two sessions, the count changes between them.
-    (q,) = [q for q in load_longmemeval(DATA / "longmemeval" / "longmemeval_oracle.json", limit=5)
+    (q,) = [q for q in load_longmemeval(shared("longmemeval", "longmemeval_oracle.json"), limit=5)
             if q.question_id == "01493427"]
     return q
 

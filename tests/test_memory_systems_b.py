@@ -18,7 +18,7 @@ from chateval.memory.systems.memorybank import MemoryBank
 from chateval.models import ModelLayer, ModelSpec, approx_tokens
 from chateval.prompts import get_prompts
 
-from .conftest import SHARED
+from .conftest import shared, SHARED
 
 THEANINE = SHARED / "theanine" / "sample_dialogue.json"
 LME_ORACLE = SHARED / "longmemeval" / "longmemeval_oracle.json"
@@ -35,13 +35,13 @@ def make(name: str, settings: dict | None = None, **kw):
 
 @pytest.fixture(scope="module")
 def episode():
-    return load_msc(THEANINE)[0]
+    return load_msc(shared('theanine', 'sample_dialogue.json'))[0]
 
 
 @pytest.fixture(scope="module")
 def lme_question():
     # 00ca467f: three evidence sessions on the day of the question (multi-session counting).
-    (q,) = [q for q in load_longmemeval(LME_ORACLE, limit=5) if q.question_id == "00ca467f"]
+    (q,) = [q for q in load_longmemeval(shared('longmemeval', 'longmemeval_oracle.json'), limit=5) if q.question_id == "00ca467f"]
     return q
 
 

@@ -18,7 +18,7 @@ from chateval.datasets import DatasetError
 from chateval.memory.base import _last_user_text
 from chateval.prompts import get_prompts
 
-from .conftest import SHARED, read_jsonl
+from .conftest import needs_shared, SHARED, read_jsonl
 
 SAMPLE = SHARED / "theanine" / "sample_dialogue.json"
 LOCOMO = SHARED / "locomo" / "locomo_dev2.json"
@@ -38,6 +38,8 @@ def one_line_error(err: str, *needles: str) -> None:
 
 
 # --- data ---------------------------------------------------------------------------------------
+@needs_shared("theanine")
+@needs_shared("locomo")
 def test_both_input_formats_are_detected(tmp_path):
     kind, convs = load_conversations(SAMPLE)
     assert kind == "msc" and [c.id for c in convs] == ["msc-episode-30"] and len(convs[0].sessions) == 5
@@ -110,6 +112,7 @@ def test_generation_prompts_render_every_field():
 
 
 # --- end to end -----------------------------------------------------------------------------------
+@needs_shared("theanine")
 def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
     out1 = tmp_path / "run1"
     assert teafarm(out1) == 0
@@ -163,6 +166,7 @@ def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
     assert s3["generation"]["usage"]["calls"] == 0 and s3["n_units"] == 8
 
 
+@needs_shared("locomo")
 def test_teafarm_on_locomo(tmp_path):
     out = tmp_path / "locomo"
     assert teafarm(out, "--limit", "1", "--per-speaker", "1", data=LOCOMO, systems="theanine") == 0
@@ -176,6 +180,7 @@ def test_teafarm_on_locomo(tmp_path):
     assert {r["asker"] for r in rows} == {"Caroline", "Melanie"}
 
 
+@needs_shared("theanine")
 def test_bad_options_are_one_line_errors(tmp_path, capsys):
     assert teafarm(tmp_path / "a", "--per-speaker", "0") == 2
     one_line_error(capsys.readouterr().err, "--per-speaker")

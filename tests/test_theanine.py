@@ -20,7 +20,7 @@ from chateval.memory.timeline_graph import RELATIONS, GraphFileError, TimelineGr
 from chateval.models import ModelLayer, ModelSpec
 from chateval.prompts import get_prompts
 
-from .conftest import SHARED
+from .conftest import SHARED, shared
 
 SAMPLE = SHARED / "theanine" / "sample_dialogue.json"
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -56,7 +56,7 @@ def steps(system) -> Counter:
 
 @pytest.fixture(scope="module")
 def episode():
-    return load_msc(SAMPLE)[0]
+    return load_msc(shared("theanine", "sample_dialogue.json"))[0]
 
 
 # --- Phase I-2: the linking rule --------------------------------------------------------------

@@ -49,7 +49,7 @@ from chateval.models import AutogenBackend, CallLog, ModelLayer, ModelSpec  # no
 from chateval.steps import StepError  # noqa: E402
 
 UTC = timezone.utc
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+from .conftest import SHARED as DATA  # noqa: E402
 ORACLE = DATA / "longmemeval" / "longmemeval_oracle.json"
 JAN, JUN, JUL = datetime(2024, 1, 10, tzinfo=UTC), datetime(2024, 6, 1, tzinfo=UTC), datetime(2024, 7, 1, tzinfo=UTC)
 PARIS = Session(id="s1", date=JAN, turns=[Turn(id="t1", role="user", content="I live in Paris.")])

@@ -120,10 +120,15 @@ class MemoryBenchConfig(BenchConfig):
 
 # The panel's settings, each optional ("not given" lets a preset or the benchmark's default
 # win), with EvalConfig's help text: one source for both `evaluate` and the judge benchmarks.
-_PANEL_FIELDS: dict[str, Any] = {
-    name: (f.annotation | None, Field(None, description=f.description, json_schema_extra=f.json_schema_extra))
-    for name, f in EvalConfig.model_fields.items() if name not in ("task", "plugins")
-}
+def _optional(name: str, f: Any) -> tuple[Any, Any]:
+    extra = dict(f.json_schema_extra or {})
+    if f.default is True:  # an on-by-default switch is turned off on the command line
+        extra["flags"] = ["--no-" + name.replace("_", "-")]
+    return f.annotation | None, Field(None, description=f.description, json_schema_extra=extra)
+
+
+_PANEL_FIELDS: dict[str, Any] = {name: _optional(name, f) for name, f in EvalConfig.model_fields.items()
+                                 if name not in ("task", "plugins")}
 _PanelBase = create_model("_PanelBase", __base__=BenchConfig, **_PANEL_FIELDS)  # type: ignore[call-overload]
 
 
