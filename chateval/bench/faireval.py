@@ -22,7 +22,9 @@ from .agreement import accuracy, cohen_kappa, confusion
 from .base import benchmark
 from ..options import opt
 from .config import JudgeMetaConfig
-from .judge_meta import Item, JudgeMetaBenchmark, fmt, resolve_data
+from .data_paths import resolve_data
+from .judge_meta import Item, JudgeMetaBenchmark
+from .meta_plots import fmt
 
 LABELS = ("1", "2", "tie")
 NAMES = {"1": "ChatGPT (Assistant 1)", "2": "Vicuna-13B (Assistant 2)", "tie": "tie"}

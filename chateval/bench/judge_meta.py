@@ -34,7 +34,7 @@ from ..evaluator import Evaluator
 from ..progress import RunProgress
 from ..runs import RunDir, atomic_write, clear_run, write_json
 from ..summary import OFFLINE_NOTE, summarize_judged
-from . import plots  # noqa: F401  (selects the Agg backend before pyplot is imported)
+from .meta_plots import _ylim, bars, sweep_lines
 from .base import Benchmark, run_units
 from .config import JudgeMetaConfig
 from .selection import select
@@ -429,96 +429,3 @@ def _clear_report(path: Path) -> None:
     if path.is_dir():
         for png in path.glob("*.png"):
             png.unlink()
-
-
-def sweep_lines(path: Path, xs: Sequence[int], series: dict[str, list[float | None]], *, title: str,
-                xlabel: str, ylabel: str, ylim: tuple[float, float]) -> Path:
-    """Lines over a whole-number sweep (agents, turns), with whole-number ticks."""
-    import matplotlib.pyplot as plt  # the Agg backend is selected by .plots
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, ys in series.items():
-        pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
-    ax.set_xticks(list(xs))
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.set_ylim(*ylim)
-    ax.axhline(0, color="grey", linewidth=0.5)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def bars(path: Path, groups: Sequence[str], series: dict[str, list[float | None]], *, title: str,
-         ylabel: str) -> Path:
-    """Grouped bars with a legend outside the axes and a zero line (correlations can be negative);
-    a missing (undefined) value is drawn as no bar."""
-    import matplotlib.pyplot as plt  # the Agg backend is selected by .plots
-
-    n = max(1, len(series))
-    fig, ax = plt.subplots(figsize=(min(14.0, max(6.0, 0.28 * len(groups) * n + 3)), 4.2))
-    width = 0.8 / n
-    for i, (name, values) in enumerate(series.items()):
-        xs = [g + i * width for g, v in enumerate(values) if v is not None]
-        ax.bar(xs, [v for v in values if v is not None], width, label=name)
-    ax.set_xticks([g + width * (n - 1) / 2 for g in range(len(groups))])
-    long = max((len(g) for g in groups), default=0) > 12
-    ax.set_xticklabels(groups, rotation=15 if long else 0, ha="right" if long else "center")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.set_ylim(*_ylim(series))
-    ax.axhline(0, color="grey", linewidth=0.5)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def _ylim(series: dict[str, list[float | None]]) -> tuple[float, float]:
-    vals = [v for vs in series.values() for v in vs if v is not None]
-    lo = min([0.0] + vals)
-    return (lo - 0.05 if lo < 0 else 0.0, 1.0)
-
-
-def fmt(v: float | None, digits: int = 3) -> str:
-    return "–" if v is None else f"{v:.{digits}f}"
-
-
-# --- data paths -----------------------------------------------------------------------------
-def default_data_candidates(folder: str) -> list[Path]:
-    """Where a benchmark's data folder is looked for when --data is not given: ../shared/data
-    next to the repository (and relative to the working directory), or $CHATEVAL_DATA_DIR."""
-    import os
-
-    repo = Path(__file__).resolve().parents[2]
-    cands = []
-    if os.environ.get("CHATEVAL_DATA_DIR"):
-        cands.append(Path(os.environ["CHATEVAL_DATA_DIR"]) / folder)
-    cands += [repo.parent / "shared" / "data" / folder, Path.cwd().parent / "shared" / "data" / folder]
-    return list(dict.fromkeys(c.resolve() for c in cands))
-
-
-def resolve_data(given: str | None, folder: str, files: Sequence[str], what: str) -> Path:
-    """The data path to load: the file or folder given with --data, or the default folder."""
-    from ..datasets.common import DatasetError
-
-    hint = f"pass --data PATH (the {folder} folder or {' / '.join(files)})"
-    if given is None:
-        for cand in default_data_candidates(folder):
-            if cand.is_dir():
-                return cand
-        looked = ", ".join(str(c) for c in default_data_candidates(folder))
-        raise DatasetError(f"{what} data not found (looked in {looked}); {hint}")
-    path = Path(given)
-    if path.is_dir():
-        if not any((path / f).is_file() for f in files):
-            raise DatasetError(f"{path}: no {' or '.join(files)} in this folder; {hint}")
-        return path
-    if not path.exists():
-        raise DatasetError(f"{path}: {what} data not found; {hint}")
-    return path

@@ -44,7 +44,9 @@ from .agreement import correlations
 from .base import benchmark
 from ..options import opt
 from .config import JudgeMetaConfig
-from .judge_meta import Item, JudgeMetaBenchmark, _clear_report, bars, earlier_wall_time, fmt, resolve_data
+from .data_paths import resolve_data
+from .judge_meta import Item, JudgeMetaBenchmark, _clear_report, earlier_wall_time
+from .meta_plots import bars, fmt
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
 
 DEFINITIONS = {
