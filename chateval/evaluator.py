@@ -17,7 +17,7 @@ from .inputs import InvalidLine, load_samples
 from .models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
 from .prompts import get_prompts
 from .plugins import load_plugins
-from .runs import RunDir
+from .runs import RunDir, file_sha256
 from .summary import summarize_judged
 
 SampleCallback = Callable[[JudgeResult], None]
@@ -169,6 +169,7 @@ class Evaluator:
         out: str | Path,
         *,
         resume: bool = False,
+        overwrite: bool = False,
         limit: int | None = None,
         skip_invalid: bool = False,
         on_result: SampleCallback | None = None,
@@ -180,8 +181,11 @@ class Evaluator:
         if limit is not None:
             samples = samples[:limit]
         config = self.run_config() | {"input": str(path)}
+        # The input's content is part of the run's identity: --resume refuses another file.
+        config["judging"] = config["judging"] | {"input_sha256": file_sha256(path)}
+        config["config_hash"] = config_hash(config["judging"])
         t0 = time.perf_counter()
-        with RunDir(out, config, resume=resume) as run:
+        with RunDir(out, config, resume=resume, overwrite=overwrite) as run:
             todo = [s for s in samples if s.id not in run.done]
             if on_start:
                 on_start(len(samples), len(samples) - len(todo))

@@ -9,15 +9,92 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Iterable
+
+from filelock import FileLock, Timeout
 
 from .errors import ConfigError, InputError
 
 CONFIG = "config.json"
 SAMPLES = "samples.jsonl"
 SUMMARY = "summary.json"
+LOCK, PID = ".chateval.lock", ".chateval.pid"
+# What --overwrite replaces: the files runs write (anything else in the folder is left alone).
+RUN_FILES = (CONFIG, SAMPLES, SUMMARY, "report.md", "teabag.json", "*.png")
+
+
+def ensure_dir(path: str | Path) -> Path:
+    """Create a run directory, or say in one line why it cannot be one."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{path}: --out must be a directory (a file is in the way)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{path}: cannot create the run directory ({e.strerror or e})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: the run directory is not writable")
+    return path
+
+
+class RunLock:
+    """An exclusive lock on a run directory for as long as a process writes it. The OS drops
+    the lock when its holder dies (``kill -9`` included), so a stale lock is simply taken over;
+    the holder's pid is kept beside it to name it in the error."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = ensure_dir(path)
+        self._lock = FileLock(str(self.path / LOCK))
+
+    def acquire(self) -> "RunLock":
+        try:
+            self._lock.acquire(timeout=0)
+        except Timeout:
+            try:
+                holder = (self.path / PID).read_text(encoding="utf-8").strip() or "?"
+            except OSError:
+                holder = "?"
+            raise ConfigError(f"{self.path}: another chateval process (pid {holder}) is writing this run; wait for it "
+                              "to finish or choose another --out") from None
+        except OSError as e:
+            raise InputError(f"{self.path}: cannot lock the run directory ({e.strerror or e})") from None
+        (self.path / PID).write_text(str(os.getpid()), encoding="utf-8")
+        return self
+
+    def release(self) -> None:
+        if self._lock.is_locked:
+            (self.path / PID).unlink(missing_ok=True)
+            self._lock.release()
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+
+def move_aside(path: Path) -> Path | None:
+    """Move an earlier run's files into a hidden folder (deleted once the new run has started),
+    so a replacement that fails before it starts loses nothing."""
+    files = sorted({f for pattern in RUN_FILES for f in path.glob(pattern) if f.is_file()})
+    if not files:
+        return None
+    aside = Path(tempfile.mkdtemp(dir=path, prefix=".replaced-"))
+    for f in files:
+        os.replace(f, aside / f.name)
+    return aside
+
+
+def restore(path: Path, aside: Path | None) -> None:
+    if aside is None:
+        return
+    for f in aside.iterdir():
+        if not (path / f.name).exists():
+            os.replace(f, path / f.name)
+    shutil.rmtree(aside, ignore_errors=True)
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -58,39 +135,49 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
     return records, bad
 
 
-def clear_run(path: str | Path) -> None:
-    """Remove an earlier run's files (only the files a run writes; anything else is left)."""
-    for name in (CONFIG, SAMPLES, SUMMARY):
-        (Path(path) / name).unlink(missing_ok=True)
-
-
 class RunDir:
-    """One run's output folder. Keyed by sample id; ``status == 'ok'`` lines are kept on resume."""
+    """One run's output folder, locked while open. Keyed by sample id; ``status == 'ok'`` lines
+    are kept on resume. ``overwrite`` replaces an earlier run only once this one can start."""
 
-    def __init__(self, path: str | Path, config: dict[str, Any], *, resume: bool = False, key: str = "id") -> None:
+    def __init__(self, path: str | Path, config: dict[str, Any], *, resume: bool = False, overwrite: bool = False,
+                 key: str = "id") -> None:
         self.path = Path(path)
         self.key = key
         self.samples_path = self.path / SAMPLES
-        if self.path.exists() and not self.path.is_dir():
-            raise InputError(f"{self.path}: --out must be a directory")
+        self.lock = RunLock(self.path).acquire()
+        try:
+            self._open(config, resume=resume, overwrite=overwrite and not resume)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open(self, config: dict[str, Any], *, resume: bool, overwrite: bool) -> None:
         existing = (self.path / CONFIG).exists() or self.samples_path.exists()
-        if existing and not resume:
-            raise ConfigError(f"{self.path}: already holds a run; use --resume to continue it or choose another --out")
-        self.path.mkdir(parents=True, exist_ok=True)
+        if existing and not resume and not overwrite:
+            raise ConfigError(f"{self.path}: already holds a run; use --resume to continue it, --overwrite to "
+                              "replace it, or choose another --out")
         self.done: dict[str, dict[str, Any]] = {}
         self.dropped_failed = 0
         self.dropped_torn = 0
-        if resume and existing:
-            self._check_config(config)
-            records, self.dropped_torn = read_jsonl(self.samples_path)
-            for rec in records:
-                if rec.get("status") == "ok":
-                    self.done[str(rec.get(self.key))] = rec
-                else:
-                    self.dropped_failed += 1
-            atomic_write(self.samples_path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.done.values()))
-        write_json(self.path / CONFIG, config)
-        self._fh = open(self.samples_path, "a", encoding="utf-8")
+        aside = move_aside(self.path) if overwrite else None
+        try:
+            if resume and existing:
+                self._check_config(config)
+                records, self.dropped_torn = read_jsonl(self.samples_path)
+                for rec in records:
+                    if rec.get("status") == "ok":
+                        self.done[str(rec.get(self.key))] = rec
+                    else:
+                        self.dropped_failed += 1
+                atomic_write(self.samples_path, "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                                        for r in self.done.values()))
+            write_json(self.path / CONFIG, config)
+            self._fh = open(self.samples_path, "a", encoding="utf-8")
+        except BaseException:
+            restore(self.path, aside)
+            raise
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)  # the new run has started: the old one goes
 
     def _check_config(self, config: dict[str, Any]) -> None:
         try:
@@ -115,6 +202,7 @@ class RunDir:
 
     def close(self) -> None:
         self._fh.close()
+        self.lock.release()
 
     def __enter__(self) -> "RunDir":
         return self

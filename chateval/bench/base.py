@@ -12,13 +12,12 @@ import asyncio
 import time
 import traceback
 from abc import ABC, abstractmethod
-from pathlib import Path
 from typing import Any, Awaitable, Callable, ClassVar, Iterable
 
 from ..errors import ChatevalError
 from ..progress import RunProgress
 from ..registry import Registry
-from ..runs import RunDir, clear_run
+from ..runs import RunDir
 from .config import BenchConfig
 
 UnitFn = Callable[[Any], Awaitable[dict[str, Any]]]
@@ -48,11 +47,9 @@ def benchmark(name: str, *, replace: bool = False) -> Callable[[type[Benchmark]]
 
 
 def open_run(cfg: BenchConfig, config: dict[str, Any]) -> RunDir:
-    if cfg.overwrite and not cfg.resume:
-        clear_run(cfg.out)
-        for extra in ("report.md",):
-            (Path(cfg.out) / extra).unlink(missing_ok=True)
-    return RunDir(cfg.out, config, resume=cfg.resume, key="key")
+    """The run directory, locked; --overwrite replaces an earlier run only now that this one
+    has been fully validated and can start."""
+    return RunDir(cfg.out, config, resume=cfg.resume, overwrite=cfg.overwrite, key="key")
 
 
 def _error_text(exc: BaseException) -> str:

@@ -32,7 +32,7 @@ from ..errors import ConfigError
 from ..models.prices import apply_price_specs
 from ..evaluator import Evaluator
 from ..progress import RunProgress
-from ..runs import RunDir, atomic_write, clear_run, write_json
+from ..runs import RunDir, RunLock, atomic_write, write_json
 from ..summary import OFFLINE_NOTE, summarize_judged
 from .meta_plots import _ylim, bars, sweep_lines
 from .base import Benchmark, run_units
@@ -208,9 +208,14 @@ class JudgeMetaBenchmark(Benchmark):
         evaluators = self._build(base, everything, args)  # bad personas/strategies fail here, before any call
         distinct = _dedupe(everything, evaluators)
         self._check_dirs(out, [s.run_dir for s in distinct] + self.extra_dirs(args), args)
-        if args.overwrite and not args.resume:
-            _clear_report(out)
-        out.mkdir(parents=True, exist_ok=True)
+        with RunLock(out):  # sub-runs lock themselves; this keeps a second process off the top level
+            if args.overwrite and not args.resume:
+                _clear_report(out)
+            return await self._run_all(args, items, out, settings, sweeps, evaluators, distinct, progress, t0)
+
+    async def _run_all(self, args: JudgeMetaConfig, items: list[Item], out: Path, settings: list[Setting],
+                       sweeps: dict[str, list[Setting]], evaluators: dict[str, Evaluator], distinct: list[Setting],
+                       progress: RunProgress | None, t0: float) -> dict[str, Any]:
 
         summary: dict[str, Any] = {"benchmark": self.name, "data": str(self.data_path or args.data),
                                    "n_items": len(items)}
@@ -276,9 +281,6 @@ class JudgeMetaBenchmark(Benchmark):
 
     async def _run_setting(self, ev: Evaluator, setting: Setting, items: list[Item], path: Path,
                            args: JudgeMetaConfig, progress: RunProgress | None) -> dict[str, Any]:
-        if args.overwrite and not args.resume:
-            clear_run(path)
-            _clear_report(path)
         t0 = time.perf_counter() - (earlier_wall_time(path) if args.resume else 0.0)
         config = self.run_config(ev, setting, args)
 
@@ -286,7 +288,7 @@ class JudgeMetaBenchmark(Benchmark):
             result = await ev.judge(item.sample)
             return self.unit_record(item, result)
 
-        with RunDir(path, config, resume=args.resume, key="key") as run:
+        with RunDir(path, config, resume=args.resume, overwrite=args.overwrite, key="key") as run:
             try:
                 records = await run_units([(it.key, it) for it in items], unit, run, workers=args.workers,
                                           progress=progress)

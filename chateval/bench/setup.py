@@ -16,6 +16,7 @@ from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory import systems as _systems  # noqa: F401  (registers the built-in systems)
 from ..memory.embeddings import Embedder, make_embedder
 from ..plugins import import_object
+from ..runs import file_sha256
 from .config import MemoryBenchConfig
 from .lme_judge import SINGLE_JUDGE, JudgeInputs, guidelines_for
 
@@ -149,6 +150,8 @@ class MemoryBench:
             "judge": self.judge_mode, "judge_model": self.judge_layer.label, "embedder": self.embedder.name,
             "judge_panel": self.evaluator.run_config()["judging"] if self.evaluator else None,
         } | extra
+        if extra.get("data"):  # the data's content is part of the run's identity (--resume refuses another)
+            judging["data_sha256"] = file_sha256(extra["data"])
         return {"judging": judging, "config_hash": config_hash(judging), "versions": package_versions(),
                 # Only the baseline rankers run without any model: then nothing is "offline".
                 "offline": bool(self.systems or self.evaluator or extra.get("uses_judge", True))

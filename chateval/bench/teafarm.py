@@ -187,10 +187,7 @@ class TeaFarm(Benchmark):
                                "per_speaker": args.per_speaker, "generator_model": gen_layer.label,
                                "questions": str(args.questions) if args.questions else None,
                                "judge": "debate-correctness", "judge_panel": evaluator.run_config()["judging"]})
-        if args.overwrite and not args.resume:
-            bag_path.unlink(missing_ok=True)
-
-        with open_run(args, config) as run:
+        with open_run(args, config) as run:  # --overwrite moves an earlier teabag.json aside with the run
             gen_log = CallLog()
             bag, generated = await self._teabag(convs, reused, gen_layer, args, data_format, gen_log)
             write_json(run.path / TEABAG_FILE, bag.model_dump(mode="json"))

