@@ -15,9 +15,29 @@ from pydantic import BaseModel
 from .debate.samples import Sample
 from .debate.tasks import get_task
 from .errors import InputError
+from .summary import normalise_label
 
 MAX_FIELD_CHARS = 200_000  # a runaway field (e.g. a 1 MB answer) is an input error, not a prompt
-_TEXT_FIELDS = ("question", "answer", "answer_1", "answer_2", "reference")
+MAX_NAME_CHARS = 200  # ids, labels and aspect names are names, not text
+MAX_ASPECTS = 20
+_TEXT_FIELDS = ("question", "answer", "answer_1", "answer_2", "reference", "guidelines")
+_LABELS = {"pairwise": '"1", "2" or "tie"', "correctness": '"correct"/"incorrect" or true/false'}
+
+
+def _check_label(task: str, label: Any) -> None:
+    """A label must mean something for the task: otherwise agreement would silently drop it."""
+    if label is None:
+        return
+    if task in _LABELS:
+        if isinstance(label, (dict, list)) or normalise_label(task, label) is None:
+            raise ValueError(f"field 'label': {json.dumps(label)[:60]} is not a {task} label (expected {_LABELS[task]})")
+        return
+    ok = (isinstance(label, (int, float)) and not isinstance(label, bool)) or (
+        isinstance(label, dict) and all(isinstance(k, str) and len(k) <= MAX_NAME_CHARS and isinstance(v, (int, float))
+                                        and not isinstance(v, bool) for k, v in label.items()))
+    if not ok:
+        raise ValueError(f"field 'label': {json.dumps(label)[:60]} is not a score label "
+                         "(expected a number or {aspect: number})")
 
 
 class InvalidLine(BaseModel):
@@ -70,6 +90,8 @@ def _parse_line(blob: bytes, lineno: int, fmt: Any, max_chars: int, aspects: lis
         record = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"invalid JSON ({e.msg} at column {e.colno})") from None
+    except RecursionError:
+        raise ValueError("invalid JSON (nested too deeply)") from None
     if not isinstance(record, dict):
         raise ValueError(f"expected a JSON object, got {type(record).__name__}")
     rid = record.pop("id", None)
@@ -80,6 +102,9 @@ def _parse_line(blob: bytes, lineno: int, fmt: Any, max_chars: int, aspects: lis
     rid = str(rid)
     if not rid.strip():
         raise ValueError("field 'id': empty")
+    if len(rid) > MAX_NAME_CHARS:
+        raise ValueError(f"field 'id': {len(rid):,} characters, over the limit of {MAX_NAME_CHARS}")
+    _check_label(fmt.name, record.get("label"))
     for field in fmt.required:
         if field not in record or record[field] is None:
             raise ValueError(f"field '{field}': missing (the {fmt.name} task needs {', '.join(fmt.required)})")
@@ -104,6 +129,10 @@ def _parse_line(blob: bytes, lineno: int, fmt: Any, max_chars: int, aspects: lis
     asp = record.get("aspects", aspects)
     if asp is not None and (not isinstance(asp, list) or not all(isinstance(a, str) and a.strip() for a in asp)):
         raise ValueError("field 'aspects': expected a list of aspect names")
+    if asp is not None and (len(asp) > MAX_ASPECTS or any(len(a) > MAX_NAME_CHARS for a in asp)):
+        raise ValueError(f"field 'aspects': at most {MAX_ASPECTS} names of at most {MAX_NAME_CHARS} characters")
+    if len(json.dumps(record, default=str)) > max_chars * 10:  # unknown fields are kept as meta: bound them too
+        raise ValueError(f"record over the limit of {max_chars * 10:,} characters")
     known = set(Sample.model_fields) - {"id", "meta", "aspects"}
     meta = {k: v for k, v in record.items() if k not in known and k != "aspects"}
     fields = {k: v for k, v in record.items() if k in known}

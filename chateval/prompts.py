@@ -13,7 +13,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, TemplateNotFound, UndefinedError
+from jinja2 import (ChoiceLoader, FileSystemLoader, StrictUndefined, Template, TemplateNotFound, TemplateSyntaxError,
+                    UndefinedError)
+from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
 from .errors import ConfigError
@@ -61,15 +63,24 @@ class Prompts:
         self.env.filters["inline"] = inline
         self.dirs = dirs
 
-    def render(self, name: str, **variables: Any) -> str:
+    def template(self, name: str) -> Template:
+        """A compiled template; a missing one or a syntax error is one line naming file and line."""
         try:
-            template = self.env.get_template(name)
+            return self.env.get_template(name)
         except TemplateNotFound:
             raise ConfigError(f"prompt template '{name}' not found in {', '.join(map(str, self.dirs))}") from None
+        except TemplateSyntaxError as e:
+            where = e.filename or name
+            raise ConfigError(f"{where}:{e.lineno}: template syntax error ({e.message})") from None
+
+    def render(self, name: str, **variables: Any) -> str:
+        template = self.template(name)
         try:
             return template.render(**variables).strip()
         except UndefinedError as e:
-            raise ConfigError(f"prompt template '{name}': {e}") from None
+            raise ConfigError(f"prompt template '{template.filename or name}': {e}") from None
+        except (SecurityError, OverflowError) as e:  # the sandbox's refusals
+            raise ConfigError(f"prompt template '{template.filename or name}': blocked by the sandbox ({e})") from None
 
     def source_digest(self, names: list[str]) -> str:
         """Hash of the template sources in use: part of the run's config hash."""
@@ -77,6 +88,7 @@ class Prompts:
 
         h = hashlib.sha256()
         for n in sorted(names):
+            self.template(n)  # compiled now: a broken template fails before any model call
             src, _, _ = self.env.loader.get_source(self.env, n)  # type: ignore[union-attr]
             h.update(n.encode() + b"\0" + src.encode())
         return h.hexdigest()[:16]

@@ -38,7 +38,7 @@ from .base import Benchmark, _error_text, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
 from .locomo_report import summarize_locomo, write_locomo_report
 from .selection import select
-from .setup import MemoryBench
+from .setup import MemoryBench, judge_error
 
 NOT_MENTIONED = "Not mentioned in the conversation"
 TEMPORAL_HINT = " Use DATE of CONVERSATION to answer with an approximate date."
@@ -300,4 +300,6 @@ class LoCoMo(Benchmark):
                 return
             row["latency"]["judge_s"] = time.perf_counter() - t0
         row |= {"judge": verdict, "correct": verdict["correct"], "status": "ok"}
+        if error := judge_error(verdict):
+            row |= {"status": "failed", "error": error}
 

@@ -25,7 +25,7 @@ from .rankers import rank_bm25, rank_dense, rrf
 from .report import write_memory_report
 from .retrieval_metrics import metrics_at
 from .selection import select
-from .setup import MemoryBench
+from .setup import MemoryBench, judge_error
 from .summaries import summarize_memory_run
 
 BASELINE_RANKERS = ("bm25", "dense", "hybrid")
@@ -128,6 +128,11 @@ class LongMemEval(Benchmark):
                                            offline=config["offline"])
             summary |= {"benchmark": "longmemeval", "data": str(args.data), "n_questions": len(questions),
                         "config_hash": config["config_hash"], "complete": len(records) == len(units)}
+            later = [q for q in questions if q.later_sessions]
+            if later:
+                summary["warnings"] = [f"{sum(q.later_sessions for q in later)} haystack session(s) of {len(later)} "
+                                       "question(s) are dated after their question_date; they are ingested as the "
+                                       "data gives them"]
             if args.hypotheses:
                 summary |= {"hypotheses": str(args.hypotheses), "n_left_out": len(left_out),
                             "left_out_ids": left_out[:50]}
@@ -142,6 +147,8 @@ class LongMemEval(Benchmark):
         record = self._base(q, HYPOTHESES) | {"answer": hyp.text, "judge": verdict, "correct": verdict["correct"],
                                               "latency": {"judge_s": time.perf_counter() - t0},
                                               "usage": verdict["usage"]}
+        if error := judge_error(verdict):
+            record |= {"status": "failed", "error": error}
         if hyp.retrieved_session_ids is not None:
             record["retrieval"] = retrieval_record(q, list(dict.fromkeys(hyp.retrieved_session_ids)), [],
                                                    sessions_only=True)
@@ -192,6 +199,8 @@ class LongMemEval(Benchmark):
                            "judge_s": time.perf_counter() - t2}
                 record |= {"answer": resp.answer, "context": resp.context, "context_tokens": resp.context_tokens,
                            "tokens_approx": resp.tokens_approx, "judge": verdict, "correct": verdict["correct"]}
+                if error := judge_error(verdict):
+                    record |= {"status": "failed", "error": error}
             record |= {"latency": latency, "usage": log.totals().model_dump(), "stats": system.stats().model_dump()}
             if bench.spec(name).cls.supports_recall:
                 ranked_turns = [t for i in items for t in i.turn_ids]

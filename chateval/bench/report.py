@@ -31,6 +31,7 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
     lines = [f"# {title} — chateval report", ""]
     if summary.get("note"):
         lines += [f"> **Note:** {summary['note']}", ""]
+    lines += [f"> **Warning:** {w}" for w in summary.get("warnings") or []] + ([""] if summary.get("warnings") else [])
     lines += [f"Units: {summary['n_units']} ({summary['n_failed']} failed). Tokens marked ~ are local estimates.", ""]
 
     qa_rows = {m: e["qa"]["single"] or e["qa"]["debate"] for m, e in methods.items() if e.get("qa")}

@@ -190,3 +190,12 @@ class MemoryBench:
         out["correct"] = primary.get("correct")
         out["usage"] = usage.model_dump()
         return out
+
+
+def judge_error(verdict: dict[str, Any]) -> str | None:
+    """Why a judgement is unusable (a judge that failed after its retries), or None. A unit with
+    such a verdict is failed — counted, redone by --resume, exit 1 — never scored as it is."""
+    debate = verdict.get("debate")
+    if debate is not None and debate.get("status") != "ok":
+        return f"judge (debate): {debate.get('error') or 'failed'}"
+    return None

@@ -269,4 +269,4 @@ class TeaFarm(Benchmark):
                       "votes": verdict.votes if verdict else {}, "status": result.status, "error": result.error,
                       "agents": [a.model_dump() for a in result.agents], "usage": result.usage.model_dump()},
             "correct": correct, "fooled": None if correct is None else not correct,
-        }
+        } | ({} if result.status == "ok" else {"status": "failed", "error": f"judge: {result.error or 'failed'}"})

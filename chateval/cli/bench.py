@@ -68,6 +68,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     summary = asyncio.run(arun(args.benchmark, cfg, progress=progress))
     if summary.get("note"):
         console.print(f"[yellow]note:[/yellow] {summary['note']}")
+    for warning in summary.get("warnings") or []:
+        console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
     headline_table(summary.get("headline") or [], console)
     failed = summary.get("n_failed", 0)
     console.print(f"{args.benchmark}: {summary.get('n_units', '?')} units, {failed} failed; "

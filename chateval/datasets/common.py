@@ -22,6 +22,8 @@ def read_json(path: str | Path, what: str) -> Any:
         raise DatasetError(f"{path}: cannot read {what} file ({e})") from None
     except json.JSONDecodeError as e:
         raise DatasetError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
+    except RecursionError:
+        raise DatasetError(f"{path}: invalid JSON (nested too deeply)") from None
 
 
 def require(entry: Any, key: str, types: type | tuple[type, ...], where: str) -> Any:

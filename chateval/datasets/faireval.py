@@ -46,6 +46,8 @@ def load_faireval(path: str | Path) -> list[FairEvalRow]:
             raise DatasetError(f"{where}: not valid UTF-8") from None
         except json.JSONDecodeError as e:
             raise DatasetError(f"{where}: invalid JSON ({e.msg})") from None
+        except RecursionError:
+            raise DatasetError(f"{where}: invalid JSON (nested too deeply)") from None
         if not isinstance(row, dict):
             raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
         qid = row.get("question_id")

@@ -42,20 +42,49 @@ class LMEQuestion(BaseModel):
     def is_abstention(self) -> bool:
         return self.question_id.endswith("_abs")
 
+    @property
+    def later_sessions(self) -> int:
+        """Haystack sessions dated after the question (ingested all the same, as the data says)."""
+        return sum(1 for s in self.sessions if s.date > self.question_date)
+
 
 def load_longmemeval(path: str | Path, limit: int | None = None) -> list[LMEQuestion]:
     data = read_json(path, "LongMemEval")
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a JSON list of questions (the official LongMemEval format)")
-    out = []
+    if not data:
+        raise DatasetError(f"{path}: no questions (an empty list)")
+    out: list[LMEQuestion] = []
+    first: dict[str, int] = {}
     for idx, entry in enumerate(data[:limit] if limit else data):
         qid = entry.get("question_id", "?") if isinstance(entry, dict) else "?"
         where = f"{path}: entry {idx} (question_id {qid})"
         try:
-            out.append(_question(entry, where))
+            q = _question(entry, where)
         except ValueError as e:
             raise DatasetError(f"{where}: {e}") from None
+        if q.question_id in first:
+            raise DatasetError(f"{where}: duplicate question_id '{q.question_id}' (also entry {first[q.question_id]})")
+        first[q.question_id] = idx
+        out.append(q)
     return out
+
+
+def _turn(t: Any, sid: str, i: int, where: str) -> Turn:
+    """One turn, type-checked: a turn without text or a has_answer that is not a boolean is an
+    error, not silently dropped or read as true."""
+    at = f"{where}: session '{sid}' turn {i}"
+    if not isinstance(t, dict):
+        raise DatasetError(f"{at}: expected an object, got {type(t).__name__}")
+    for field in ("role", "content"):
+        if not isinstance(t.get(field), str):
+            got = "missing" if field not in t else f"should be a string, got {type(t[field]).__name__}"
+            raise DatasetError(f"{at}: field '{field}' {got}")
+    has_answer = t.get("has_answer", False)
+    if not isinstance(has_answer, bool):
+        raise DatasetError(f"{at}: field 'has_answer' should be true or false, got {has_answer!r}")
+    # Turn ids follow the official retrieval code: <session_id>_<turn index + 1>.
+    return Turn(id=f"{sid}_{i + 1}", role=t["role"], content=t["content"], meta={"has_answer": has_answer})
 
 
 def _question(entry: dict, where: str) -> LMEQuestion:
@@ -80,12 +109,7 @@ def _question(entry: dict, where: str) -> LMEQuestion:
         seen[sid] = (date, turns)
         sessions.append(Session(
             id=str(sid), date=_date(date, f"haystack_dates of session '{sid}'", where),
-            turns=[
-                # Turn ids follow the official retrieval code: <session_id>_<turn index + 1>.
-                Turn(id=f"{sid}_{i + 1}", role=str(t.get("role", "")), content=str(t.get("content", "")),
-                     meta={"has_answer": bool(t.get("has_answer", False))})
-                for i, t in enumerate(turns) if isinstance(t, dict)
-            ],
+            turns=[_turn(t, str(sid), i, where) for i, t in enumerate(turns)],
         ))
     answer = entry.get("answer")
     if answer is None:

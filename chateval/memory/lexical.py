@@ -26,10 +26,12 @@ class BM25Index:
     def __len__(self) -> int:
         return len(self._docs)
 
-    def _build(self) -> bm25s.BM25:
+    def _build(self) -> bm25s.BM25 | None:
         self._ids = list(self._docs)
-        model = bm25s.BM25()
         tokens = bm25s.tokenize([self._docs[i] for i in self._ids], stopwords="en", show_progress=False)
+        if not tokens.vocab:  # only stopwords everywhere: nothing can match (bm25s cannot index it)
+            return None
+        model = bm25s.BM25()
         model.index(tokens, show_progress=False)
         self._model = model
         return model
@@ -40,7 +42,7 @@ class BM25Index:
             return []
         model = self._model or self._build()
         q = bm25s.tokenize([query], stopwords="en", show_progress=False)
-        if not q.vocab:
+        if model is None or not q.vocab:
             return []
         scores = model.get_scores([w for w in q.vocab if w])  # per-document scores for the query terms
         order = np.argsort(-scores, kind="stable")[: max(1, k)]
