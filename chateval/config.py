@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .errors import ConfigError
-from .options import merge_layers, opt
+from .options import check_base_url, check_dir, merge_layers, opt
 from .paths import search_path
 from .yamlfiles import load_mapping
 
@@ -59,6 +59,9 @@ class EvalConfig(BaseModel):
     plugins: list[str] = opt(list, "a .py file or module to import first (e.g. one registering a custom strategy)",
                              flags=["--plugin"], repeat=True)
 
+    _base_url = field_validator("base_url")(check_base_url)
+    _cache_dir = field_validator("cache_dir")(check_dir)
+
     @classmethod
     def merged(cls, *layers: dict[str, Any]) -> "EvalConfig":
         """Later layers win; ``None`` in a layer means 'not given'."""
@@ -85,15 +88,18 @@ class EvalConfig(BaseModel):
 
 
 def redact_url(url: str | None) -> str | None:
+    """A URL (or comma-separated URLs) fit for config.json: user:password and every query value
+    masked (keys sometimes travel as ``?api_key=...``)."""
     if not url:
         return url
+    if "," in url:
+        return ",".join(redact_url(u.strip()) or "" for u in url.split(","))
     parts = urlsplit(url)
+    netloc = parts.netloc
     if parts.username or parts.password:
-        host = parts.hostname or ""
-        if parts.port:
-            host += f":{parts.port}"
-        return urlunsplit((parts.scheme, f"***@{host}", parts.path, parts.query, parts.fragment))
-    return url
+        netloc = f"***@{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+    query = "&".join(f"{k}=***" if sep else k for k, sep, _ in (q.partition("=") for q in parts.query.split("&") if q))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def find_preset(name: str, extra_dirs: list[str] | None = None) -> Path:

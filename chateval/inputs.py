@@ -131,6 +131,8 @@ def _parse_line(blob: bytes, lineno: int, fmt: Any, max_chars: int, aspects: lis
         raise ValueError("field 'aspects': expected a list of aspect names")
     if asp is not None and (len(asp) > MAX_ASPECTS or any(len(a) > MAX_NAME_CHARS for a in asp)):
         raise ValueError(f"field 'aspects': at most {MAX_ASPECTS} names of at most {MAX_NAME_CHARS} characters")
+    if asp is not None and any("\n" in a or "<<<" in a or ">>>" in a for a in asp):
+        raise ValueError("field 'aspects': an aspect name is one line, without <<< or >>>")
     if len(json.dumps(record, default=str)) > max_chars * 10:  # unknown fields are kept as meta: bound them too
         raise ValueError(f"record over the limit of {max_chars * 10:,} characters")
     known = set(Sample.model_fields) - {"id", "meta", "aspects"}

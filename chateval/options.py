@@ -72,3 +72,33 @@ def load_config_file(model: type[BaseModel], path: str | Path) -> dict[str, Any]
     if unknown:
         raise ConfigError(f"{path}: unknown setting '{unknown[0]}'")
     return data
+
+
+def check_base_url(value: str | None) -> str | None:
+    """One http(s) URL with a host, or several separated by commas (a pool of endpoints)."""
+    from urllib.parse import urlsplit
+
+    if value is None:
+        return None
+    for url in (u.strip() for u in value.split(",")):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"'{url[:80]}' is not an http(s) URL (e.g. http://localhost:8000/v1)")
+    return value
+
+
+def check_dir(value: str | None) -> str | None:
+    """A folder chateval may create and write (a cache); a file in the way or no permission is an error."""
+    import os
+
+    if value is None:
+        return None
+    path = Path(value)
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise ValueError(f"{probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"{probe} is not writable")
+    return value

@@ -31,6 +31,7 @@ _BRACKET_RUNS = re.compile(r"<{3,}|>{3,}")
 
 
 def fence(text: Any, label: str) -> str:
+    label = inline(label)  # labels may carry data (a memory's id, a speaker): one safe line
     body = "" if text is None else str(text)
     # Break up anything that could be read as one of our delimiters.
     body = _BRACKET_RUNS.sub(lambda m: " ".join(m.group()), body)

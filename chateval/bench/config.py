@@ -12,7 +12,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from ..config import EvalConfig
-from ..options import merge_layers, opt
+from ..options import check_base_url, check_dir, merge_layers, opt
 
 LIMIT_HELP = ("the number of questions to run (LongMemEval questions; LoCoMo QA items across conversations; "
               "head-to-head cases; TeaFarm conversations; judge-benchmark items), after --question-ids and --per-type")
@@ -100,6 +100,9 @@ class MemoryBenchConfig(BenchConfig):
                                     flags=["--retry-base-delay"], ge=0)
     cache: bool = opt(True, "use the on-disk completion cache")
     cache_dir: str | None = opt(None, "completion cache folder")
+
+    _base_url = field_validator("base_url")(check_base_url)
+    _cache_dir = field_validator("cache_dir")(check_dir)
 
     @field_validator("systems", mode="before")
     @classmethod

@@ -38,9 +38,20 @@ class CorrectnessOut(BaseModel):
     verdict: Literal["correct", "incorrect"]
 
 
+_FENCED = re.compile(r"```.*?(?:```|$)", re.S)
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|«[^»\n]*»')
+
+
+def own_lines(text: str) -> list[str]:
+    """The reply's lines in the debater's own voice: fenced blocks, ``>`` quotes and quoted
+    spans are material under evaluation (a candidate's text may carry a fake verdict)."""
+    text = _FENCED.sub(" ", text)
+    lines = [_QUOTED.sub(" ", ln).strip() for ln in text.splitlines() if not ln.lstrip().startswith(">")]
+    return [ln for ln in lines if ln]
+
+
 def _tail(text: str, extra: int = 0) -> list[str]:
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-(TAIL_LINES + extra) :]
+    return own_lines(text)[-(TAIL_LINES + extra) :]
 
 
 def _check_range(name: str, value: float) -> float:
@@ -109,11 +120,19 @@ def _key(aspect: str) -> str:
     return "overall" if aspect == "Score" else aspect.lower()
 
 
+_VERDICT_WORDS = {"correct": True, "incorrect": False, "not correct": False}
+
+
 def parse_correctness(text: str) -> bool:
     out = _json(text, CorrectnessOut)
     if isinstance(out, CorrectnessOut):
         return out.verdict == "correct"
-    m = _last_match(r"verdict\s*\**\s*[:=]\s*\**\s*(correct|incorrect)\b", _tail(text))
+    # The last verdict-bearing line of the debater's own text decides; if it cannot be read,
+    # an earlier one (perhaps quoted from the answer) must not stand in for it.
+    m = _last_match(r"verdict\s*\**\s*[:=]\s*\**\s*([^\n]*)", _tail(text))
     if not m:
         raise VerdictParseError("no 'Verdict: correct|incorrect' line at the end of the reply")
-    return m.group(1).lower() == "correct"
+    value = re.match(r"(not\s+correct|incorrect|correct)\b", m.group(1).strip().strip("*").strip(), re.IGNORECASE)
+    if not value:
+        raise VerdictParseError(f"unreadable verdict {m.group(1).strip()[:40]!r} (expected correct or incorrect)")
+    return _VERDICT_WORDS[" ".join(value.group(1).lower().split())]
