@@ -67,6 +67,7 @@ class TypedStep(Generic[I, O]):
             return self._read(comp.text)
         except (ValueError, ValidationError) as first:
             problem = str(first).splitlines()[0][:200]
+            layer.forget(msgs, fmt)  # type: ignore[arg-type]  # never reuse an unreadable reply
         # One bounded re-ask with the error, as for debate verdicts.
         msgs = msgs + [
             AssistantMessage(content=comp.text, source="assistant"),
@@ -77,5 +78,7 @@ class TypedStep(Generic[I, O]):
         try:
             return self._read(comp.text)
         except (ValueError, ValidationError) as second:
+            layer.forget(msgs, fmt)  # type: ignore[arg-type]
+            said = " ".join(comp.text.split())[:200]
             raise StepError(f"step '{self.name}': unreadable reply after one re-ask "
-                            f"({str(second).splitlines()[0][:200]})") from None
+                            f"({str(second).splitlines()[0][:200]}); the model said: {said!r}") from None

@@ -265,16 +265,29 @@ async def test_connection_reset_forever(server, no_key):
     assert len(server.requests) == 3
 
 
-async def test_empty_content_is_a_reply_not_an_error(server, no_key):
-    server.script([Fault("empty")])
+async def test_an_empty_reply_is_retried_and_never_cached(server, no_key, tmp_path):
+    server.script([Fault("empty"), "the real answer"])
     layer = make_layer(server)
+    layer.cache = CompletionCache(tmp_path / "cache")
+    try:
+        comp = await layer.complete(MESSAGES, step=None)
+        assert comp.text == "the real answer" and len(server.requests) == 2  # the empty 200 was retried
+        server.script([Fault("empty")] * 5)
+        with pytest.raises(ModelCallError, match="empty reply"):
+            await layer.complete(MESSAGES + [UserMessage(content="again", source="user")], step=None)
+        assert layer.cache.get(layer._key(MESSAGES + [UserMessage(content="again", source="user")], None)) is None
+    finally:
+        await layer.close()
+
+
+async def test_an_echoed_key_is_scrubbed_from_the_reply(server, no_key):
+    server.script(["your key is sk-canary-123 as you said"])
+    layer = make_layer(server, secrets=("sk-canary-123",))
     try:
         comp = await layer.complete(MESSAGES, step=None)
     finally:
         await layer.close()
-    assert comp.text == ""
-    assert comp.prompt_tokens == server.completions[-1]["usage"]["prompt_tokens"] > 0
-    assert comp.tokens_approx is False
+    assert "sk-canary-123" not in comp.text and "***" in comp.text
 
 
 # --- through the Evaluator and the debate ---------------------------------------------------------
@@ -321,9 +334,9 @@ async def test_malformed_verdict_is_reasked_and_good_reask_used(server, no_key):
     assert result.usage.calls == 2
 
 
-async def test_empty_verdict_reasked_once_then_parse_error(server, no_key):
-    # Agent 1's final turn is empty, agent 2 answers, agent 1's re-ask is empty again.
-    server.script([Fault("empty"), DEFAULT_REPLY, Fault("empty")])
+async def test_unreadable_verdict_reasked_once_then_parse_error(server, no_key):
+    # Agent 1's final turn has no verdict, agent 2 answers, agent 1's re-ask has none either.
+    server.script(["I would rather not say.", DEFAULT_REPLY, "Still undecided."])
     ev = make_evaluator(server)
     try:
         result = await ev.compare("What is 2+2?", "4", "5")
@@ -338,7 +351,7 @@ async def test_empty_verdict_reasked_once_then_parse_error(server, no_key):
 
 
 async def test_all_verdicts_unreadable_fails_the_sample(server, no_key):
-    server.script([Fault("empty"), Fault("empty")])
+    server.script(["No verdict here.", "Nor here."])
     ev = make_evaluator(server, agents=1)
     try:
         result = await ev.compare("What is 2+2?", "4", "5")
@@ -534,3 +547,22 @@ def test_fault_validation():
         FakeOpenAIServer(faults={"500": 0.7, "429": 0.6})
     with FakeOpenAIServer() as s, pytest.raises(TypeError):
         s.script([42])  # type: ignore[list-item]
+
+
+async def test_an_unreadable_step_reply_is_quoted_and_dropped_from_the_cache(server, no_key, tmp_path):
+    from chateval.bench.lme_judge import SINGLE_JUDGE, JudgeInputs
+    from chateval.steps import StepError
+
+    server.script(["Sure! The answer looks right to me.", "I think it is correct, yes."])
+    layer = make_layer(server)
+    layer.cache = CompletionCache(tmp_path / "cache")
+    inputs = JudgeInputs(question="Where?", gold="Paris", response="Paris", question_type="single-session-user",
+                         abstention=False)
+    try:
+        with pytest.raises(StepError, match="the model said: 'I think it is correct, yes.'"):
+            await SINGLE_JUDGE.run(layer, inputs)
+        server.script(['{"correct": true, "reason": "same city"}'])
+        out = await SINGLE_JUDGE.run(layer, inputs)  # a rerun asks again instead of reusing the bad reply
+    finally:
+        await layer.close()
+    assert out.correct is True and len(server.requests) == 3

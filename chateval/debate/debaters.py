@@ -59,8 +59,8 @@ class Debater:
         self._taken = 0
         self._task, self._sample, self._turns, self._panel = task, sample, turns, panel
         self._schema = response_schema if structured else None
-        client = layer.client(log=self.log, step=self._step, agent=name, response_format=self._format)
-        self.agent = AssistantAgent(name=name, model_client=client, system_message=system_message)
+        self.client = layer.client(log=self.log, step=self._step, agent=name, response_format=self._format)
+        self.agent = AssistantAgent(name=name, model_client=self.client, system_message=system_message)
 
     @property
     def final(self) -> bool:

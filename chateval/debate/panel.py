@@ -127,6 +127,7 @@ class DebateRun:
             return v
         except VerdictParseError as first:
             problem = str(first)
+            d.client.forget_last()  # an unreadable reply is never reused from the cache
         # One bounded re-ask, then give up: an unreadable verdict is recorded, never guessed.
         d.phase = "reask"
         v.reasked = True
@@ -141,6 +142,7 @@ class DebateRun:
         try:
             self.panel.task.read(text, self.sample, v)
         except VerdictParseError as second:
+            d.client.forget_last()
             v.parse_error = f"{problem}; after re-ask: {second}"
         return v
 

@@ -48,6 +48,9 @@ class CompletionCache:
     def set(self, key: str, value: dict[str, Any]) -> None:
         self._open().set(key, value)
 
+    def delete(self, key: str) -> None:
+        self._open().delete(key)
+
     def close(self) -> None:
         if self._cache is not None:
             self._cache.close()

@@ -27,7 +27,7 @@ from ..errors import ModelCallError
 from .backends import Backend, Completion, GenParams, StepContext, build_backend
 from .cache import CompletionCache, cache_key
 from .prices import cost_usd
-from .retry import RetryPolicy, describe, is_retryable, retry_after_seconds
+from .retry import BadResponse, RetryPolicy, describe, is_retryable, retry_after_seconds
 from .spec import ModelSpec
 from .usage import CallLog, CallRecord, UsageTotals, approx_tokens
 
@@ -152,6 +152,8 @@ class ModelLayer:
                         self.backend.complete(messages, step=step, response_format=response_format, params=self.params),
                         timeout=self.retry.timeout_s,
                     )
+                if not comp.text.strip():  # an HTTP 200 with nothing in it is a failed call, not an answer
+                    raise BadResponse("the endpoint returned an empty reply")
                 break
             except ModelCallError as exc:
                 if log is not None:
@@ -165,6 +167,7 @@ class ModelLayer:
                     raise ModelCallError(message) from None
                 await asyncio.sleep(self.retry.delay(attempt, retry_after_seconds(exc)))
         latency = time.perf_counter() - t0
+        comp.text = self._scrub(comp.text)  # a reply that echoes an API key must not carry it into any file
         if not comp.prompt_tokens and not comp.completion_tokens:
             # Some servers report no usage; estimate rather than report zero, and say so.
             comp.prompt_tokens = sum(approx_tokens(m.content) for m in messages if isinstance(m.content, str))
@@ -185,6 +188,11 @@ class ModelLayer:
         if self.cache is not None:
             self.cache.set(key, comp.model_dump(exclude={"cached"}))
         return comp
+
+    def forget(self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None = None) -> None:
+        """Drop a cached reply its caller could not read, so a rerun asks the model again."""
+        if self.cache is not None:
+            self.cache.delete(self._key(messages, response_format))
 
     def _record(self, rec: CallRecord, log: CallLog | None, messages: Sequence[LLMMessage], comp: Completion) -> None:
         self.totals.add(rec)
@@ -216,6 +224,12 @@ class LayerClient(ChatCompletionClient):
         self._step = step
         self.agent = agent
         self._response_format = response_format
+        self.last_call: tuple[list[LLMMessage], type[BaseModel] | None] | None = None
+
+    def forget_last(self) -> None:
+        """Drop the last reply from the cache (its verdict could not be read)."""
+        if self.last_call is not None:
+            self.layer.forget(*self.last_call)
 
     def current_step(self, messages: Sequence[LLMMessage] = ()) -> StepContext | None:
         return self._step(messages) if callable(self._step) else self._step
@@ -233,6 +247,7 @@ class LayerClient(ChatCompletionClient):
         fmt = json_output if isinstance(json_output, type) else None
         if fmt is None and self._response_format is not None:
             fmt = self._response_format()
+        self.last_call = (list(messages), fmt)
         comp = await self.layer.complete(
             messages, step=self.current_step(messages), log=self.log, agent=self.agent, response_format=fmt
         )
