@@ -1,0 +1,185 @@
+"""http: a memory agent running as a service, in any language, behind protocol v1 (JSON over
+HTTP POST). Each system instance is one *case* (a fresh memory): ``/reset`` once, ``/ingest``
+per session in date order, ``/respond`` per question or dialogue turn. What the agent returns
+as ``retrieved`` is scored exactly like a built-in system's recall; its ``usage`` is metered."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+import uuid
+from datetime import datetime
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ...models import CallRecord, UsageTotals, approx_tokens
+from ...options import check_base_url
+from ..base import MemorySystem, _last_user_text, memory_system
+from ..types import MemoryItem, Response, Session, Turn
+
+PROTOCOL = "chateval-memory-agent/1"
+
+
+class HttpSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    url: str = Field(description="the agent's base URL, e.g. http://127.0.0.1:8080")
+    timeout_s: float = Field(60.0, gt=0, description="seconds per request attempt")
+    max_retries: int = Field(3, ge=0, description="retries on non-2xx replies, timeouts, connection errors, bad JSON")
+    retry_base_delay_s: float = Field(0.5, ge=0, description="first backoff delay; doubles each retry, with jitter")
+    api_key_env: str | None = Field(None, description="name of an environment variable whose value is sent as "
+                                                      "'Authorization: Bearer ...' (the key itself is never stored)")
+    case_prefix: str = Field("chateval", description="readable prefix of the case ids sent to the agent")
+
+    _url = field_validator("url")(check_base_url)
+
+
+class Retrieved(BaseModel):
+    session_id: str
+    turn_id: str | None = None
+    score: float | None = None
+
+
+class AgentUsage(BaseModel):
+    prompt_tokens: int = Field(0, ge=0)
+    completion_tokens: int = Field(0, ge=0)
+
+
+class RespondReply(BaseModel):
+    answer: str
+    context: str | None = None
+    retrieved: list[Retrieved] | None = None
+    usage: AgentUsage | None = None
+
+
+class HttpAgentError(RuntimeError):
+    """The agent kept failing (after the retries); the message quotes what it said."""
+
+
+def _turn(t: Turn) -> dict[str, str]:
+    return {"turn_id": t.id, "role": t.role, "content": t.content}
+
+
+def _iso(when: datetime | None) -> str | None:
+    return when.isoformat() if when is not None else None
+
+
+@memory_system("http")
+class HttpAgent(MemorySystem):
+    description = "an agent running as a service (any language), reached over HTTP protocol v1"
+    paper = "chateval's HTTP agent protocol v1 (see README: HTTP agents)"
+    Settings = HttpSettings
+    supports_recall = True  # served by /respond: the agent's `retrieved` list
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._new_case()
+
+    def _new_case(self) -> None:
+        self.case_id = f"{self.settings.case_prefix}-{uuid.uuid4().hex[:12]}"
+        self._reset_sent = False
+        self._turns = 0
+
+    # --- the wire ------------------------------------------------------------------------------
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json; charset=utf-8", "X-Chateval-Protocol": PROTOCOL}
+        if self.settings.api_key_env:
+            key = os.environ.get(self.settings.api_key_env, "")
+            if key:
+                headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    async def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """POST with bounded retries; a reply that is not a JSON object counts as a failure."""
+        s = self.settings
+        url = s.url.rstrip("/") + path
+        last = ""
+        for attempt in range(1, s.max_retries + 2):
+            try:
+                async with httpx.AsyncClient(timeout=s.timeout_s) as client:
+                    reply = await client.post(url, content=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+                                              headers=self._headers())
+                body = reply.text
+                if reply.is_success:
+                    data = json.loads(body) if body.strip() else {}
+                    if isinstance(data, dict):
+                        return data
+                    last = f"reply is not a JSON object: {body[:200]!r}"
+                else:
+                    last = f"HTTP {reply.status_code}: {' '.join(body.split())[:200]!r}"
+            except (httpx.TimeoutException, asyncio.TimeoutError):
+                last = f"no reply within {s.timeout_s:g} s"
+            except httpx.TransportError as e:
+                last = f"connection failed ({type(e).__name__})"
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                last = f"reply is not valid JSON: {body[:200]!r}"
+            if attempt <= s.max_retries:
+                delay = s.retry_base_delay_s * 2 ** (attempt - 1)
+                await asyncio.sleep(delay * (0.5 + random.random() / 2))
+        raise HttpAgentError(f"http agent {url}: {last} (after {s.max_retries + 1} attempt(s))")
+
+    async def _ensure_case(self) -> None:
+        if not self._reset_sent:
+            await self._post("/reset", {"case_id": self.case_id})
+            self._reset_sent = True
+
+    # --- the MemorySystem interface -------------------------------------------------------------
+    async def _ingest(self, session: Session) -> None:
+        await self._ensure_case()
+        await self._post("/ingest", {"case_id": self.case_id, "session_id": session.id, "date": _iso(session.date),
+                                     "turns": [_turn(t) for t in session.turns]})
+        self._turns += len(session.turns)
+
+    async def respond(self, query: str | list[Turn], now: datetime) -> Response:
+        dialogue = None if isinstance(query, str) else list(query)
+        question = query if isinstance(query, str) else _last_user_text(dialogue or [])
+        await self._ensure_case()
+        t0 = time.perf_counter()
+        data = await self._post("/respond", {"case_id": self.case_id, "question": question, "date": _iso(now),
+                                             "dialogue": None if dialogue is None else [_turn(t) for t in dialogue]})
+        latency = time.perf_counter() - t0
+        try:
+            reply = RespondReply.model_validate(data)
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise HttpAgentError(f"http agent {self.settings.url}/respond: field "
+                                 f"'{'.'.join(map(str, err['loc']))}': {err['msg'].lower()} "
+                                 f"(reply: {json.dumps(data)[:200]})") from None
+        usage = reply.usage or AgentUsage()
+        # The agent's own model calls count in the run's accounting (price unknown: cost None).
+        self.log.add(CallRecord(model=f"http-agent:{self.settings.url}", step="agent_respond",
+                                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                                tokens_approx=reply.usage is None, latency_s=latency))
+        context = reply.context or ""
+        self._stats.respond_s += latency
+        return Response(answer=reply.answer, context=context, context_tokens=approx_tokens(context),
+                        recalled=self._items(reply.retrieved or [], now),
+                        usage=UsageTotals.of(self.log.records[-1:]), latency_s=latency)
+
+    async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
+        resp = await self.respond(query, now)
+        return resp.recalled[:k] if k else resp.recalled
+
+    def _items(self, retrieved: list[Retrieved], now: datetime) -> list[MemoryItem]:
+        by_id = {s.id: s for s in self.sessions}
+        items = []
+        for n, r in enumerate(retrieved):
+            session = by_id.get(r.session_id)
+            items.append(MemoryItem(id=f"{r.session_id}:{r.turn_id or '*'}:{n}", text="", session_id=r.session_id,
+                                    time=session.date if session else now,
+                                    turn_ids=[r.turn_id] if r.turn_id else [], score=r.score,
+                                    meta={} if session else {"unknown_session": True}))
+        return items
+
+    async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
+        return ""  # the agent builds its own context; /respond returns it
+
+    def item_count(self) -> int:
+        return self._turns
+
+    def _reset(self) -> None:
+        self._new_case()  # a new case id: the agent starts a fresh, empty memory on the next call
