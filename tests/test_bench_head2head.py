@@ -237,8 +237,8 @@ def test_a_judge_failure_fails_only_its_unit(lme3, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("systems,extra,needles", [
     ("full_context,nope", [], ["unknown memory system 'nope'", "full_context"]),
-    ("full_context", [], ["exactly two different systems"]),
-    ("retrieval,retrieval", [], ["exactly two different systems"]),
+    ("full_context", [], ["two or more different systems"]),
+    ("retrieval,retrieval", [], ["two or more different systems"]),
     ("full_context,retrieval", ["--judge", "debate"], ["--judge does not apply"]),
     ("full_context,retrieval", ["--types", "nope"], ["--types: no question of type 'nope'"]),
     ("full_context,retrieval", ["--judge-preset", "nope"], ["nope"]),
@@ -248,3 +248,32 @@ def test_bad_options_are_one_line_errors(lme3, tmp_path, capsys, systems, extra,
     assert h2h(lme3, out, *extra, systems=systems) == 2
     one_line_error(capsys.readouterr().err, *needles)
     assert not (out / "samples.jsonl").exists()
+
+
+# --- more than two systems ------------------------------------------------------------------------
+def test_three_systems_every_pair_one_answer_each(tmp_path, monkeypatch):
+    from chateval.bench.slot import SystemSlot
+
+    from .conftest import FIXTURES
+
+    calls: list[str] = []
+    original = SystemSlot.respond
+
+    async def counting(self, query, now):
+        calls.append(self.name)
+        return await original(self, query, now)
+
+    monkeypatch.setattr(SystemSlot, "respond", counting)
+    out = tmp_path / "h3"
+    assert h2h(FIXTURES / "lme_tiny.json", out, systems="full_context,retrieval,session_summaries") == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert sorted(calls) == sorted(["full_context", "retrieval", "session_summaries"] * 5)  # once per case
+    assert set(s["pairs"]) == {"full_context vs retrieval", "full_context vs session_summaries",
+                               "retrieval vs session_summaries"}
+    m = s["matrix"]
+    assert m["retrieval"]["full_context"]["wins"] == m["full_context"]["retrieval"]["losses"]
+    assert all(m[a][b]["n"] == 5 for a in m for b in m[a])
+    assert [r["rank"] for r in s["ranking"]] == [1, 2, 3] and len(s["headline"]) == 3
+    rec = read_jsonl(out / "samples.jsonl")[0]
+    assert len(rec["pairs"]) == 3 and all(p["status"] == "ok" for p in rec["pairs"].values())
+    assert "Bradley–Terry" in (out / "report.md").read_text()

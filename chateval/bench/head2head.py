@@ -46,6 +46,7 @@ from .base import Benchmark, _error_text, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
 from .lme_judge import ABSTENTION, GUIDELINES
 from .report import _cost, _num, _pct, finish_report
+from .head2head_multi import multi_case, summarize_multi, write_multi_report
 from .selection import select
 from .setup import MemoryBench, resolve_system
 from .slot import SystemSlot
@@ -311,7 +312,7 @@ class Head2HeadConfig(MemoryBenchConfig):
 
 @benchmark("head2head")
 class HeadToHead(Benchmark):
-    description = ("two memory systems on the same LongMemEval or LoCoMo questions, judged pairwise by the "
+    description = ("two or more memory systems on the same LongMemEval or LoCoMo questions, judged pairwise by the "
                    "debate panel in both orders: win/tie/loss of A vs B")
 
     config_model = Head2HeadConfig
@@ -321,8 +322,8 @@ class HeadToHead(Benchmark):
             raise ConfigError("--judge does not apply to head2head: the debate panel always judges "
                               "(choose it with --judge-preset and --judge-model)")
         names = [resolve_system(s).name for s in args.systems]  # unknown names fail before the data is read
-        if len(names) != 2 or names[0] == names[1]:
-            raise ConfigError(f"--systems: head2head compares exactly two different systems, A,B "
+        if len(names) < 2 or len(set(names)) != len(names):
+            raise ConfigError(f"--systems: head2head compares two or more different systems, e.g. A,B or A,B,C "
                               f"(got '{','.join(names)}')")
         preset = load_preset(find_preset(args.judge_preset))
         dataset, cases = load_cases(args.data)
@@ -343,7 +344,7 @@ class HeadToHead(Benchmark):
                                                          "structured": args.structured}),
                               layer=bench.judge_layer)
         config = bench.config({"benchmark": "head2head", "data": str(args.data), "dataset": dataset,
-                               "context": args.context, "types": args.types, "order": dict(zip(SIDES, systems)),
+                               "context": args.context, "types": args.types, "order": dict(zip(SIDES, systems)) if len(systems) == 2 else systems,
                                "judge": "debate-pairwise-swap",
                                "judge_panel": evaluator.run_config()["judging"]})
         by_key = {c.key: c for c in cases}
@@ -364,6 +365,8 @@ class HeadToHead(Benchmark):
 
             async def unit(c: Case) -> dict[str, Any]:
                 try:
+                    if len(systems) > 2:
+                        return await multi_case(c, {s: slot(c, s) for s in systems}, evaluator, args.context)
                     return await self._case(c, [slot(c, s) for s in systems], evaluator, args.context)
                 finally:
                     remaining[c.group] -= 1
@@ -379,13 +382,15 @@ class HeadToHead(Benchmark):
             finally:
                 for s in slots.values():
                     s.close()
-            summary = summarize_head2head(records, systems=systems, offline=config["offline"])
+            multi = len(systems) > 2
+            summarize = summarize_multi if multi else summarize_head2head
+            summary = summarize(records, systems=systems, offline=config["offline"])
             summary |= {"benchmark": "head2head", "data": str(args.data), "dataset": dataset, "context": args.context,
                         "n_cases": len(cases), "judge_preset": args.judge_preset, "judge_model": bench.judge_layer.label,
                         "answer_model": bench.answer_layer.label, "config_hash": config["config_hash"],
                         "complete": len(records) == len(cases)}
             run.write_summary(summary)
-            write_head2head_report(run.path, summary)
+            (write_multi_report if multi else write_head2head_report)(run.path, summary)
         return summary
 
     @staticmethod

@@ -53,6 +53,11 @@ def headline(name: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
         return _per_system(summary, "success rate", lambda e: (
             e.get("success_rate"), e.get("n_units"), e.get("n_failed"),
             _cost(e.get("answer_usage"), e.get("judge_usage"))))
+    if name == "head2head" and summary.get("ranking") is not None:
+        return [{"system": r["system"], "n": summary.get("n"), "metric": "P(beats average), Bradley–Terry",
+                 "value": r["win_prob_vs_average"], "recall_all@5": None, "failed": summary.get("n_failed"),
+                 "cost_usd": ((summary.get("usage") or {}).get(r["system"]) or {}).get("cost_usd")}
+                for r in summary["ranking"]]
     if name == "head2head":
         sides = summary.get("systems") or {}
         return [{"system": f"{sides.get('A')} vs {sides.get('B')}", "n": summary.get("n"), "metric": "A wins",
