@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench.head2head import load_cases, outcome_table, summarize_head2head, verdict_record
+from chateval.bench.head2head import load_cases, verdict_record
+from chateval.bench.head2head_report import outcome_table, summarize_head2head
 from chateval.bench.stats import wilson
 from chateval.cli import main
 from chateval.debate.panel import JudgeResult

@@ -19,7 +19,7 @@ from chateval.cli import main
 from chateval.errors import ConfigError
 from chateval.memory import MEMORY_SYSTEMS, MemorySystem, Response
 
-from .conftest import EXAMPLES, REPO, read_jsonl
+from .conftest import EXAMPLES, REPO, SHARED, needs_shared, read_jsonl
 
 FIX = Path(__file__).parent / "fixtures"
 LME, LOCOMO = FIX / "lme_tiny.json", FIX / "locomo_tiny.json"
@@ -238,3 +238,30 @@ def test_the_bench_api_example_runs(tmp_path):
                           text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert proc.returncode == 0, proc.stderr
     assert "my_memory: accuracy" in proc.stdout and (tmp_path / "runs" / "bench-api" / "report.md").is_file()
+
+
+# --- the same ways on the shared LongMemEval-S dev slice ----------------------------------------
+@needs_shared("longmemeval", "longmemeval_s_dev.json")
+@pytest.mark.parametrize("way", ["plugin", "import path", "http", "hypotheses"])
+def test_each_way_on_the_shared_dev_slice(way, tmp_path, agents_pkg):
+    data = SHARED / "longmemeval" / "longmemeval_s_dev.json"
+    out = tmp_path / "run"
+    base = ["bench", "longmemeval", "--data", str(data), "--limit", "2", "--out", str(out), *OFFLINE]
+    if way == "plugin":
+        argv = base + ["--plugin", str(PLUGIN), "--systems", "my_memory"]
+    elif way == "import path":
+        argv = base + ["--systems", f"{agents_pkg}:PlainMemory"]
+    elif way == "hypotheses":
+        rows = json.loads(data.read_text())[:2]
+        hyp = tmp_path / "h.jsonl"
+        hyp.write_text("".join(json.dumps({"question_id": r["question_id"], "hypothesis": "I don't know."}) + "\n"
+                               for r in rows))
+        argv = base + ["--hypotheses", str(hyp), "--allow-missing"]
+    else:
+        from .test_http_agent import Recorder
+
+        agent = Recorder()
+        argv = base + ["--systems", "http", "--set", f"http.url={agent.url}"]
+    assert main(argv) == 0
+    s = summary(out)
+    assert s["n_units"] == 2 and s["n_failed"] == 0 and (out / "report.md").is_file() and s["headline"]

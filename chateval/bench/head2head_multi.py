@@ -14,6 +14,7 @@ from ..debate.samples import Sample
 from ..models import UsageTotals
 from .base import _error_text
 from .bradley_terry import rank
+from .head2head_report import outcome_table, proportion
 from .report import _cost, _pct, finish_report
 from .summaries import run_counts, usage_sum
 
@@ -70,8 +71,6 @@ async def multi_case(c: "Case", slots: dict[str, "SystemSlot"], evaluator: "Eval
 
 
 def summarize_multi(records: list[dict[str, Any]], *, systems: list[str], offline: bool) -> dict[str, Any]:
-    from .head2head import outcome_table, proportion
-
     ok = [r for r in records if r.get("status") == "ok"]
     pairs: dict[str, Any] = {}
     matrix: dict[str, dict[str, Any]] = {s: {} for s in systems}
