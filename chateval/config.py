@@ -19,7 +19,24 @@ from .yamlfiles import load_mapping
 DEFAULT_PERSONAS = ["general_public", "critic", "news_author", "psychologist", "scientist"]
 
 
-class EvalConfig(BaseModel):
+class LayerSettings(BaseModel):
+    """The model layer's limits, shared by every command: concurrency, retries, timeouts, cache."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_connections: int = opt(8, "model calls in flight at once, shared by all calls", ge=1)
+    max_retries: int = opt(4, "retries on 429/5xx/timeouts/connection errors", ge=0)
+    timeout_s: float = opt(120.0, "seconds per model call attempt", flags=["--timeout"], gt=0)
+    retry_base_delay_s: float = opt(1.0, "seconds before the first retry, doubled each retry, with jitter",
+                                    flags=["--retry-base-delay"], ge=0)
+    cache: bool = opt(True, "use the on-disk completion cache")
+    cache_dir: str | None = opt(None, "completion cache folder (default ~/.cache/chateval/completions or "
+                                      "CHATEVAL_CACHE_DIR)")
+
+    _cache_dir = field_validator("cache_dir")(check_dir)
+
+
+class EvalConfig(LayerSettings):
     """The debate panel and its model: every setting of ``chateval evaluate`` (and of the judge
     meta-benchmarks), with its help text; the CLI builds its options from these fields."""
 
@@ -45,14 +62,6 @@ class EvalConfig(BaseModel):
     max_tokens: int | None = opt(1024, "completion token limit per call", ge=1)
     seed: int | None = opt(None, "sampling seed, where the endpoint supports one")
 
-    max_connections: int = opt(8, "model calls in flight at once, shared by all calls", ge=1)
-    max_retries: int = opt(4, "retries on 429/5xx/timeouts/connection errors", ge=0)
-    timeout_s: float = opt(120.0, "seconds per model call attempt", flags=["--timeout"], gt=0)
-    retry_base_delay_s: float = opt(1.0, "seconds before the first retry, doubled each retry, with jitter",
-                                    flags=["--retry-base-delay"], ge=0)
-    cache: bool = opt(True, "use the on-disk completion cache")
-    cache_dir: str | None = opt(None, "completion cache folder (default ~/.cache/chateval/completions or "
-                                      "CHATEVAL_CACHE_DIR)")
     persona_dirs: list[str] = opt(list, "extra folder of persona YAML files", flags=["--persona-dir"], repeat=True)
     prompt_dirs: list[str] = opt(list, "extra folder of prompt templates (overrides by name)",
                                  flags=["--prompt-dir"], repeat=True)
@@ -60,7 +69,6 @@ class EvalConfig(BaseModel):
                              flags=["--plugin"], repeat=True)
 
     _base_url = field_validator("base_url")(check_base_url)
-    _cache_dir = field_validator("cache_dir")(check_dir)
 
     @classmethod
     def merged(cls, *layers: dict[str, Any]) -> "EvalConfig":

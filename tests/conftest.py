@@ -47,6 +47,19 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("CHATEVAL_BASE_URL", raising=False)
 
 
+# Built-in systems that need an outside service to talk to (test_http_agent.py covers them).
+NEEDS_SERVICE = {"http"}
+
+
+def local_systems() -> list[str]:
+    """The built-in memory systems that run in-process (not ones registered by tests or plugins)."""
+    import chateval.memory.systems  # noqa: F401  (registers the built-in systems)
+    from chateval.memory import MEMORY_SYSTEMS
+
+    return [n for n in MEMORY_SYSTEMS.names()
+            if n not in NEEDS_SERVICE and MEMORY_SYSTEMS.get(n).__module__.startswith("chateval.")]
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 

@@ -15,17 +15,10 @@ from chateval.memory import MEMORY_SYSTEMS
 from chateval.memory.embeddings import make_embedder
 from chateval.models import ModelLayer, ModelSpec
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, local_systems
 
 LME = FIXTURES / "lme_tiny.json"
-NEEDS_SERVICE = {"http"}  # needs an agent to talk to: tested in test_http_agent.py
-
-
-def systems() -> list[str]:
-    return [n for n in MEMORY_SYSTEMS.names() if n not in NEEDS_SERVICE and MEMORY_SYSTEMS.get(n).__module__.startswith("chateval.")]
-
-
-@pytest.mark.parametrize("name", systems())
+@pytest.mark.parametrize("name", local_systems())
 async def test_every_system_ingests_recalls_answers_and_resets(name):
     q = next(q for q in load_longmemeval(LME) if q.question_id == "t_garden")
     system = MEMORY_SYSTEMS.get(name)(ModelLayer(ModelSpec.parse("offline")), embedder=make_embedder("hash", cache=False))

@@ -13,7 +13,7 @@ import chateval.memory.systems  # noqa: F401  (registers the built-in systems)
 from chateval.cli import main
 from chateval.memory import MEMORY_SYSTEMS
 
-from .conftest import SHARED
+from .conftest import SHARED, local_systems
 
 LME_ORACLE = SHARED / "longmemeval" / "longmemeval_oracle.json"
 QID = "6613b389"  # 3 evidence sessions, gold answer "2"
@@ -54,7 +54,7 @@ def test_memory_list(capsys, monkeypatch):
     assert "LongMemEval" in out  # full_context's paper
 
 
-@pytest.mark.parametrize("name", MEMORY_SYSTEMS.names())
+@pytest.mark.parametrize("name", local_systems())
 def test_ask_every_system(capsys, name):
     assert ask("--system", name) == 0
     captured = capsys.readouterr()

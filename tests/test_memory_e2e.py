@@ -12,7 +12,7 @@ from chateval.memory.embeddings import make_embedder
 from chateval.models import ModelLayer, ModelSpec, approx_tokens
 from chateval.prompts import fence
 
-from .conftest import SHARED
+from .conftest import SHARED, local_systems
 
 LME_ORACLE = SHARED / "longmemeval" / "longmemeval_oracle.json"
 MSC_SAMPLE = SHARED / "theanine" / "sample_dialogue.json"
@@ -43,7 +43,7 @@ def make(name: str) -> tuple[MemorySystem, Recorder]:
     return MEMORY_SYSTEMS.get(name)(layer, embedder=make_embedder("hash", cache=False)), Recorder(layer)
 
 
-@pytest.mark.parametrize("name", MEMORY_SYSTEMS.names())
+@pytest.mark.parametrize("name", local_systems())
 async def test_longmemeval_question_end_to_end(name, question):
     system, recorder = make(name)
     assert max(s.date for s in question.sessions) < question.question_date
@@ -93,7 +93,7 @@ async def test_longmemeval_question_end_to_end(name, question):
     assert system.item_count() > 0
 
 
-@pytest.mark.parametrize("name", MEMORY_SYSTEMS.names())
+@pytest.mark.parametrize("name", local_systems())
 async def test_msc_dialogue_continuation(name):
     """Continue the fifth session of an MSC episode from memory of the first four."""
     (episode,) = load_msc(MSC_SAMPLE)

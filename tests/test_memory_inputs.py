@@ -13,7 +13,9 @@ from chateval.memory import MEMORY_SYSTEMS, MemoryInputError, MemorySystem, Sess
 from chateval.memory.embeddings import make_embedder
 from chateval.models import ModelLayer, ModelSpec
 
-SYSTEMS = MEMORY_SYSTEMS.names()
+from .conftest import local_systems
+
+SYSTEMS = local_systems()
 UTC = timezone.utc
 
 

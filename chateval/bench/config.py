@@ -11,8 +11,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from ..config import EvalConfig
-from ..options import check_base_url, check_dir, merge_layers, opt
+from ..config import EvalConfig, LayerSettings
+from ..options import check_base_url, merge_layers, opt
 
 LIMIT_HELP = ("the number of questions to run (LongMemEval questions; LoCoMo QA items across conversations; "
               "head-to-head cases; TeaFarm conversations; judge-benchmark items), after --question-ids and --per-type")
@@ -74,7 +74,7 @@ def parse_set(items: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-class MemoryBenchConfig(BenchConfig):
+class MemoryBenchConfig(BenchConfig, LayerSettings):
     """Systems under test, the model they use, the judges, and the model layer's limits."""
 
     systems: list[Any] = opt(list, "comma-separated memory systems: registered names (see `chateval memory list`) "
@@ -93,16 +93,8 @@ class MemoryBenchConfig(BenchConfig):
     qdrant_url: str | None = opt(None, "a Qdrant server for the systems' vector stores (default: embedded, in memory)")
     structured: Literal["auto", "on", "off"] = opt(
         "auto", "ask for JSON via the API's response format (auto: when the model supports it)")
-    max_connections: int = opt(8, "model calls in flight at once, shared by all calls", ge=1)
-    max_retries: int = opt(4, "retries on 429/5xx/timeouts/connection errors", ge=0)
-    timeout_s: float = opt(120.0, "seconds per model call attempt", flags=["--timeout"], gt=0)
-    retry_base_delay_s: float = opt(1.0, "seconds before the first retry, doubled each retry, with jitter",
-                                    flags=["--retry-base-delay"], ge=0)
-    cache: bool = opt(True, "use the on-disk completion cache")
-    cache_dir: str | None = opt(None, "completion cache folder")
 
     _base_url = field_validator("base_url")(check_base_url)
-    _cache_dir = field_validator("cache_dir")(check_dir)
 
     @field_validator("systems", mode="before")
     @classmethod

@@ -4,13 +4,12 @@ them) and LoCoMo prediction files (``{"sample_id", "question", "prediction"}`` p
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterable
 
 from pydantic import BaseModel
 
-from .common import DatasetError
+from .common import DatasetError, jsonl_objects
 
 
 class Answer(BaseModel):
@@ -18,27 +17,6 @@ class Answer(BaseModel):
     text: str
     line: int
     retrieved_session_ids: list[str] | None = None
-
-
-def _lines(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: answers file not found") from None
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read answers file ({e.strerror})") from None
-    for no, line in enumerate(raw.split(b"\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise DatasetError(f"{path}:{no}: not valid UTF-8") from None
-        except (json.JSONDecodeError, RecursionError) as e:
-            raise DatasetError(f"{path}:{no}: invalid JSON ({getattr(e, 'msg', 'nested too deeply')})") from None
-        if not isinstance(row, dict):
-            raise DatasetError(f"{path}:{no}: expected a JSON object, got {type(row).__name__}")
-        yield no, row
 
 
 def _str(row: dict[str, Any], field: str, where: str) -> str:
@@ -55,7 +33,7 @@ def _str(row: dict[str, Any], field: str, where: str) -> str:
 def _read(path: str | Path, id_fields: tuple[str, ...], text_field: str) -> dict[str, Answer]:
     path = Path(path)
     out: dict[str, Answer] = {}
-    for no, row in _lines(path):
+    for no, row in jsonl_objects(path, "answers"):
         where = f"{path}:{no}"
         key = "\t".join(_str(row, f, where) for f in id_fields)
         text = _str(row, text_field, where)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from ..errors import InputError
 
@@ -36,3 +36,28 @@ def require(entry: Any, key: str, types: type | tuple[type, ...], where: str) ->
         names = types.__name__ if isinstance(types, type) else "/".join(t.__name__ for t in types)
         raise DatasetError(f"{where}: field '{key}' should be {names}, got {type(value).__name__}")
     return value
+
+
+def jsonl_objects(path: str | Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSONL file; errors name file and line."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: {what} file not found") from None
+    except OSError as e:
+        raise DatasetError(f"{path}: cannot read {what} file ({e.strerror})") from None
+    for no, line in enumerate(raw.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise DatasetError(f"{path}:{no}: not valid UTF-8") from None
+        except json.JSONDecodeError as e:
+            raise DatasetError(f"{path}:{no}: invalid JSON ({e.msg})") from None
+        except RecursionError:
+            raise DatasetError(f"{path}:{no}: invalid JSON (nested too deeply)") from None
+        if not isinstance(row, dict):
+            raise DatasetError(f"{path}:{no}: expected a JSON object, got {type(row).__name__}")
+        yield no, row

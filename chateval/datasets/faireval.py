@@ -3,12 +3,11 @@ annotators' majority label, one JSON object per line."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from .common import DatasetError
+from .common import DatasetError, jsonl_objects
 
 FILE = "faireval_gpt35_vs_vicuna13b.jsonl"
 HUMAN = {"gpt35": "1", "vicuna": "2", "tie": "tie"}  # the file's label -> Assistant 1 / 2 / tie
@@ -28,28 +27,10 @@ def load_faireval(path: str | Path) -> list[FairEvalRow]:
     path = Path(path)
     if path.is_dir():
         path = path / FILE
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: FairEval file not found") from None
-    except OSError as e:
-        raise DatasetError(f"{path}: cannot read FairEval file ({e.strerror})") from None
     items: list[FairEvalRow] = []
     seen: dict[int, int] = {}
-    for no, line in enumerate(raw.split(b"\n"), 1):
-        if not line.strip():
-            continue
+    for no, row in jsonl_objects(path, "FairEval"):
         where = f"{path}:{no}"
-        try:
-            row = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise DatasetError(f"{where}: not valid UTF-8") from None
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{where}: invalid JSON ({e.msg})") from None
-        except RecursionError:
-            raise DatasetError(f"{where}: invalid JSON (nested too deeply)") from None
-        if not isinstance(row, dict):
-            raise DatasetError(f"{where}: expected a JSON object, got {type(row).__name__}")
         qid = row.get("question_id")
         if "question_id" not in row:
             raise DatasetError(f"{where}: field 'question_id': missing")
