@@ -9,7 +9,7 @@ from typing import Any
 
 from . import plots
 from .locomo_metrics import ADVERSARIAL, category_name
-from .report import _cost, _num, _pct, finish_report
+from .report import _cost, _num, _pct, finish_report, latency_table
 from .stats import mean_or_none, percentile
 from .summaries import run_counts, usage_sum
 
@@ -134,14 +134,5 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
     for s, e in systems.items():
         lines.append(f"| {s} | " + " | ".join(str(e["categories"][c]["n"]) for c in cats)
                      + f" | {e['n_qa_ok']} | {e['n_qa_failed']} |")
-    lines += ["", "## Latency, context and cost", "",
-              "| system | ingest p50/p95 s (per conversation) | recall p50/p95 s | answer p50/p95 s | judge p50/p95 s "
-              "| context tokens (~) | answer cost | judge cost |",
-              "|---|---|---|---|---|---|---|---|"]
-    for s, e in systems.items():
-        lat = e["latency"]
-        cells = [f"{_num(lat[k]['p50'], '{:.3f}')} / {_num(lat[k]['p95'], '{:.3f}')}" if k in lat else "–"
-                 for k in ("ingest_s", "recall_s", "answer_s", "judge_s")]
-        lines.append(f"| {s} | " + " | ".join(cells) + f" | {_num(e['mean_context_tokens'], '{:.0f}')} | "
-                     f"{_cost(e['answer_usage'])} | {_cost(e['judge_usage'])} |")
+    lines += ["", *latency_table("system", systems, ingest_note=" (per conversation)")]
     return finish_report(out, lines, [f for e in systems.values() for f in e["failed"]])

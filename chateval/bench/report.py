@@ -85,16 +85,25 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
                           title="recall_any@k", xlabel="k", ylabel="recall_any")
         lines += ["![recall@k](recall_at_k.png)", ""]
 
-    lines += ["## Latency, context and cost", "",
-              "| method | ingest p50/p95 s | recall p50/p95 s | answer p50/p95 s | judge p50/p95 s | context tokens (~) | answer cost | judge cost | failed |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for m, e in methods.items():
-        lat = e["latency"]
-        cells = [f"{_num(lat[s]['p50'], '{:.3f}')} / {_num(lat[s]['p95'], '{:.3f}')}" if s in lat else "–"
-                 for s in ("ingest_s", "recall_s", "answer_s", "judge_s")]
-        lines.append(f"| {m} | " + " | ".join(cells) + f" | {_num(e['mean_context_tokens'], '{:.0f}')} | "
-                     f"{_cost(e['answer_usage'])} | {_cost(e.get('judge_usage'))} | {e['n_failed']} |")
+    lines += latency_table("method", methods, failed_column=True)
     return finish_report(out, lines, [f for e in methods.values() for f in e["failed"]])
+
+
+def latency_table(first: str, entries: dict[str, dict[str, Any]], *, ingest_note: str = "",
+                  failed_column: bool = False) -> list[str]:
+    """The "Latency, context and cost" section: one row per method or system."""
+    head = [first, f"ingest p50/p95 s{ingest_note}", "recall p50/p95 s", "answer p50/p95 s", "judge p50/p95 s",
+            "context tokens (~)", "answer cost", "judge cost"] + (["failed"] if failed_column else [])
+    lines = ["## Latency, context and cost", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, e in entries.items():
+        lat = e["latency"]
+        cells = [f"{_num(lat[k]['p50'], '{:.3f}')} / {_num(lat[k]['p95'], '{:.3f}')}" if k in lat else "–"
+                 for k in ("ingest_s", "recall_s", "answer_s", "judge_s")]
+        cells += [_num(e["mean_context_tokens"], "{:.0f}"), _cost(e["answer_usage"]), _cost(e.get("judge_usage"))]
+        if failed_column:
+            cells.append(str(e["n_failed"]))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def finish_report(out: Path, lines: list[str], failed: list[dict[str, Any]]) -> Path:
