@@ -9,7 +9,7 @@ from typing import Any
 
 from . import plots
 from .locomo_metrics import ADVERSARIAL, category_name
-from .report import _cost, _num, _pct, finish_report, latency_table
+from .report import _pct, finish_report, latency_table
 from .stats import mean_or_none, percentile
 from .summaries import run_counts, usage_sum
 
