@@ -18,7 +18,7 @@ from chateval.datasets import DatasetError
 from chateval.memory.base import _last_user_text
 from chateval.prompts import get_prompts
 
-from .conftest import needs_shared, SHARED, read_jsonl
+from .conftest import FIXTURES, SHARED, needs_shared, read_jsonl
 
 SAMPLE = SHARED / "theanine" / "sample_dialogue.json"
 LOCOMO = SHARED / "locomo" / "locomo_dev2.json"
@@ -192,3 +192,21 @@ def test_bad_options_are_one_line_errors(tmp_path, capsys):
     one_line_error(capsys.readouterr().err, "TeaBag")
     assert teafarm(tmp_path / "d", systems="nope") == 2
     one_line_error(capsys.readouterr().err, "nope")
+
+
+def test_questions_file_of_the_wrong_shape_is_refused_not_regenerated(tmp_path, capsys):
+    data = FIXTURES / "locomo_tiny.json"
+    assert teafarm(tmp_path / "ok", "--limit", "1", data=data, systems="retrieval") == 0
+    bag = json.loads((tmp_path / "ok" / TEABAG_FILE).read_text())
+    capsys.readouterr()
+    other = {**bag, "conversations": [{**c, "id": "from-other-data"} for c in bag["conversations"]]}
+    for i, (content, needle) in enumerate([({"a": 1}, "not a TeaBag questions file"),
+                                           ([bag], "not a TeaBag questions file"),
+                                           ({**bag, "conversations": []}, "no 'conversations'"),
+                                           (other, "no questions for conversation(s)")]):
+        path = tmp_path / f"bag{i}.json"
+        path.write_text(json.dumps(content))
+        out = tmp_path / f"run{i}"
+        assert teafarm(out, "--limit", "1", "--questions", str(path), data=data, systems="retrieval") == 2
+        one_line_error(capsys.readouterr().err, str(path), needle)
+        assert not out.exists()  # refused before anything was generated or written

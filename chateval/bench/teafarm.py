@@ -169,6 +169,12 @@ class TeaFarm(Benchmark):
             raise DatasetError(f"{args.data}: duplicate conversation ids")
         # Read the reused questions before the run directory is (maybe) cleared by --overwrite.
         reused = TeaBag.load(args.questions) if args.questions else None
+        if reused is not None:
+            missing = sorted({c.id for c in convs} - {c.id for c in reused.conversations})
+            if missing:  # asked to reuse these questions: never regenerate behind the user's back
+                raise DatasetError(f"{args.questions}: no questions for conversation(s) {', '.join(missing[:5])}"
+                                   f"{' ...' if len(missing) > 5 else ''} of {args.data}; made from other data? "
+                                   "(drop --questions to generate them)")
         bag_path = Path(args.out) / TEABAG_FILE
         if reused is None and args.resume and bag_path.exists():
             reused = TeaBag.load(bag_path)

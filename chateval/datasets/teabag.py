@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .common import DatasetError, read_json
 from .types import Turn
@@ -60,6 +60,8 @@ class TeaConversation(BaseModel):
 
 
 class TeaBag(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a file of another shape is refused, not read as empty
+
     format: str = TEABAG_FORMAT
     data: str = ""
     data_format: str = ""
@@ -78,4 +80,6 @@ class TeaBag(BaseModel):
                                f"{err['msg'].lower()})") from None
         if bag.format != TEABAG_FORMAT:
             raise DatasetError(f"{path}: TeaBag format '{bag.format}' (expected {TEABAG_FORMAT})")
+        if not bag.conversations:
+            raise DatasetError(f"{path}: not a TeaBag questions file (no 'conversations')")
         return bag
