@@ -24,6 +24,9 @@ class LayerSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    structured: Literal["auto", "on", "off"] = opt(
+        "auto", "JSON-schema response_format on typed steps and verdicts: auto asks and stops asking an "
+        "endpoint that answers it with HTTP 400; on always; off never (prompts describe the schema anyway)")
     max_connections: int = opt(8, "model calls in flight at once, shared by all calls", ge=1)
     max_retries: int = opt(4, "retries on 429/5xx/timeouts/connection errors", ge=0)
     timeout_s: float = opt(120.0, "seconds per model call attempt", flags=["--timeout"], gt=0)
@@ -52,8 +55,6 @@ class EvalConfig(LayerSettings):
     swap: bool = opt(False, "pairwise: judge both answer orders and combine per agent (position calibration)")
     keep_raw_history: bool = opt(False, "simultaneous_summarizer: keep raw messages besides the summary "
                                         "(the original code's behaviour)")
-    structured: Literal["auto", "on", "off"] = opt(
-        "auto", "ask for JSON via the API's response format (auto: when the model supports it)")
     aspects: list[str] | None = opt(None, "score task: aspects to rate (e.g. naturalness,coherence)")
 
     model: str = opt("offline", "offline (default), openai/<model>, or openai-compatible/<model>")

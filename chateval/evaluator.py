@@ -42,7 +42,7 @@ def layer_from_config(cfg: EvalConfig) -> ModelLayer:
         retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s, base_delay_s=cfg.retry_base_delay_s),
         max_connections=cfg.max_connections,
         cache=CompletionCache(cfg.cache_dir) if cfg.cache else None,
-        structured={"auto": None, "on": True, "off": False}[cfg.structured],
+        structured=cfg.structured,
         secrets=[os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")],
     )
 

@@ -25,6 +25,11 @@ class StepError(ModelCallError):
     """The model's reply could not be read as the step's output, even after one re-ask."""
 
 
+def said(text: str) -> str:
+    """The first 200 characters of a reply, on one line, for error messages."""
+    return " ".join(text.split())[:200]
+
+
 class TypedStep(Generic[I, O]):
     def __init__(
         self,
@@ -79,6 +84,5 @@ class TypedStep(Generic[I, O]):
             return self._read(comp.text)
         except (ValueError, ValidationError) as second:
             layer.forget(msgs, fmt)  # type: ignore[arg-type]
-            said = " ".join(comp.text.split())[:200]
             raise StepError(f"step '{self.name}': unreadable reply after one re-ask "
-                            f"({str(second).splitlines()[0][:200]}); the model said: {said!r}") from None
+                            f"({str(second).splitlines()[0][:200]}); the model said: {said(comp.text)!r}") from None

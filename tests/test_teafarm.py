@@ -202,7 +202,7 @@ def test_questions_file_of_the_wrong_shape_is_refused_not_regenerated(tmp_path, 
     other = {**bag, "conversations": [{**c, "id": "from-other-data"} for c in bag["conversations"]]}
     for i, (content, needle) in enumerate([({"a": 1}, "not a TeaBag questions file"),
                                            ([bag], "not a TeaBag questions file"),
-                                           ({**bag, "conversations": []}, "no 'conversations'"),
+                                           ({**bag, "conversations": []}, "no questions for conversation(s)"),
                                            (other, "no questions for conversation(s)")]):
         path = tmp_path / f"bag{i}.json"
         path.write_text(json.dumps(content))

@@ -91,8 +91,6 @@ class MemoryBenchConfig(BenchConfig, LayerSettings):
     base_url: str | None = opt(None, "endpoint for openai-compatible models (or CHATEVAL_BASE_URL)")
     embedder: str = opt("local/all-MiniLM-L6-v2", "hash | local/all-MiniLM-L6-v2 | openai/<model>")
     qdrant_url: str | None = opt(None, "a Qdrant server for the systems' vector stores (default: embedded, in memory)")
-    structured: Literal["auto", "on", "off"] = opt(
-        "auto", "ask for JSON via the API's response format (auto: when the model supports it)")
 
     _base_url = field_validator("base_url")(check_base_url)
 

@@ -20,7 +20,6 @@ from ..runs import file_sha256
 from .config import MemoryBenchConfig
 from .lme_judge import SINGLE_JUDGE, JudgeInputs, guidelines_for
 
-STRUCTURED = {"auto": None, "on": True, "off": False}
 
 
 @dataclass
@@ -92,7 +91,7 @@ class MemoryBench:
                             base_delay_s=getattr(args, "retry_base_delay_s", 1.0))
         self.answer_layer = ModelLayer(ModelSpec.parse(args.answer_model, args.base_url), retry=retry,
                                        max_connections=args.max_connections, cache=cache, secrets=secrets,
-                                       params=GenParams(), structured=STRUCTURED[args.structured])
+                                       params=GenParams(), structured=args.structured)
         judge_spec = args.judge_model or args.answer_model
         self.judge_layer = (self.answer_layer if judge_spec == args.answer_model
                             else self.answer_layer.derive(ModelSpec.parse(judge_spec, args.base_url)))

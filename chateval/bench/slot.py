@@ -9,6 +9,7 @@ import time
 from datetime import datetime
 from typing import Any
 
+from ..errors import ModelCallError
 from ..memory import MemorySystem
 from ..memory.types import Session, Turn
 from ..models import CallLog, UsageTotals
@@ -28,7 +29,7 @@ class SystemSlot:
         """The answer, its context, latencies (ingest only on the first call) and this call's usage."""
         async with self.lock:
             if self.failed:
-                raise RuntimeError(self.failed)
+                raise ModelCallError(self.failed)
             before = len(self.log.records)
             latency: dict[str, float] = {}
             if self.system is None:
@@ -38,7 +39,7 @@ class SystemSlot:
                     await self.system.ingest_all(self.sessions)
                 except Exception as exc:
                     self.failed = f"ingest failed: {_error_text(exc)}"
-                    raise RuntimeError(self.failed) from None
+                    raise ModelCallError(self.failed) from None
                 latency["ingest_s"] = time.perf_counter() - t0
             recall_before = self.system.stats().recall_s
             t1 = time.perf_counter()

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from ..config import EvalConfig, find_preset, load_preset
 from ..datasets.common import DatasetError
 from ..debate.samples import Sample
-from ..errors import ConfigError
+from ..errors import ConfigError, ModelCallError
 from ..evaluator import Evaluator
 from ..models import CallLog, ModelLayer, ModelSpec
 from ..progress import RunProgress
@@ -133,7 +133,8 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
     for conv in bag.conversations[:2]:
         for q in conv.questions[:3]:
             lines += [f"- **{conv.id}/{q.id}** {q.asker} asks: {q.question}", f"  - true answer: {q.answer}"]
-    return finish_report(out, lines, [f for e in systems.values() for f in e["failed"]])
+    gen_failed = [{"key": f"{f['conversation']}::generate", "error": f["error"]} for f in gen.get("failed", [])]
+    return finish_report(out, lines, gen_failed + [f for e in systems.values() for f in e["failed"]])
 
 
 # --- the benchmark ------------------------------------------------------------------------------
@@ -195,7 +196,7 @@ class TeaFarm(Benchmark):
                                "judge": "debate-correctness", "judge_panel": evaluator.run_config()["judging"]})
         with open_run(args, config) as run:  # --overwrite moves an earlier teabag.json aside with the run
             gen_log = CallLog()
-            bag, generated = await self._teabag(convs, reused, gen_layer, args, data_format, gen_log)
+            bag, generated, gen_failed = await self._teabag(convs, reused, gen_layer, args, data_format, gen_log)
             write_json(run.path / TEABAG_FILE, bag.model_dump(mode="json"))
             by_conv = {c.id: c for c in convs}
             units = [(f"{tc.id}::{q.id}::{name}", (tc, q, name)) for tc in bag.conversations if tc.id in by_conv
@@ -230,16 +231,22 @@ class TeaFarm(Benchmark):
                 "n_questions": sum(len(c.questions) for c in bag.conversations),
                 "generation": {"reused": reused is not None and not generated,
                                "source": str(args.questions or bag_path) if reused is not None else None,
-                               "generated_conversations": generated, "usage": gen_log.totals().model_dump()},
-                "config_hash": config["config_hash"], "complete": len(records) == len(units),
+                               "generated_conversations": generated, "failed": gen_failed,
+                               "usage": gen_log.totals().model_dump()},
+                "config_hash": config["config_hash"], "complete": len(records) == len(units) and not gen_failed,
             }
+            # A conversation without questions is a failure of every unit it would have had.
+            summary["n_failed"] += len(gen_failed)
             run.write_summary(summary)
             write_teafarm_report(run.path, summary, bag)
         return summary
 
     async def _teabag(self, convs: list[Conversation], reused: TeaBag | None, layer: ModelLayer,
-                      args: TeaFarmConfig, data_format: str, log: CallLog) -> tuple[TeaBag, list[str]]:
-        """The TeaBag for these conversations: reused entries as they are, the others generated."""
+                      args: TeaFarmConfig, data_format: str,
+                      log: CallLog) -> tuple[TeaBag, list[str], list[dict[str, str]]]:
+        """The TeaBag for these conversations: reused entries as they are, the others generated.
+        A conversation whose generation failed is left out (its error returned), so the others run
+        and --resume generates it again."""
         have = {c.id: c for c in (reused.conversations if reused else [])}
         todo = [c for c in convs if c.id not in have]
         limit = asyncio.Semaphore(max(1, args.workers))
@@ -248,12 +255,20 @@ class TeaFarm(Benchmark):
             async with limit:
                 return await generate_conversation(c, layer, args.per_speaker, log)
 
-        made = {tc.id: tc for tc in await asyncio.gather(*(gen(c) for c in todo))}
+        made: dict[str, TeaConversation] = {}
+        failed: list[dict[str, str]] = []
+        for c, got in zip(todo, await asyncio.gather(*(gen(c) for c in todo), return_exceptions=True)):
+            if isinstance(got, ModelCallError):
+                failed.append({"conversation": c.id, "error": f"generation: {got}"})
+            elif isinstance(got, BaseException):
+                raise got
+            else:
+                made[c.id] = got
         bag = TeaBag(data=str(args.data), data_format=data_format,
                      generator_model=reused.generator_model if reused and not todo else layer.label,
                      per_speaker=reused.per_speaker if reused and not todo else args.per_speaker,
-                     conversations=[have.get(c.id) or made[c.id] for c in convs])
-        return bag, [c.id for c in todo]
+                     conversations=[have.get(c.id) or made[c.id] for c in convs if c.id in have or c.id in made])
+        return bag, list(made), failed
 
     async def _unit(self, evaluator: Evaluator, slot: SystemSlot, tc: TeaConversation, q: TeaQuestion,
                     name: str) -> dict[str, Any]:

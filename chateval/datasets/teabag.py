@@ -80,6 +80,4 @@ class TeaBag(BaseModel):
                                f"{err['msg'].lower()})") from None
         if bag.format != TEABAG_FORMAT:
             raise DatasetError(f"{path}: TeaBag format '{bag.format}' (expected {TEABAG_FORMAT})")
-        if not bag.conversations:
-            raise DatasetError(f"{path}: not a TeaBag questions file (no 'conversations')")
         return bag

@@ -8,7 +8,7 @@ that yields no valid verdict raises ``VerdictParseError``; it is never turned in
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -22,15 +22,20 @@ class VerdictParseError(ValueError):
     pass
 
 
+# The 1-10 range goes into the schema sent to the server (guided decoding keeps to it) but is
+# checked by _check_range, whose message names the assistant and the value.
+_RANGE = {"minimum": 1, "maximum": 10}
+
+
 class PairwiseOut(BaseModel):
     reasoning: str = ""
-    score_assistant_1: float
-    score_assistant_2: float
+    score_assistant_1: float = Field(json_schema_extra=_RANGE)
+    score_assistant_2: float = Field(json_schema_extra=_RANGE)
 
 
 class ScoreOut(BaseModel):
     reasoning: str = ""
-    scores: dict[str, float] = Field(default_factory=dict)
+    scores: dict[str, Annotated[float, Field(json_schema_extra=_RANGE)]] = Field(default_factory=dict)
 
 
 class CorrectnessOut(BaseModel):

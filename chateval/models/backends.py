@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from abc import ABC, abstractmethod
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from autogen_core.models import ChatCompletionClient, LLMMessage, ModelInfo
@@ -42,6 +42,9 @@ class StepContext(BaseModel):
 
 class Backend(ABC):
     model_info: ModelInfo
+    # True when ``response_format`` goes to a server (the layer then sends it only while the
+    # endpoint accepts it); False for backends that read the output type locally (offline).
+    sends_schema: bool = True
 
     @abstractmethod
     async def complete(
@@ -66,8 +69,8 @@ def _response_format_arg(schema: type[BaseModel]) -> dict[str, Any]:
 
 class AutogenBackend(Backend):
     """Any autogen ``ChatCompletionClient``: the OpenAI client for real endpoints, the replay
-    client in tests. Structured output is requested as a JSON-schema response format when the
-    model supports it; the reply text is validated by the caller so a bad reply is kept."""
+    client in tests. A ``response_format`` given is requested as a JSON-schema response format
+    (the layer decides when); the reply text is validated by the caller so a bad reply is kept."""
 
     def __init__(self, client: ChatCompletionClient) -> None:
         self.client = client
@@ -75,7 +78,7 @@ class AutogenBackend(Backend):
 
     async def complete(self, messages, *, step, response_format, params) -> Completion:
         extra: dict[str, Any] = {}
-        if response_format is not None and self.model_info.get("structured_output"):
+        if response_format is not None:
             extra["response_format"] = _response_format_arg(response_format)
         try:
             result = await self.client.create(list(messages), extra_create_args=extra)
@@ -100,6 +103,7 @@ class AutogenBackend(Backend):
 class OfflineBackend(Backend):
     """Deterministic heuristic model: answers each typed step from its inputs, never the prompt."""
 
+    sends_schema = False  # the output type is read here, not sent anywhere
     model_info: ModelInfo = {
         "vision": False,
         "function_calling": False,
@@ -135,12 +139,18 @@ _DEFAULT_INFO: ModelInfo = {
 }
 
 
+Structured = Literal["auto", "on", "off"]
+
+
 def build_backend(
     spec: ModelSpec,
     params: GenParams,
     retry: RetryPolicy,
-    structured: bool | None = None,
+    structured: Structured = "auto",
 ) -> Backend:
+    """The backend for ``spec``. ``structured``: "on"/"off" force JSON-schema requests on or off;
+    "auto" asks for them wherever the model may support them (OpenAI models by autogen's table,
+    every OpenAI-compatible server), and the layer stops asking an endpoint that rejects them."""
     if spec.is_offline:
         return OfflineBackend()
     from autogen_ext.models.openai import OpenAIChatCompletionClient
@@ -152,9 +162,10 @@ def build_backend(
         info = _known_openai_info(spec.model)
     else:
         api_key = os.environ.get("CHATEVAL_API_KEY") or "not-needed"
-        info = dict(_DEFAULT_INFO)  # type: ignore[assignment]
-    if structured is not None:
-        info = {**info, "structured_output": structured}  # type: ignore[assignment]
+        # vLLM, SGLang, llama.cpp, Ollama and LM Studio accept json_schema; others answer 400 once.
+        info = {**_DEFAULT_INFO, "structured_output": True}  # type: ignore[assignment]
+    if structured != "auto":
+        info = {**info, "structured_output": structured == "on"}  # type: ignore[assignment]
     kwargs: dict[str, Any] = {
         "model": spec.model,
         "api_key": api_key,

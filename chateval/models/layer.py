@@ -8,6 +8,7 @@ use the same path as direct calls.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any, AsyncGenerator, Callable, Literal, Mapping, Optional, Sequence, Union
 
@@ -24,12 +25,15 @@ from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from ..errors import ModelCallError
-from .backends import Backend, Completion, GenParams, StepContext, build_backend
+from .backends import Backend, Completion, GenParams, StepContext, Structured, build_backend
 from .cache import CompletionCache, cache_key
 from .prices import cost_usd
 from .retry import BadResponse, RetryPolicy, describe, is_retryable, retry_after_seconds
 from .spec import ModelSpec
 from .usage import CallLog, CallRecord, UsageTotals, approx_tokens
+
+log = logging.getLogger("chateval.models")
+
 
 CallObserver = Callable[[CallRecord, Sequence[LLMMessage], Completion], None]
 
@@ -49,13 +53,17 @@ class ModelLayer:
         retry: RetryPolicy | None = None,
         max_connections: int = 8,
         cache: CompletionCache | None = None,
-        structured: bool | None = None,
+        structured: Structured = "auto",
         secrets: Sequence[str] = (),
     ) -> None:
         self.spec = spec
         self.params = params or GenParams()
         self.retry = retry or RetryPolicy()
+        self.structured = structured
         self.backend = backend or build_backend(spec, self.params, self.retry, structured)
+        # Endpoints that answered a JSON-schema request with HTTP 400, shared with derived layers:
+        # detected once per run, then every step describes its schema in the prompt instead.
+        self.schema_rejected: set[str] = set()
         self.max_connections = max(1, max_connections)
         self.cache = cache
         self.totals = UsageTotals()
@@ -68,8 +76,10 @@ class ModelLayer:
         (a step that needs longer outputs), sharing this one's cache, concurrency limit,
         totals and observers: still one limit for every call."""
         other = ModelLayer(spec or self.spec, params=params or self.params, retry=self.retry,
-                           max_connections=self.max_connections, cache=self.cache, secrets=self._secrets)
+                           max_connections=self.max_connections, cache=self.cache, secrets=self._secrets,
+                           structured=self.structured)
         other._semaphores = self._semaphores
+        other.schema_rejected = self.schema_rejected
         other.totals = self.totals
         other.observers = self.observers
         return other
@@ -83,8 +93,23 @@ class ModelLayer:
         return self.backend.model_info
 
     @property
+    def _endpoint(self) -> str:
+        return f"{self.spec.label}@{self.spec.base_url or ''}"
+
+    @property
     def supports_structured(self) -> bool:
-        return bool(self.model_info.get("structured_output"))
+        """Whether calls ask for their schema as a response format (may turn False mid-run)."""
+        return bool(self.model_info.get("structured_output")) and self._endpoint not in self.schema_rejected
+
+    def _schema_refused(self, exc: BaseException) -> bool:
+        """A 400 to a request that carried a schema: in auto mode, stop sending schemas there."""
+        if getattr(exc, "status_code", None) != 400 or self.structured != "auto":
+            return False
+        if self._endpoint not in self.schema_rejected:
+            self.schema_rejected.add(self._endpoint)
+            log.warning("%s rejected a JSON-schema response_format (HTTP 400); continuing with schemas "
+                        "described in the prompt (--structured off skips the attempt)", self.label)
+        return True
 
     def _semaphore(self) -> asyncio.Semaphore:
         # asyncio primitives bind to one event loop; sync wrappers may run several loops.
@@ -146,10 +171,13 @@ class ModelLayer:
         while True:
             attempt += 1
             t0 = time.perf_counter()
+            # The schema goes to the server only while it accepts schemas; typed steps describe it
+            # in their prompts too, and their replies are parsed leniently either way.
+            send = response_format if (not self.backend.sends_schema or self.supports_structured) else None
             try:
                 async with self._semaphore():
                     comp = await asyncio.wait_for(
-                        self.backend.complete(messages, step=step, response_format=response_format, params=self.params),
+                        self.backend.complete(messages, step=step, response_format=send, params=self.params),
                         timeout=self.retry.timeout_s,
                     )
                 if not comp.text.strip():  # an HTTP 200 with nothing in it is a failed call, not an answer
@@ -160,8 +188,14 @@ class ModelLayer:
                     log.errors.append(str(exc))
                 raise
             except Exception as exc:  # classified below; anything unknown is not retried
+                if send is not None and self.backend.sends_schema and self._schema_refused(exc):
+                    attempt -= 1  # not the endpoint failing: the same call again, without the schema
+                    continue
                 if not is_retryable(exc) or attempt > self.retry.max_retries:
-                    message = self._scrub(f"model call to {self.label} failed after {attempt} attempt(s): {describe(exc)}")
+                    why = describe(exc)
+                    if send is not None and self.backend.sends_schema and getattr(exc, "status_code", None) == 400:
+                        why += " to a request with a JSON-schema response_format (--structured auto falls back)"
+                    message = self._scrub(f"model call to {self.label} failed after {attempt} attempt(s): {why}")
                     if log is not None:
                         log.errors.append(message)
                     raise ModelCallError(message) from None

@@ -11,6 +11,7 @@ It binds only to 127.0.0.1 on an ephemeral port and serves from a background thr
 Each request consumes the next scripted action; when the script is empty, the random fault
 mix (``faults={"429": 0.1, "500": 0.05}``, seeded) may pick a fault, and otherwise
 ``responder(request_body)`` gives the reply text. ``latency_s`` delays every answer.
+``reject_response_format=True`` answers any request carrying ``response_format`` with HTTP 400.
 """
 
 from __future__ import annotations
@@ -187,6 +188,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         owner = self.server.owner
         action = owner._next_action(body, {k.lower(): v for k, v in self.headers.items()})
+        if owner.reject_response_format and body.get("response_format"):
+            self._error(400, "response_format is not supported by this server", "invalid_request_error")
+            return
         if owner.latency_s > 0 and owner._stop.wait(min(owner.latency_s, MAX_SLEEP_S)):
             self._reset()  # shutting down
             return
@@ -228,11 +232,13 @@ class FakeOpenAIServer:
         latency_s: float = 0.0,
         faults: Mapping[str | Fault, float] | None = None,
         seed: int = 0,
+        reject_response_format: bool = False,
     ) -> None:
         if not 0 <= latency_s <= MAX_SLEEP_S:
             raise ValueError(f"latency_s must be between 0 and {MAX_SLEEP_S}")
         self.responder: Responder = responder or default_responder
         self.latency_s = latency_s
+        self.reject_response_format = reject_response_format  # a 400, as servers without JSON mode give
         self._faults: list[tuple[Fault, float]] = []
         for key, p in (faults or {}).items():
             fault = key if isinstance(key, Fault) else Fault(str(key))

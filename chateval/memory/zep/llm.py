@@ -18,7 +18,7 @@ from graphiti_core.prompts.models import Message
 from pydantic import BaseModel, ValidationError
 
 from ...models import CallLog, ModelLayer, StepContext, parse_json_reply
-from ...steps import StepError
+from ...steps import StepError, said
 
 
 class GraphitiMessage(BaseModel):
@@ -89,7 +89,7 @@ class LayerLLMClient(LLMClient):
             return self._read(comp.text, response_model)
         except (ValueError, ValidationError) as second:
             raise StepError(f"step '{step.name}': unreadable reply after one re-ask "
-                            f"({str(second).splitlines()[0][:200]})") from None
+                            f"({str(second).splitlines()[0][:200]}); the model said: {said(comp.text)!r}") from None
 
     @staticmethod
     def _read(text: str, response_model: type[BaseModel] | None) -> dict[str, Any]:
