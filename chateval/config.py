@@ -27,6 +27,9 @@ class LayerSettings(BaseModel):
     structured: Literal["auto", "on", "off"] = opt(
         "auto", "JSON-schema response_format on typed steps and verdicts: auto asks and stops asking an "
         "endpoint that answers it with HTTP 400; on always; off never (prompts describe the schema anyway)")
+    base_url: str | None = opt(
+        None, "endpoint of openai-compatible models (or CHATEVAL_BASE_URL); several URLs, comma-separated or "
+        "with the flag repeated, form a pool: each call goes to the least busy endpoint", repeat=True)
     max_connections: int = opt(8, "model calls in flight at once, shared by all calls", ge=1)
     max_retries: int = opt(4, "retries on 429/5xx/timeouts/connection errors", ge=0)
     timeout_s: float = opt(120.0, "seconds per model call attempt", flags=["--timeout"], gt=0)
@@ -37,6 +40,7 @@ class LayerSettings(BaseModel):
                                       "CHATEVAL_CACHE_DIR)")
 
     _cache_dir = field_validator("cache_dir")(check_dir)
+    _base_url = field_validator("base_url", mode="before")(check_base_url)
 
 
 class EvalConfig(LayerSettings):
@@ -58,7 +62,6 @@ class EvalConfig(LayerSettings):
     aspects: list[str] | None = opt(None, "score task: aspects to rate (e.g. naturalness,coherence)")
 
     model: str = opt("offline", "offline (default), openai/<model>, or openai-compatible/<model>")
-    base_url: str | None = opt(None, "endpoint for openai-compatible models (or CHATEVAL_BASE_URL)")
     temperature: float = opt(0.0, "sampling temperature", ge=0)
     max_tokens: int | None = opt(1024, "completion token limit per call", ge=1)
     seed: int | None = opt(None, "sampling seed, where the endpoint supports one")
@@ -68,8 +71,6 @@ class EvalConfig(LayerSettings):
                                  flags=["--prompt-dir"], repeat=True)
     plugins: list[str] = opt(list, "a .py file or module to import first (e.g. one registering a custom strategy)",
                              flags=["--plugin"], repeat=True)
-
-    _base_url = field_validator("base_url")(check_base_url)
 
     @classmethod
     def merged(cls, *layers: dict[str, Any]) -> "EvalConfig":

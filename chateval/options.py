@@ -74,12 +74,17 @@ def load_config_file(model: type[BaseModel], path: str | Path) -> dict[str, Any]
     return data
 
 
-def check_base_url(value: str | None) -> str | None:
-    """One http(s) URL with a host, or several separated by commas (a pool of endpoints)."""
+def check_base_url(value: str | list[str] | None) -> str | None:
+    """One http(s) URL with a host, or several separated by commas or given as a list (a pool of
+    endpoints); the result is the comma-separated form."""
     from urllib.parse import urlsplit
 
     if value is None:
         return None
+    if isinstance(value, list):
+        value = ",".join(value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected a URL, got {type(value).__name__}")
     for url in (u.strip() for u in value.split(",")):
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:

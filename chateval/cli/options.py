@@ -70,6 +70,8 @@ def add_model_options(parser: argparse.ArgumentParser | Any, model: type[BaseMod
                     kw["choices"] = list(typing.get_args(item))
             else:
                 kw["type"] = csv
+        elif extra.get("repeat"):  # one value per flag, collected into a list the field's validator joins
+            kw["action"] = "append"
         elif ann in (int, float):
             kw["type"] = ann
         if extra.get("hidden"):

@@ -174,15 +174,25 @@ def build_backend(
         "timeout": retry.timeout_s,
         "temperature": params.temperature,
     }
-    if spec.base_url:
-        # httpx turns user:password in a URL into Basic auth, which replaces the API key's Bearer
-        # header: with a key configured, the key is what authenticates, so the URL goes without them.
-        kwargs["base_url"] = spec.base_url if api_key == "not-needed" else _without_credentials(spec.base_url)
     if params.max_tokens is not None:
         kwargs["max_tokens"] = params.max_tokens
     if params.seed is not None:
         kwargs["seed"] = params.seed
-    return AutogenBackend(OpenAIChatCompletionClient(**kwargs))
+
+    def client(url: str | None) -> AutogenBackend:
+        extra: dict[str, Any] = {}
+        if url:
+            # httpx turns user:password in a URL into Basic auth, which replaces the API key's Bearer
+            # header: with a key configured, the key is what authenticates, so the URL goes without them.
+            extra["base_url"] = url if api_key == "not-needed" else _without_credentials(url)
+        return AutogenBackend(OpenAIChatCompletionClient(**kwargs, **extra))
+
+    urls = [u.strip() for u in spec.base_url.split(",")] if spec.base_url else [None]
+    if len(urls) == 1:
+        return client(urls[0])
+    from .pool import Endpoint, EndpointPool, endpoint_name
+
+    return EndpointPool([Endpoint(endpoint_name(u), client(u)) for u in urls if u])
 
 
 def _without_credentials(url: str) -> str:
