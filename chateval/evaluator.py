@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata as md
 import os
-import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset
+from .config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset, redact_url
 from .debate import JudgeResult, Panel, Persona, PersonaLibrary, Sample
 from .debate.tasks import get_task
 from .errors import ConfigError
@@ -133,6 +132,7 @@ class Evaluator:
         cfg = self.config
         panel = self.panel(cfg.task)
         judging = cfg.judging_payload() | {
+            "base_url": redact_url(self.layer.spec.base_url),  # the effective one (CHATEVAL_BASE_URL too)
             "aggregate": panel.aggregate,
             "personas": [p.model_dump() for p in self.personas],
             "templates": self.prompts.source_digest(panel.templates()),
@@ -184,7 +184,6 @@ class Evaluator:
         # The input's content is part of the run's identity: --resume refuses another file.
         config["judging"] = config["judging"] | {"input_sha256": file_sha256(path)}
         config["config_hash"] = config_hash(config["judging"])
-        t0 = time.perf_counter()
         with RunDir(out, config, resume=resume, overwrite=overwrite) as run:
             todo = [s for s in samples if s.id not in run.done]
             if on_start:
@@ -204,7 +203,7 @@ class Evaluator:
                 summary |= {
                     "task": cfg.task, "strategy": cfg.strategy, "agents": len(self.personas), "turns": cfg.turns,
                     "config_hash": config["config_hash"], "complete": len(records) == len(samples),
-                    "wall_time_s": time.perf_counter() - t0, "invalid_lines": [i.model_dump() for i in invalid],
+                    "invalid_lines": [i.model_dump() for i in invalid],
                 }
                 run.write_summary(summary)
         return summary

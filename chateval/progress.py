@@ -81,11 +81,15 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
         rows.append(("agreement with labels", f"{la['accuracy']:.1%} of {la['n']}"))
     u = summary.get("usage", {})
     rows += [
-        ("model calls", f"{u.get('calls', 0)} (+{u.get('cached_calls', 0)} from cache)"),
+        ("model calls", f"{u.get('calls', 0)} answered, {u.get('cached_calls', 0)} from cache, "
+                        f"{u.get('failed_calls', 0)} failed; {u.get('retries', 0)} retries"),
         ("tokens", f"{u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
                    + (" (approx: counted locally)" if u.get("tokens_approx") else "")),
+        ("tokens from cache", f"{u.get('cached_prompt_tokens', 0):,} prompt + "
+                              f"{u.get('cached_completion_tokens', 0):,} completion"),
         ("cost", _cost(u.get("cost_usd"))),
-        ("wall time", f"{summary.get('wall_time_s', 0):.1f} s"),
+        ("wall time", f"{summary.get('wall_time_s', 0):.1f} s"
+                      + (f" over {len(a)} attempts" if len(a := summary.get("wall_time_attempts_s") or []) > 1 else "")),
     ]
     for k, v in rows:
         table.add_row(k, str(v))

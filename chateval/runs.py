@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -97,9 +98,17 @@ def restore(path: Path, aside: Path | None) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp makes 0600 files; a run's files all get the mode open() gives (0666 less umask).
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
@@ -157,6 +166,8 @@ class RunDir:
             raise ConfigError(f"{self.path}: already holds a run; use --resume to continue it, --overwrite to "
                               "replace it, or choose another --out")
         self.done: dict[str, dict[str, Any]] = {}
+        self.started = time.perf_counter()
+        self.earlier_wall_times: list[float] = self._earlier_wall_times() if resume and existing else []
         self.dropped_failed = 0
         self.dropped_torn = 0
         aside = move_aside(self.path) if overwrite else None
@@ -197,7 +208,20 @@ class RunDir:
     def records(self) -> list[dict[str, Any]]:
         return read_jsonl(self.samples_path)[0]
 
+    def _earlier_wall_times(self) -> list[float]:
+        """Wall times of the attempts before this --resume, from the last summary written."""
+        try:
+            old = json.loads((self.path / SUMMARY).read_text(encoding="utf-8"))
+            times = old.get("wall_time_attempts_s") or [old["wall_time_s"]]
+            return [float(t) for t in times]
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return []  # no summary (killed before one was written): that attempt's time is unknown
+
     def write_summary(self, summary: dict[str, Any]) -> None:
+        """Writes summary.json with the wall time of every attempt (a resumed run reports its total)."""
+        attempts = self.earlier_wall_times + [time.perf_counter() - self.started]
+        summary["wall_time_s"] = sum(attempts)
+        summary["wall_time_attempts_s"] = attempts
         write_json(self.path / SUMMARY, summary)
 
     def close(self) -> None:

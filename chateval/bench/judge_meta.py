@@ -18,7 +18,6 @@ same judge (e.g. ``agents-2`` and ``turns-2``) share one sub-run. ``OUT/summary.
 
 from __future__ import annotations
 
-import time
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,7 +192,6 @@ class JudgeMetaBenchmark(Benchmark):
 
     # -- the run --
     async def run(self, args: JudgeMetaConfig, progress: RunProgress | None) -> dict[str, Any]:
-        t0 = time.perf_counter()
         items = select(self.load(args), args, key=lambda it: it.key, kind=self.item_type)
         out = Path(args.out)
         if out.exists() and not out.is_dir():
@@ -211,11 +209,11 @@ class JudgeMetaBenchmark(Benchmark):
         with RunLock(out):  # sub-runs lock themselves; this keeps a second process off the top level
             if args.overwrite and not args.resume:
                 _clear_report(out)
-            return await self._run_all(args, items, out, settings, sweeps, evaluators, distinct, progress, t0)
+            return await self._run_all(args, items, out, settings, sweeps, evaluators, distinct, progress)
 
     async def _run_all(self, args: JudgeMetaConfig, items: list[Item], out: Path, settings: list[Setting],
                        sweeps: dict[str, list[Setting]], evaluators: dict[str, Evaluator], distinct: list[Setting],
-                       progress: RunProgress | None, t0: float) -> dict[str, Any]:
+                       progress: RunProgress | None) -> dict[str, Any]:
 
         summary: dict[str, Any] = {"benchmark": self.name, "data": str(self.data_path or args.data),
                                    "n_items": len(items)}
@@ -243,7 +241,9 @@ class JudgeMetaBenchmark(Benchmark):
         summary["n_units"] = sum(r["n_units"] for r in results.values()) + summary.get("n_baseline_units", 0)
         summary["n_failed"] = sum(r["n_failed"] for r in results.values())
         summary["complete"] = all(r["complete"] for r in results.values())
-        summary["wall_time_s"] = time.perf_counter() - t0
+        # Each sub-run reports the wall time of all its attempts; the settings run one after another.
+        summary["wall_time_s"] = sum(r["wall_time_s"] for r in results.values()) + \
+            (summary.get("baselines") or {}).get("wall_time_s", 0.0)
         if summary["offline"]:
             summary["note"] = OFFLINE_NOTE
         write_json(out / "summary.json", summary)
@@ -281,7 +281,6 @@ class JudgeMetaBenchmark(Benchmark):
 
     async def _run_setting(self, ev: Evaluator, setting: Setting, items: list[Item], path: Path,
                            args: JudgeMetaConfig, progress: RunProgress | None) -> dict[str, Any]:
-        t0 = time.perf_counter() - (earlier_wall_time(path) if args.resume else 0.0)
         config = self.run_config(ev, setting, args)
 
         async def unit(item: Item) -> dict[str, Any]:
@@ -294,13 +293,13 @@ class JudgeMetaBenchmark(Benchmark):
                                           progress=progress)
             finally:
                 records_now = [r for r in run.records() if r.get("key") in {it.key for it in items}]
-                summary = self._setting_summary(ev, setting, records_now, len(items), config, time.perf_counter() - t0)
-                run.write_summary(summary)
+                summary = self._setting_summary(ev, setting, records_now, len(items), config)
+                run.write_summary(summary)  # adds the wall time of every attempt
             self._write_setting_report(path, summary, records)
         return summary
 
     def _setting_summary(self, ev: Evaluator, setting: Setting, records: list[dict[str, Any]], n_items: int,
-                         config: dict[str, Any], wall: float) -> dict[str, Any]:
+                         config: dict[str, Any]) -> dict[str, Any]:
         base = summarize_judged(records, task=self.task, model=ev.layer.label, offline=ev.is_offline)
         cfg = ev.config
         out = {
@@ -312,7 +311,7 @@ class JudgeMetaBenchmark(Benchmark):
             "n_units": n_items, "n_done": len(records), "n_ok": base["n_ok"], "n_failed": base["n_failed"],
             "failed_ids": base["failed_ids"], "complete": len(records) == n_items and base["n_failed"] == 0,
             "agent_verdicts": base["agent_verdicts"], "parse_errors": base["parse_errors"], "reasked": base["reasked"],
-            "usage": base["usage"], "mean_latency_s": base["mean_latency_s"], "wall_time_s": wall,
+            "usage": base["usage"], "mean_latency_s": base["mean_latency_s"],
             "config_hash": config["config_hash"],
             "metrics": self.metrics(records),
         }
@@ -398,16 +397,6 @@ class JudgeMetaBenchmark(Benchmark):
                 bars(out / png, [str(s.value) for s in pts], series, title=title, ylabel=self.plot_ylabel)
             lines += ["", f"![sweep {dim}]({png})", ""]
         atomic_write(out / "report.md", "\n".join(lines) + "\n")
-
-
-def earlier_wall_time(path: Path) -> float:
-    """Wall time already spent on a run being resumed (so a resumed run reports its total)."""
-    import json
-
-    try:
-        return float(json.loads((path / "summary.json").read_text(encoding="utf-8")).get("wall_time_s") or 0.0)
-    except (OSError, ValueError, TypeError, AttributeError):
-        return 0.0
 
 
 def _dedupe(settings: list[Setting], evaluators: dict[str, Evaluator]) -> list[Setting]:

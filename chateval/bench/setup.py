@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
 
-from ..config import EvalConfig, find_preset, load_preset
+from ..config import EvalConfig, config_hash, find_preset, load_preset, redact_url
 from ..debate.samples import Sample
 from ..errors import ConfigError
 from ..evaluator import Evaluator, package_versions
@@ -140,12 +140,10 @@ class MemoryBench:
 
     def config(self, extra: dict[str, Any]) -> dict[str, Any]:
         """config.json: everything that changes results is in ``judging`` (hashed for --resume)."""
-        from ..config import config_hash
-
         judging = {
             "systems": self.systems, "settings": redact_settings(self.resolved_settings()),
             "system_classes": {s.name: f"{s.cls.__module__}:{s.cls.__qualname__}" for s in self.specs},
-            "answer_model": self.answer_layer.label,
+            "answer_model": self.answer_layer.label, "base_url": redact_url(self.answer_layer.spec.base_url),
             "judge": self.judge_mode, "judge_model": self.judge_layer.label, "embedder": self.embedder.name,
             "judge_panel": self.evaluator.run_config()["judging"] if self.evaluator else None,
         } | extra

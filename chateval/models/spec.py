@@ -28,7 +28,8 @@ class ModelSpec(BaseModel):
                 f"model spec '{spec}': expected 'openai/<model>', 'openai-compatible/<model>' or 'offline'"
             )
         if provider == "openai":
-            return cls(provider="openai", model=model, base_url=base_url)
+            # The openai SDK reads OPENAI_BASE_URL itself; naming it here records where calls went.
+            return cls(provider="openai", model=model, base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None)
         if provider == "openai-compatible":
             url = base_url or os.environ.get("CHATEVAL_BASE_URL")
             if not url:

@@ -17,37 +17,39 @@ class CallRecord(BaseModel):
     tokens_approx: bool = False  # True when counted locally (offline model), not by an endpoint
     latency_s: float = 0.0
     cached: bool = False
+    failed: bool = False  # gave up after ``attempts`` tries: no reply, no tokens
     attempts: int = 1
-    cost_usd: float | None = None
+    cost_usd: float | None = None  # a cache hit costs 0 if the model's price is known, else None
 
 
 class UsageTotals(BaseModel):
-    calls: int = 0  # calls that reached the model (cache hits excluded)
+    calls: int = 0  # calls answered by the model (cache hits and failed calls excluded)
     cached_calls: int = 0
-    prompt_tokens: int = 0
+    failed_calls: int = 0  # calls that failed for good, after their retries
+    retries: int = 0  # extra attempts after a fault, over answered and failed calls
+    prompt_tokens: int = 0  # of answered calls: what this run consumed
     completion_tokens: int = 0
-    cost_usd: float | None = 0.0  # None as soon as one call had an unknown price
+    cached_prompt_tokens: int = 0  # of cache hits: what the cache saved
+    cached_completion_tokens: int = 0
+    cost_usd: float | None = 0.0  # None as soon as one call (cache hits too) had an unknown price
     latency_s: float = 0.0
     tokens_approx: bool = False  # some counts were estimated locally
 
     def add(self, rec: CallRecord) -> None:
-        if rec.cached:
-            self.cached_calls += 1
-        else:
-            self.calls += 1
-            self.prompt_tokens += rec.prompt_tokens
-            self.completion_tokens += rec.completion_tokens
-            self.latency_s += rec.latency_s
-            self.tokens_approx = self.tokens_approx or rec.tokens_approx
-            if self.cost_usd is not None:
-                self.cost_usd = None if rec.cost_usd is None else self.cost_usd + rec.cost_usd
+        self.merge(UsageTotals(
+            calls=int(not rec.cached and not rec.failed), cached_calls=int(rec.cached), failed_calls=int(rec.failed),
+            retries=0 if rec.cached else rec.attempts - 1,
+            prompt_tokens=0 if rec.cached else rec.prompt_tokens,
+            completion_tokens=0 if rec.cached else rec.completion_tokens,
+            cached_prompt_tokens=rec.prompt_tokens if rec.cached else 0,
+            cached_completion_tokens=rec.completion_tokens if rec.cached else 0,
+            cost_usd=0.0 if rec.failed else rec.cost_usd, latency_s=0.0 if rec.cached else rec.latency_s,
+            tokens_approx=rec.tokens_approx))
 
     def merge(self, other: "UsageTotals") -> None:
-        self.calls += other.calls
-        self.cached_calls += other.cached_calls
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.latency_s += other.latency_s
+        for name in ("calls", "cached_calls", "failed_calls", "retries", "prompt_tokens", "completion_tokens",
+                     "cached_prompt_tokens", "cached_completion_tokens", "latency_s"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
         self.tokens_approx = self.tokens_approx or other.tokens_approx
         if self.cost_usd is not None:
             self.cost_usd = None if other.cost_usd is None else self.cost_usd + other.cost_usd
