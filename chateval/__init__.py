@@ -1,16 +1,41 @@
 """chateval: judge memory-augmented chat agents with a panel of persona-prompted LLM debaters."""
 
-from .config import EvalConfig
-from .debate import AgentVerdict, JudgeResult, Persona, Sample, Strategy, Verdict, strategy
-from .errors import ChatevalError, ConfigError, InputError, ModelCallError
-from .evaluator import Evaluator
-from .inputs import load_samples
-from .models import ModelLayer, ModelSpec
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AgentVerdict", "ChatevalError", "ConfigError", "EvalConfig", "Evaluator", "InputError", "JudgeResult",
-    "ModelCallError", "ModelLayer", "ModelSpec", "Persona", "Sample", "Strategy", "Verdict", "load_samples",
-    "strategy",
-]
+# The facade's names, loaded on first use: `import chateval` (and the CLI's start-up) must not
+# pay for openai, autogen and the debate machinery before a command needs them.
+_EXPORTS = {
+    "EvalConfig": "config", "Evaluator": "evaluator", "load_samples": "inputs",
+    "AgentVerdict": "debate", "JudgeResult": "debate", "Persona": "debate", "Sample": "debate",
+    "Strategy": "debate", "Verdict": "debate", "strategy": "debate",
+    "ChatevalError": "errors", "ConfigError": "errors", "InputError": "errors", "ModelCallError": "errors",
+    "ModelLayer": "models", "ModelSpec": "models",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'chateval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs
+    from .config import EvalConfig
+    from .debate import AgentVerdict, JudgeResult, Persona, Sample, Strategy, Verdict, strategy
+    from .errors import ChatevalError, ConfigError, InputError, ModelCallError
+    from .evaluator import Evaluator
+    from .inputs import load_samples
+    from .models import ModelLayer, ModelSpec

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import ModelCallError
 from .models import CallLog, ModelLayer, StepContext, offline_step, parse_json_reply
+from .models.backends import json_schema
 from .prompts import Prompts, get_prompts
 
 I = TypeVar("I", bound=BaseModel)
@@ -49,7 +50,7 @@ class TypedStep(Generic[I, O]):
     def messages(self, inputs: I, prompts: Prompts) -> list:
         variables = inputs.model_dump() | {"inputs": inputs}
         if self.structured:
-            variables["schema"] = self.output.model_json_schema()  # type: ignore[union-attr]
+            variables["schema"] = json_schema(self.output)  # type: ignore[arg-type]
         msgs: list = []
         if self.system:
             msgs.append(SystemMessage(content=prompts.render(self.system, **variables)))

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import ConfigError
 
 
 def load_mapping(path: Path, what: str) -> dict[str, Any]:
+    import yaml  # on first use: keeps `chateval --help` quick
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as e:

@@ -220,15 +220,14 @@ async def test_unparseable_body_then_success(server, no_key, kind):
     assert comp.text == "recovered" and log.records[0].attempts == 2
 
 
-@pytest.mark.filterwarnings("ignore:Resolved model mismatch")  # autogen notices the body has no model
 @pytest.mark.parametrize(
     ("fault", "detail"),
     [
         # A proxy's HTML page: openai returns the body as a str instead of raising.
-        (Fault("garbage", content_type="text/html"), "AttributeError"),
+        (Fault("garbage", content_type="text/html"), "(not JSON)"),
         # Valid JSON that is not a completion.
-        (Fault("garbage", body='{"choices": []}'), "IndexError"),
-        (Fault("garbage", body='{"error": {"message": "upstream failed"}}'), "TypeError"),
+        (Fault("garbage", body='{"choices": []}'), "(no choices)"),
+        (Fault("garbage", body='{"error": {"message": "upstream failed"}}'), "(no choices)"),
     ],
 )
 async def test_non_completion_reply_is_a_retried_bad_response(server, no_key, fault, detail):

@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
-from rich.console import Console
 
 from ..errors import ChatevalError
 from . import bench, evaluate, listing, memory
@@ -50,10 +49,16 @@ class _ShutdownNoise(logging.Filter):
         return not str(record.msg).startswith("unhandled exception during asyncio.run() shutdown")
 
 
+def _stderr() -> Any:
+    from rich.console import Console  # not needed for --help: imported when something is printed
+
+    return Console(stderr=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _quiet_library_logs()
     argv = list(sys.argv[1:] if argv is None else argv)
-    console = Console(stderr=True)
+    console = None
     try:
         if argv[:1] == ["bench"]:
             bench.preload_plugins(argv)  # plugins may register benchmarks: before the parser is built
@@ -62,12 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.command:
             parser.print_help()
             return 2
+        console = _stderr()
         return COMMANDS[args.command](args, console)
     except ChatevalError as e:
-        console.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        (console or _stderr()).print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
         return e.exit_code
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted:[/yellow] finished samples are saved; rerun with --resume to continue")
+        (console or _stderr()).print("[yellow]interrupted:[/yellow] finished samples are saved; rerun with --resume to continue")
         return 130
 
 

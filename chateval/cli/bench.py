@@ -5,12 +5,13 @@ settings from YAML/JSON (flags override it). Runs through ``chateval.bench.arun`
 from __future__ import annotations
 
 import argparse
-import asyncio
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from rich.console import Console
 
 from .options import add_model_options, given
+
+if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
+    from rich.console import Console
 
 EXIT_CODES = ("exit codes: 0 every unit done; 1 some units failed; 2 bad input or settings; "
               "130 interrupted (finished units are kept).")
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..progress import RunProgress
 
     if args.list or not args.benchmark:
+        from rich.console import Console
         from rich.table import Table
 
         table = Table("benchmark", "what it measures")
@@ -65,6 +67,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     cfg = model.merged(from_file, given(args, model), source=None)
     # The benchmark points the progress bar at its model layer's totals once it has built it.
     progress = RunProgress(UsageTotals(), console, label="units")
+    import asyncio
+
     summary = asyncio.run(arun(args.benchmark, cfg, progress=progress))
     if summary.get("note"):
         console.print(f"[yellow]note:[/yellow] {summary['note']}")

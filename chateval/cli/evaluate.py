@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 
 from ..config import EvalConfig
 from .options import add_model_options, given
+
+if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
+    from rich.console import Console
 
 EXIT_CODES = """exit codes: 0 all samples judged; 1 some samples failed (see summary.json);
 2 bad input or settings (nothing was sent to a model); 130 interrupted (finished samples are kept)."""
@@ -81,6 +82,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         finally:
             progress.stop()
             await ev.aclose()
+
+    import asyncio
 
     summary = asyncio.run(go())
     for bad in summary.get("invalid_lines", []):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
+    from rich.console import Console
+
 
 
 def add_parsers(sub: Any) -> None:
@@ -16,6 +18,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def personas(args: argparse.Namespace, console: Console) -> int:
+    from rich.console import Console
     from rich.table import Table
 
     from ..debate import PersonaLibrary
@@ -30,6 +33,7 @@ def personas(args: argparse.Namespace, console: Console) -> int:
 
 
 def strategies(args: argparse.Namespace, console: Console) -> int:
+    from rich.console import Console
     from rich.table import Table
 
     from ..config import load_preset

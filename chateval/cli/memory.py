@@ -5,17 +5,16 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from ..errors import ConfigError
 from .evaluate import add_price_option
 from .options import add_model_options
+
+if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
+    from rich.console import Console
 
 EMBEDDER_HELP = ("hash (default: instant, deterministic, lexical only), local/all-MiniLM-L6-v2 (needs the "
                  "[local] extra) or openai/<model> (OPENAI_API_KEY); embeddings are cached on disk")
@@ -80,6 +79,9 @@ def knobs(settings_cls: Any) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
     from ..memory import MEMORY_SYSTEMS
     from ..memory import systems  # noqa: F401  (registers the built-in systems)
     from ..plugins import load_plugins
@@ -138,6 +140,8 @@ def build_layer(args: argparse.Namespace) -> Any:
 
 
 def cmd_ask(args: argparse.Namespace, console: Console) -> int:
+    import asyncio
+
     from ..datasets import load_longmemeval
     from ..memory import MEMORY_SYSTEMS
     from ..memory import systems  # noqa: F401  (registers the built-in systems)
@@ -184,6 +188,9 @@ def _provenance(turn_ids: list[str], shown: int = 3) -> str:
 
 
 def show_answer(args: argparse.Namespace, cls: Any, system: Any, question: Any, response: Any) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
     out = Console()
 
     def line(label: str, value: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from abc import ABC, abstractmethod
@@ -60,10 +61,16 @@ class Backend(ABC):
         return None
 
 
-def _response_format_arg(schema: type[BaseModel]) -> dict[str, Any]:
+@functools.lru_cache(maxsize=256)
+def json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON schema, built once (pydantic rebuilds it on every call, at a cost per request)."""
+    return schema.model_json_schema()
+
+
+def response_format_arg(schema: type[BaseModel]) -> dict[str, Any]:
     return {
         "type": "json_schema",
-        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": False},
+        "json_schema": {"name": schema.__name__, "schema": json_schema(schema), "strict": False},
     }
 
 
@@ -79,7 +86,7 @@ class AutogenBackend(Backend):
     async def complete(self, messages, *, step, response_format, params) -> Completion:
         extra: dict[str, Any] = {}
         if response_format is not None:
-            extra["response_format"] = _response_format_arg(response_format)
+            extra["response_format"] = response_format_arg(response_format)
         try:
             result = await self.client.create(list(messages), extra_create_args=extra)
         except (AttributeError, TypeError, IndexError) as exc:
@@ -153,7 +160,9 @@ def build_backend(
     every OpenAI-compatible server), and the layer stops asking an endpoint that rejects them."""
     if spec.is_offline:
         return OfflineBackend()
-    from autogen_ext.models.openai import OpenAIChatCompletionClient
+    import openai
+
+    from .openai_backend import OpenAIBackend
 
     if spec.provider == "openai":
         api_key = os.environ.get("OPENAI_API_KEY")
@@ -166,26 +175,15 @@ def build_backend(
         info = {**_DEFAULT_INFO, "structured_output": True}  # type: ignore[assignment]
     if structured != "auto":
         info = {**info, "structured_output": structured == "on"}  # type: ignore[assignment]
-    kwargs: dict[str, Any] = {
-        "model": spec.model,
-        "api_key": api_key,
-        "model_info": info,
-        "max_retries": 0,  # the layer retries, honouring Retry-After, and meters each attempt
-        "timeout": retry.timeout_s,
-        "temperature": params.temperature,
-    }
-    if params.max_tokens is not None:
-        kwargs["max_tokens"] = params.max_tokens
-    if params.seed is not None:
-        kwargs["seed"] = params.seed
 
-    def client(url: str | None) -> AutogenBackend:
-        extra: dict[str, Any] = {}
-        if url:
+    def client(url: str | None) -> OpenAIBackend:
+        if url and api_key != "not-needed":
             # httpx turns user:password in a URL into Basic auth, which replaces the API key's Bearer
             # header: with a key configured, the key is what authenticates, so the URL goes without them.
-            extra["base_url"] = url if api_key == "not-needed" else _without_credentials(url)
-        return AutogenBackend(OpenAIChatCompletionClient(**kwargs, **extra))
+            url = _without_credentials(url)
+        # The layer retries (honouring Retry-After) and meters each attempt: the SDK must not.
+        sdk = openai.AsyncOpenAI(api_key=api_key, base_url=url, max_retries=0, timeout=retry.timeout_s)
+        return OpenAIBackend(sdk, spec.model, info)
 
     urls = [u.strip() for u in spec.base_url.split(",")] if spec.base_url else [None]
     if len(urls) == 1:

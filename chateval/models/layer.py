@@ -25,7 +25,7 @@ from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
 from ..errors import ModelCallError
-from .backends import Backend, Completion, GenParams, StepContext, Structured, build_backend
+from .backends import Backend, Completion, GenParams, StepContext, Structured, build_backend, json_schema
 from .cache import CompletionCache, cache_key
 from .prices import cost_usd
 from .retry import BadResponse, RetryPolicy, describe, is_retryable, retry_after_seconds
@@ -136,7 +136,7 @@ class ModelLayer:
                 "base_url": self.spec.base_url,
                 "params": self.params.model_dump(),
                 "structured": self.supports_structured,
-                "response_format": response_format.model_json_schema() if response_format else None,
+                "response_format": json_schema(response_format) if response_format else None,
                 "messages": [_message_key(m) for m in messages],
             }
         )

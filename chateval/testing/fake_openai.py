@@ -97,6 +97,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # close() wakes and joins handlers itself, with a bound
     allow_reuse_address = False
+    request_queue_size = 256  # many clients connect at once (the default backlog of 5 refuses them)
 
     owner: "FakeOpenAIServer"
 

@@ -1,11 +1,14 @@
 """One-by-one: a fixed speaking order; each debater sees everything said before it,
-including earlier speakers of the same round. autogen's RoundRobinGroupChat does exactly
-this (it broadcasts every message to all participants)."""
+including earlier speakers of the same round.
+
+This is the broadcast autogen's RoundRobinGroupChat performs (every message goes to every
+participant; a speaker receives what was said since its last turn), done directly on the
+agents: the team's runtime (a message router with tracing spans, built per run) cost more CPU
+per sample than the model calls' own client, and does nothing else for a fixed order."""
 
 from __future__ import annotations
 
-from autogen_agentchat.messages import TextMessage
-from autogen_agentchat.teams import RoundRobinGroupChat
+from autogen_agentchat.messages import BaseChatMessage, TextMessage
 
 from .base import Strategy, strategy
 
@@ -15,13 +18,17 @@ class OneByOne(Strategy):
     description = "fixed order; each debater sees all earlier messages, including this round's"
 
     async def run(self, debate) -> None:
-        agents = [d.agent for d in debate.debaters]
-        by_name = {d.name: d for d in debate.debaters}
-        # max_turns = one round; the next run() continues the same history with the next speaker.
-        team = RoundRobinGroupChat(agents, max_turns=len(agents))
+        inbox: dict[str, list[BaseChatMessage]] = {d.name: [] for d in debate.debaters}
         for r in range(1, debate.turns + 1):
-            task = debate.start_round(r)
-            result = await team.run(task=task, cancellation_token=debate.cancellation)
-            for msg in result.messages:
-                if isinstance(msg, TextMessage) and msg.source in by_name:
-                    debate.record(by_name[msg.source], r, msg.content)
+            moderator = debate.start_round(r)
+            for waiting in inbox.values():
+                waiting.append(moderator)
+            for d in debate.debaters:
+                reply = await d.agent.on_messages(inbox[d.name], debate.cancellation)
+                inbox[d.name] = []
+                text = str(reply.chat_message.content)
+                debate.record(d, r, text)
+                said = TextMessage(content=text, source=d.name)
+                for other in debate.debaters:
+                    if other is not d:
+                        inbox[other.name].append(said)

@@ -1,0 +1,61 @@
+"""OpenAI's Chat Completions API (OpenAI and every OpenAI-compatible server), lean.
+
+The request body is built here as plain JSON and sent with the openai SDK's low-level ``post``:
+the SDK still owns the connection pool, authentication, timeouts and error types (which the
+layer's retry policy classifies), but the typed request transform it runs in
+``chat.completions.create`` — a recursive walk over every message of a debate's growing
+history, which profiling showed to be the largest share of the client's CPU per call — is
+skipped. Messages go on the wire as autogen's OpenAI client would send them (speaker in
+``name``), so what a server receives does not change."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from autogen_core.models import AssistantMessage, LLMMessage, ModelInfo, SystemMessage, UserMessage
+
+from .backends import Backend, Completion, GenParams, response_format_arg
+from .retry import BadResponse
+
+
+def wire_message(m: LLMMessage) -> dict[str, Any]:
+    if isinstance(m, SystemMessage):
+        return {"role": "system", "content": m.content}
+    if isinstance(m, (UserMessage, AssistantMessage)) and isinstance(m.content, str):
+        return {"role": "user" if isinstance(m, UserMessage) else "assistant", "content": m.content, "name": m.source}
+    raise BadResponse(f"cannot send a {type(m).__name__} with non-text content")  # never built by chateval
+
+
+class OpenAIBackend(Backend):
+    def __init__(self, client: Any, model: str, model_info: ModelInfo) -> None:
+        self.client, self.model, self.model_info = client, model, model_info
+
+    async def complete(self, messages: Sequence[LLMMessage], *, step, response_format, params: GenParams) -> Completion:
+        from openai.types.chat import ChatCompletion
+
+        body: dict[str, Any] = {"model": self.model, "messages": [wire_message(m) for m in messages],
+                                "temperature": params.temperature}
+        if params.max_tokens is not None:
+            body["max_tokens"] = params.max_tokens
+        if params.seed is not None:
+            body["seed"] = params.seed
+        if response_format is not None:
+            body["response_format"] = response_format_arg(response_format)
+        reply = await self.client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+        if not isinstance(reply, ChatCompletion):  # a 200 whose body is not JSON (a proxy's page)
+            raise BadResponse("the reply is not a chat completion (not JSON)")
+        choices = getattr(reply, "choices", None)  # JSON without them (an error object) is built unvalidated
+        if not choices or getattr(choices[0], "message", None) is None:
+            raise BadResponse("the reply is not a chat completion (no choices)")
+        choice = choices[0]
+        if choice.message.content is None:
+            raise BadResponse("the model returned a tool call instead of text" if choice.message.tool_calls
+                              else "the endpoint returned an empty reply")
+        usage = getattr(reply, "usage", None)
+        return Completion(text=choice.message.content,
+                          prompt_tokens=usage.prompt_tokens if usage else 0,
+                          completion_tokens=usage.completion_tokens if usage else 0,
+                          finish_reason=str(choice.finish_reason))
+
+    async def close(self) -> None:
+        await self.client.close()
