@@ -28,7 +28,8 @@ class LayerSettings(BaseModel):
         "auto", "JSON-schema response_format on typed steps and verdicts: auto asks and stops asking an "
         "endpoint that answers it with HTTP 400; on always; off never (prompts describe the schema anyway)")
     base_url: str | None = opt(
-        None, "endpoint of openai-compatible models (or CHATEVAL_BASE_URL); several URLs, comma-separated or "
+        None, "the model endpoint (required for openai-compatible, else CHATEVAL_BASE_URL; overrides other providers' "
+        "defaults); several URLs, comma-separated or "
         "with the flag repeated, form a pool: each call goes to the least busy endpoint", repeat=True)
     max_connections: int = opt(8, "model calls in flight at once, shared by all calls", ge=1)
     max_retries: int = opt(4, "retries on 429/5xx/timeouts/connection errors", ge=0)
@@ -61,7 +62,7 @@ class EvalConfig(LayerSettings):
                                         "(the original code's behaviour)")
     aspects: list[str] | None = opt(None, "score task: aspects to rate (e.g. naturalness,coherence)")
 
-    model: str = opt("offline", "offline (default), openai/<model>, or openai-compatible/<model>")
+    model: str = opt("offline", "offline (default) or PROVIDER/<model>: openai, openai-compatible, azure, gemini, anthropic, ollama")
     temperature: float = opt(0.0, "sampling temperature", ge=0)
     max_tokens: int | None = opt(1024, "completion token limit per call", ge=1)
     seed: int | None = opt(None, "sampling seed, where the endpoint supports one")

@@ -86,7 +86,9 @@ def test_model_spec_errors():
         Evaluator(model="openai-compatible/llama3")
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         Evaluator(model="openai/gpt-4o-mini")
-    with pytest.raises(ConfigError, match="unknown provider"):
+    with pytest.raises(ConfigError, match="unknown provider 'claude'.*anthropic"):
+        Evaluator(model="claude/sonnet")
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
         Evaluator(model="anthropic/claude")
 
 

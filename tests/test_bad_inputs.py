@@ -186,7 +186,7 @@ CASES = [
     Case("bad-price", {"in.jsonl": line(GOOD)}, ev("--price", "gpt-x=cheap"), ["--price 'gpt-x=cheap'"]),
     # --- models ---
     Case("bad-model-spec", {"in.jsonl": line(GOOD)}, ev("--model", "gpt4"), ["model spec 'gpt4'"]),
-    Case("unknown-provider", {"in.jsonl": line(GOOD)}, ev("--model", "anthropic/claude"), ["unknown provider 'anthropic'"]),
+    Case("unknown-provider", {"in.jsonl": line(GOOD)}, ev("--model", "claude/sonnet"), ["unknown provider 'claude'"]),
     Case("missing-base-url", {"in.jsonl": line(GOOD)}, ev("--model", "openai-compatible/m"), ["needs --base-url"]),
     Case("missing-openai-key", {"in.jsonl": line(GOOD)}, ev("--model", "openai/gpt-4o-mini"), ["OPENAI_API_KEY"]),
     Case("persona-bad-model", {"in.jsonl": line(GOOD), PERSONA_DIR: None,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from abc import ABC, abstractmethod
 from typing import Any, Literal, Sequence
 from urllib.parse import urlsplit, urlunsplit
@@ -12,7 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 from autogen_core.models import ChatCompletionClient, LLMMessage, ModelInfo
 from pydantic import BaseModel
 
-from ..errors import ConfigError, ModelCallError
+from ..errors import ModelCallError
 from .offline import run_offline_step
 from .retry import BadResponse, RetryPolicy
 from .spec import ModelSpec
@@ -75,23 +74,30 @@ def response_format_arg(schema: type[BaseModel]) -> dict[str, Any]:
 
 
 class AutogenBackend(Backend):
-    """Any autogen ``ChatCompletionClient``: the OpenAI client for real endpoints, the replay
-    client in tests. A ``response_format`` given is requested as a JSON-schema response format
-    (the layer decides when); the reply text is validated by the caller so a bad reply is kept."""
+    """Any autogen ``ChatCompletionClient``: autogen-ext's Anthropic and Ollama clients, the
+    replay client in tests. ``schema_arg`` says how the client takes a JSON schema: OpenAI's
+    ``response_format`` (extra create args), autogen's ``json_output`` (Ollama's ``format``), or
+    not at all (the layer then relies on the schema the prompt describes). The reply text is
+    validated by the caller so a bad reply is kept."""
 
-    def __init__(self, client: ChatCompletionClient) -> None:
+    def __init__(self, client: ChatCompletionClient,
+                 schema_arg: Literal["response_format", "json_output"] | None = "response_format") -> None:
         self.client = client
         self.model_info = client.model_info
+        self.schema_arg = schema_arg
+        self.sends_schema = schema_arg is not None
 
     async def complete(self, messages, *, step, response_format, params) -> Completion:
-        extra: dict[str, Any] = {}
-        if response_format is not None:
-            extra["response_format"] = response_format_arg(response_format)
+        kw: dict[str, Any] = {}
+        if response_format is not None and self.schema_arg == "response_format":
+            kw["extra_create_args"] = {"response_format": response_format_arg(response_format)}
+        elif response_format is not None and self.schema_arg == "json_output":
+            kw["json_output"] = response_format
         try:
-            result = await self.client.create(list(messages), extra_create_args=extra)
+            result = await self.client.create(list(messages), **kw)
         except (AttributeError, TypeError, IndexError) as exc:
-            # A 200 reply that is not a chat completion: openai hands a non-JSON body (a proxy's
-            # HTML page) back as a str, and JSON without choices leaves autogen indexing None or [].
+            # A 200 reply that is not a completion: an SDK hands a non-JSON body (a proxy's HTML
+            # page) back as a str, and JSON without choices leaves a client indexing None or [].
             raise BadResponse(f"the reply is not a chat completion ({type(exc).__name__}: {exc})") from None
         if not isinstance(result.content, str):
             raise BadResponse("the model returned a tool call instead of text")
@@ -136,16 +142,6 @@ class OfflineBackend(Backend):
         )
 
 
-_DEFAULT_INFO: ModelInfo = {
-    "vision": False,
-    "function_calling": False,
-    "json_output": True,
-    "family": "unknown",
-    "structured_output": False,
-    "multiple_system_messages": True,
-}
-
-
 Structured = Literal["auto", "on", "off"]
 
 
@@ -155,42 +151,20 @@ def build_backend(
     retry: RetryPolicy,
     structured: Structured = "auto",
 ) -> Backend:
-    """The backend for ``spec``. ``structured``: "on"/"off" force JSON-schema requests on or off;
-    "auto" asks for them wherever the model may support them (OpenAI models by autogen's table,
-    every OpenAI-compatible server), and the layer stops asking an endpoint that rejects them."""
+    """The backend for ``spec`` (its provider's builder; several base URLs make a pool).
+    ``structured``: "on"/"off" force JSON-schema requests on or off; "auto" asks for them wherever
+    the model may take them, and the layer stops asking an endpoint that rejects them."""
     if spec.is_offline:
         return OfflineBackend()
-    import openai
+    from .providers import PROVIDERS
 
-    from .openai_backend import OpenAIBackend
-
-    if spec.provider == "openai":
-        api_key = os.environ.get("OPENAI_API_KEY")
-        if not api_key:
-            raise ConfigError(f"model '{spec.label}' needs the OPENAI_API_KEY environment variable")
-        info = _known_openai_info(spec.model)
-    else:
-        api_key = os.environ.get("CHATEVAL_API_KEY") or "not-needed"
-        # vLLM, SGLang, llama.cpp, Ollama and LM Studio accept json_schema; others answer 400 once.
-        info = {**_DEFAULT_INFO, "structured_output": True}  # type: ignore[assignment]
-    if structured != "auto":
-        info = {**info, "structured_output": structured == "on"}  # type: ignore[assignment]
-
-    def client(url: str | None) -> OpenAIBackend:
-        if url and api_key != "not-needed":
-            # httpx turns user:password in a URL into Basic auth, which replaces the API key's Bearer
-            # header: with a key configured, the key is what authenticates, so the URL goes without them.
-            url = _without_credentials(url)
-        # The layer retries (honouring Retry-After) and meters each attempt: the SDK must not.
-        sdk = openai.AsyncOpenAI(api_key=api_key, base_url=url, max_retries=0, timeout=retry.timeout_s)
-        return OpenAIBackend(sdk, spec.model, info)
-
+    build = PROVIDERS[spec.provider].build
     urls = [u.strip() for u in spec.base_url.split(",")] if spec.base_url else [None]
     if len(urls) == 1:
-        return client(urls[0])
+        return build(spec, urls[0], params, retry, structured)
     from .pool import Endpoint, EndpointPool, endpoint_name
 
-    return EndpointPool([Endpoint(endpoint_name(u), client(u)) for u in urls if u])
+    return EndpointPool([Endpoint(endpoint_name(u), build(spec, u, params, retry, structured)) for u in urls if u])
 
 
 def _without_credentials(url: str) -> str:
@@ -203,15 +177,6 @@ def _without_credentials(url: str) -> str:
     if parts.port:
         host += f":{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-
-
-def _known_openai_info(model: str) -> ModelInfo:
-    from autogen_ext.models.openai._model_info import get_info
-
-    try:
-        return get_info(model)
-    except (KeyError, ValueError):
-        return {**_DEFAULT_INFO, "family": "unknown", "structured_output": True}  # type: ignore[return-value]
 
 
 def parse_json_reply(text: str) -> Any:

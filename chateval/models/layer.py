@@ -28,7 +28,7 @@ from ..errors import ModelCallError
 from .backends import Backend, Completion, GenParams, StepContext, Structured, build_backend, json_schema
 from .cache import CompletionCache, cache_key
 from .prices import cost_usd
-from .retry import BadResponse, RetryPolicy, describe, is_retryable, retry_after_seconds
+from .retry import BadResponse, RetryPolicy, describe, is_retryable, retry_after_seconds, status_code
 from .spec import ModelSpec
 from .usage import CallLog, CallRecord, UsageTotals, approx_tokens
 
@@ -103,7 +103,7 @@ class ModelLayer:
 
     def _schema_refused(self, exc: BaseException) -> bool:
         """A 400 to a request that carried a schema: in auto mode, stop sending schemas there."""
-        if getattr(exc, "status_code", None) != 400 or self.structured != "auto":
+        if status_code(exc) != 400 or self.structured != "auto":
             return False
         if self._endpoint not in self.schema_rejected:
             self.schema_rejected.add(self._endpoint)
@@ -194,7 +194,7 @@ class ModelLayer:
                     continue
                 if not is_retryable(exc) or attempt > self.retry.max_retries:
                     why = describe(exc)
-                    if send is not None and self.backend.sends_schema and getattr(exc, "status_code", None) == 400:
+                    if send is not None and self.backend.sends_schema and status_code(exc) == 400:
                         why += " to a request with a JSON-schema response_format (--structured auto falls back)"
                     message = self._scrub(f"model call to {self.label} failed after {attempt} attempt(s): {why}")
                     failed = CallRecord(model=self.label, step=step_name, agent=agent, failed=True, attempts=attempt)

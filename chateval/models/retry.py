@@ -7,7 +7,6 @@ import random
 from email.utils import parsedate_to_datetime
 from datetime import datetime, timezone
 
-import openai
 from pydantic import BaseModel
 
 
@@ -51,27 +50,46 @@ def retry_after_seconds(exc: BaseException) -> float | None:
             return None
 
 
+# Exception classes by name, so every SDK is classified without importing the optional ones:
+# openai's and anthropic's share these names; httpx's are what the ollama client raises.
+_TIMEOUTS = {"APITimeoutError", "TimeoutException"}
+_CONNECTION = {"APIConnectionError", "TransportError"}
+_UNREADABLE = {"APIResponseValidationError"}
+
+
+def _kinds(exc: BaseException) -> set[str]:
+    return {c.__name__ for c in type(exc).__mro__}
+
+
+def status_code(exc: BaseException) -> int | None:
+    """The HTTP status of an SDK's status error (openai, anthropic, ollama), else None."""
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) and status >= 400 else None
+
+
 def is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError)):
+    kinds = _kinds(exc)
+    if kinds & (_TIMEOUTS | _CONNECTION):
         return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code >= 500 or exc.status_code in (408, 409)
+    status = status_code(exc)
+    if status is not None:
+        return status == 429 or status >= 500 or status in (408, 409)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, ConnectionError, BadResponse)):
         return True
-    if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
-        # A body that is not valid JSON or not a completion: often a proxy hiccup.
-        return True
-    return False
+    # A body that is not valid JSON or not a completion: often a proxy hiccup.
+    return bool(kinds & _UNREADABLE) or isinstance(exc, ValueError)
 
 
 def describe(exc: BaseException) -> str:
     """A short, secret-free description of a failed call."""
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code} from the model endpoint"
-    if isinstance(exc, (openai.APITimeoutError, asyncio.TimeoutError, TimeoutError)):
+    kinds = _kinds(exc)
+    if kinds & _TIMEOUTS or isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return "timed out"
-    if isinstance(exc, openai.APIConnectionError):
+    if kinds & _CONNECTION:
         return "connection to the model endpoint failed (refused, reset or unreachable)"
+    status = status_code(exc)
+    if status is not None:
+        return f"HTTP {status} from the model endpoint"
     if isinstance(exc, BadResponse):
         return f"bad response: {exc}"
     return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"

@@ -1,45 +1,37 @@
-"""Model spec strings: ``openai/<model>``, ``openai-compatible/<model>`` and ``offline``."""
+"""Model spec strings: ``offline`` or ``provider/<model>`` (``openai``, ``openai-compatible``, ``azure``,
+``gemini``, ``anthropic``, ``ollama``, or one a plugin registers)."""
 
 from __future__ import annotations
-
-import os
-from typing import Literal
 
 from pydantic import BaseModel
 
 from ..errors import ConfigError
 
-Provider = Literal["openai", "openai-compatible", "offline"]
-
 
 class ModelSpec(BaseModel):
-    provider: Provider
+    provider: str  # "offline" or a registered provider (chateval.models.providers.PROVIDERS)
     model: str
-    base_url: str | None = None
+    base_url: str | None = None  # the effective endpoint: given, from the provider's variable, or its default
 
     @classmethod
     def parse(cls, spec: str, base_url: str | None = None) -> "ModelSpec":
+        from .providers import PROVIDERS  # providers build backends; specs only name them
+
         spec = spec.strip()
         if spec == "offline":
             return cls(provider="offline", model="offline")
         provider, sep, model = spec.partition("/")
+        known = ", ".join(["offline", *PROVIDERS])
         if not sep or not model:
-            raise ConfigError(
-                f"model spec '{spec}': expected 'openai/<model>', 'openai-compatible/<model>' or 'offline'"
-            )
-        if provider == "openai":
-            # The openai SDK reads OPENAI_BASE_URL itself; naming it here records where calls went.
-            return cls(provider="openai", model=model, base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None)
-        if provider == "openai-compatible":
-            url = base_url or os.environ.get("CHATEVAL_BASE_URL")
-            if not url:
-                raise ConfigError(
-                    f"model spec '{spec}' needs --base-url or CHATEVAL_BASE_URL (e.g. http://localhost:8000/v1)"
-                )
-            return cls(provider="openai-compatible", model=model, base_url=url)
-        raise ConfigError(
-            f"model spec '{spec}': unknown provider '{provider}' (known: openai, openai-compatible, offline)"
-        )
+            raise ConfigError(f"model spec '{spec}': expected 'provider/<model>' or 'offline' (providers: {known})")
+        entry = PROVIDERS.get(provider)
+        if entry is None:
+            raise ConfigError(f"model spec '{spec}': unknown provider '{provider}' (known: {known})")
+        url = entry.endpoint(base_url)
+        if entry.needs_url and not url:
+            where = " or ".join(["--base-url", *entry.url_env])
+            raise ConfigError(f"model spec '{spec}' needs {where} (e.g. http://localhost:8000/v1)")
+        return cls(provider=provider, model=model, base_url=url)
 
     @property
     def label(self) -> str:

@@ -17,20 +17,20 @@ mix (``faults={"429": 0.1, "500": 0.05}``, seeded) may pick a fault, and otherwi
 from __future__ import annotations
 
 import json
-import math
 import random
 import socket
 import struct
 import threading
-import time
 from collections import Counter, deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Mapping, Union
 
+from . import protocols
+
 __all__ = ["DEFAULT_REPLY", "GARBAGE_BODY", "FAULT_KINDS", "Action", "FakeOpenAIServer", "Fault", "default_responder"]
 
-FAULT_KINDS = ("429", "500", "503", "timeout", "reset", "garbage", "truncated", "empty")
+FAULT_KINDS = ("401", "429", "500", "503", "timeout", "reset", "garbage", "truncated", "empty")
 
 DEFAULT_REPLY = (
     "Both responses address the question; Assistant 1 is more complete and accurate.\n"
@@ -51,7 +51,7 @@ IDLE_TIMEOUT_S = 10.0
 class Fault:
     """One misbehaviour of the endpoint.
 
-    kind: "429" (with ``retry_after`` seconds as a Retry-After header when given), "500",
+    kind: "401" (a rejected key), "429" (with ``retry_after`` seconds as a Retry-After header when given), "500",
     "503", "timeout" (wait ``delay`` seconds, longer than the client's timeout, then reply),
     "reset" (close the connection without a response), "garbage" (200 with a non-JSON body,
     served as ``content_type``, or ``body`` when given), "truncated" (200 with JSON cut off half-way), "empty"
@@ -77,20 +77,6 @@ Responder = Callable[[dict[str, Any]], str]
 
 def default_responder(request: dict[str, Any]) -> str:
     return DEFAULT_REPLY
-
-
-def _approx_tokens(text: str) -> int:
-    return max(1, math.ceil(len(text) / 4)) if text else 0
-
-
-def _prompt_tokens(request: dict[str, Any]) -> int:
-    total = 0
-    for m in request.get("messages") or []:
-        content = m.get("content") if isinstance(m, dict) else None
-        if isinstance(content, list):  # content parts
-            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        total += 4 + _approx_tokens(content if isinstance(content, str) else "")  # per-message overhead
-    return max(1, total)
 
 
 class _Server(ThreadingHTTPServer):
@@ -153,7 +139,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, status: int, message: str, type_: str, code: str | None = None,
                headers: Mapping[str, str] | None = None) -> None:
-        self._send_json(status, {"error": {"message": message, "type": type_, "param": None, "code": code}}, headers)
+        self._send_json(status, protocols.error(getattr(self, "protocol", protocols.OPENAI), message, type_, code),
+                        headers)
 
     def _reset(self) -> None:
         """Drop the connection with a TCP RST and no response at all."""
@@ -177,7 +164,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length > 0 else b""
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        self.protocol = protocols.route(self.path) or protocols.OPENAI
+        if protocols.route(self.path) is None:
             self._error(404, f"no route for POST {self.path}", "invalid_request_error")
             return
         try:
@@ -188,7 +176,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "request body is not a JSON object", "invalid_request_error")
             return
         owner = self.server.owner
-        action = owner._next_action(body, {k.lower(): v for k, v in self.headers.items()})
+        action = owner._next_action(body, {k.lower(): v for k, v in self.headers.items()} | {":path": self.path})
         if owner.reject_response_format and body.get("response_format"):
             self._error(400, "response_format is not supported by this server", "invalid_request_error")
             return
@@ -196,7 +184,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._reset()  # shutting down
             return
         if isinstance(action, str):
-            self._send_completion(owner._completion(body, action))
+            self._send_completion(owner._completion(self.protocol, body, action))
             return
         kind = action.kind
         if kind == "429":
@@ -205,23 +193,25 @@ class _Handler(BaseHTTPRequestHandler):
                         "rate_limit_error", "rate_limit_exceeded", headers)
         elif kind == "500":
             self._error(500, "The server had an error while processing your request.", "server_error")
+        elif kind == "401":
+            self._error(401, "Incorrect API key provided.", "authentication_error", "invalid_api_key")
         elif kind == "503":
             self._error(503, "The engine is currently overloaded, please try again later.", "server_error")
         elif kind == "timeout":
             if owner._stop.wait(action.delay):
                 self._reset()
                 return
-            self._send_completion(owner._completion(body, owner._reply_text(body)))
+            self._send_completion(owner._completion(self.protocol, body, owner._reply_text(body)))
         elif kind == "reset":
             self._reset()
         elif kind == "garbage":
             body_text = action.body if action.body is not None else GARBAGE_BODY
             self._send(200, body_text.encode("utf-8"), content_type=action.content_type)
         elif kind == "truncated":
-            full = json.dumps(owner._completion(body, owner._reply_text(body))).encode("utf-8")
+            full = json.dumps(owner._completion(self.protocol, body, owner._reply_text(body))).encode("utf-8")
             self._send(200, full[: len(full) // 2])
         elif kind == "empty":
-            self._send_completion(owner._completion(body, ""))
+            self._send_completion(owner._completion(self.protocol, body, ""))
 
 
 class FakeOpenAIServer:
@@ -282,7 +272,8 @@ class FakeOpenAIServer:
 
     @property
     def request_headers(self) -> list[dict[str, str]]:
-        """The HTTP headers (lower-cased names) of each request in ``requests`` (a copy)."""
+        """The HTTP headers (lower-cased names) of each request in ``requests``, with the request's
+        path and query under ``:path`` (a copy)."""
         with self._lock:
             return list(self._headers)
 
@@ -399,25 +390,8 @@ class FakeOpenAIServer:
             raise TypeError("the responder must return a str")
         return text
 
-    def _completion(self, body: dict[str, Any], text: str) -> dict[str, Any]:
+    def _completion(self, protocol: str, body: dict[str, Any], text: str) -> dict[str, Any]:
         with self._lock:
             self._counter += 1
             n = self._counter
-        prompt = _prompt_tokens(body)
-        completion = _approx_tokens(text)
-        return {
-            "id": f"chatcmpl-fake-{n}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": str(body.get("model", "test-model")),
-            "system_fingerprint": "fp_fake",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text, "refusal": None},
-                    "logprobs": None,
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
-        }
+        return protocols.completion(protocol, body, text, n)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from .protocols import requested_schema
+
 PLAIN_REPLY = "Thanks for asking. I have thought about it and I believe this is right."
 
 
@@ -46,13 +48,6 @@ def instance_of(schema: dict[str, Any], root: dict[str, Any] | None = None, dept
         return float(max(0, schema.get("minimum", 0)))
     if kind == "boolean":
         return True
-    return None
-
-
-def requested_schema(body: dict[str, Any]) -> dict[str, Any] | None:
-    fmt = body.get("response_format") or {}
-    if fmt.get("type") == "json_schema":
-        return (fmt.get("json_schema") or {}).get("schema") or {}
     return None
 
 

@@ -1,0 +1,162 @@
+"""Model providers: how the ``provider`` of a spec (``provider/<model>``) becomes a backend.
+
+Built in: ``openai``, ``openai-compatible``, ``azure``, ``gemini`` (OpenAI's wire format, sent by
+the lean ``OpenAIBackend``), ``anthropic`` and ``ollama`` (autogen-ext's clients, in the
+``providers`` extra). Every backend sits inside the one model layer, so the cache, retries,
+concurrency limit, metering and structured-output fallback are the same for all. Register
+another with ``@provider("name")``: a function ``(spec, url, params, retry, structured) ->
+Backend``; a comma-separated base URL becomes a pool of such backends."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from autogen_core.models import ModelInfo
+from ..errors import ConfigError
+from .backends import AutogenBackend, Backend, GenParams, Structured, _without_credentials
+from .retry import RetryPolicy
+from .spec import ModelSpec
+
+Builder = Callable[[ModelSpec, "str | None", GenParams, RetryPolicy, Structured], Backend]
+
+GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+OLLAMA_URL = "http://localhost:11434"
+AZURE_API_VERSION = "2024-10-21"  # the latest GA version of the Azure OpenAI data-plane API at writing
+
+
+@dataclass(frozen=True)
+class Provider:
+    build: Builder
+    url_env: tuple[str, ...] = ()  # variables naming the endpoint when --base-url is not given
+    default_url: str | None = None  # else this (None: the SDK's own default)
+    needs_url: bool = False  # no default at all: --base-url or a variable is required
+
+    def endpoint(self, given: str | None) -> str | None:
+        """The endpoint calls go to, as config.json records it (redacted there)."""
+        return given or next((os.environ[v] for v in self.url_env if os.environ.get(v)), None) or self.default_url
+
+
+PROVIDERS: dict[str, Provider] = {}
+
+
+def provider(name: str, *, url_env: tuple[str, ...] = (), default_url: str | None = None,
+             needs_url: bool = False) -> Callable[[Builder], Builder]:
+    """Register a provider's backend builder under ``name`` (usable as ``name/<model>``)."""
+    def register(fn: Builder) -> Builder:
+        PROVIDERS[name] = Provider(fn, url_env, default_url, needs_url)
+        return fn
+
+    return register
+
+
+def info(structured: Structured, auto: bool, **extra: Any) -> ModelInfo:
+    """Model info for names autogen's tables do not know; ``auto``: whether "auto" asks for schemas."""
+    return {"vision": False, "function_calling": False, "json_output": True, "family": "unknown",  # type: ignore[typeddict-item]
+            "structured_output": auto if structured == "auto" else structured == "on",
+            "multiple_system_messages": True, **extra}
+
+
+def key(spec: ModelSpec, env: str, required: bool = True) -> str | None:
+    value = os.environ.get(env)
+    if not value and required:
+        raise ConfigError(f"model '{spec.label}' needs the {env} environment variable")
+    return value or None
+
+
+def needs_extra(module: str) -> None:
+    try:
+        __import__(module)
+    except ImportError:
+        raise ConfigError(f"models of this provider need the extra: pip install 'chateval[providers]' "
+                          f"(missing module '{module.split('.')[0]}')") from None
+
+
+# --- OpenAI's wire format --------------------------------------------------------------------
+def _openai(spec: ModelSpec, client: Any, model_info: ModelInfo) -> Backend:
+    from .openai_backend import OpenAIBackend
+
+    return OpenAIBackend(client, spec.model, model_info)
+
+
+def _sdk(api_key: str | None, url: str | None, retry: RetryPolicy) -> Any:
+    import openai
+
+    if url and api_key:
+        # httpx turns user:password in a URL into Basic auth, which replaces the API key's Bearer
+        # header: with a key configured, the key is what authenticates, so the URL goes without them.
+        url = _without_credentials(url)
+    # The layer retries (honouring Retry-After) and meters each attempt: the SDK must not.
+    return openai.AsyncOpenAI(api_key=api_key or "not-needed", base_url=url, max_retries=0, timeout=retry.timeout_s)
+
+
+@provider("openai", url_env=("OPENAI_BASE_URL",))
+def _build_openai(spec, url, params, retry, structured) -> Backend:
+    from autogen_ext.models.openai._model_info import get_info
+
+    try:
+        known: ModelInfo = get_info(spec.model)
+    except (KeyError, ValueError):
+        known = info("auto", True)
+    model_info = {**known, "structured_output": known.get("structured_output", True) if structured == "auto"
+                  else structured == "on"}
+    return _openai(spec, _sdk(key(spec, "OPENAI_API_KEY"), url, retry), model_info)  # type: ignore[arg-type]
+
+
+@provider("openai-compatible", url_env=("CHATEVAL_BASE_URL",), needs_url=True)
+def _build_compatible(spec, url, params, retry, structured) -> Backend:
+    # vLLM, SGLang, llama.cpp, Ollama and LM Studio accept json_schema; others answer 400 once.
+    return _openai(spec, _sdk(key(spec, "CHATEVAL_API_KEY", required=False), url, retry), info(structured, True))
+
+
+@provider("gemini", default_url=GEMINI_URL)
+def _build_gemini(spec, url, params, retry, structured) -> Backend:
+    # Gemini's OpenAI-compatible endpoint takes response_format json_schema.
+    return _openai(spec, _sdk(key(spec, "GEMINI_API_KEY"), url, retry), info(structured, True))
+
+
+@provider("azure", url_env=("AZURE_OPENAI_ENDPOINT",), needs_url=True)
+def _build_azure(spec, url, params, retry, structured) -> Backend:
+    import openai
+
+    version = os.environ.get("OPENAI_API_VERSION") or os.environ.get("AZURE_OPENAI_API_VERSION") or AZURE_API_VERSION
+    # The SDK routes /chat/completions to /openai/deployments/{model}/...: the spec's model is the deployment.
+    client = openai.AsyncAzureOpenAI(azure_endpoint=url, api_key=key(spec, "AZURE_OPENAI_API_KEY"),
+                                     api_version=version, max_retries=0, timeout=retry.timeout_s)
+    return _openai(spec, client, info(structured, True))
+
+
+# --- autogen-ext's clients ---------------------------------------------------------------------
+@provider("anthropic", url_env=("ANTHROPIC_BASE_URL",))
+def _build_anthropic(spec, url, params, retry, structured) -> Backend:
+    needs_extra("autogen_ext.models.anthropic")
+    from autogen_ext.models.anthropic import AnthropicChatCompletionClient
+
+    kw: dict[str, Any] = {"model": spec.model, "api_key": key(spec, "ANTHROPIC_API_KEY"), "max_retries": 0,
+                          "timeout": retry.timeout_s, "temperature": params.temperature,
+                          # The Messages API requires max_tokens.
+                          "max_tokens": params.max_tokens or 4096,
+                          # No JSON-schema response format in the Messages API: schemas are described.
+                          "model_info": info("off", False, family="claude")}
+    if url:
+        kw["base_url"] = url
+    return AutogenBackend(AnthropicChatCompletionClient(**kw), schema_arg=None)
+
+
+@provider("ollama", url_env=("OLLAMA_HOST",), default_url=OLLAMA_URL)
+def _build_ollama(spec, url, params, retry, structured) -> Backend:
+    needs_extra("autogen_ext.models.ollama")
+    from autogen_ext.models.ollama import OllamaChatCompletionClient
+
+    options: dict[str, Any] = {"temperature": params.temperature}
+    if params.max_tokens is not None:
+        options["num_predict"] = params.max_tokens
+    if params.seed is not None:
+        options["seed"] = params.seed
+    client = OllamaChatCompletionClient(model=spec.model, host=url,
+                                        timeout=retry.timeout_s, options=options,
+                                        model_info=info(structured, True, family="unknown"))
+    # Ollama's native API takes the JSON schema as `format` (autogen's json_output).
+    return AutogenBackend(client, schema_arg="json_output")
+

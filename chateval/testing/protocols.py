@@ -1,0 +1,82 @@
+"""The wire formats the fake server speaks besides OpenAI's Chat Completions: Anthropic's
+Messages API (``POST /v1/messages``) and Ollama's native chat (``POST /api/chat``). Azure
+OpenAI's ``/openai/deployments/{name}/chat/completions?api-version=...`` is the OpenAI format
+on another path. Each function builds one payload; the server adds faults around them."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+OPENAI, ANTHROPIC, OLLAMA = "openai", "anthropic", "ollama"
+
+
+def route(path: str) -> str | None:
+    """Which protocol a POST path speaks (None: no such route)."""
+    p = urlsplit(path).path.rstrip("/")
+    if p.endswith("/chat/completions"):
+        return OPENAI
+    if p.endswith("/v1/messages"):
+        return ANTHROPIC
+    if p.endswith("/api/chat"):
+        return OLLAMA
+    return None
+
+
+def approx_tokens(text: str) -> int:
+    return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):  # content parts / blocks
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    messages = list(body.get("messages") or [])
+    system = body.get("system")  # Anthropic keeps the system prompt apart
+    total = (4 + approx_tokens(_text(system))) if system else 0
+    for m in messages:
+        total += 4 + approx_tokens(_text(m.get("content") if isinstance(m, dict) else None))
+    return max(1, total)
+
+
+def completion(protocol: str, body: dict[str, Any], text: str, n: int) -> dict[str, Any]:
+    prompt, done = prompt_tokens(body), approx_tokens(text)
+    model = str(body.get("model", "test-model"))
+    if protocol == ANTHROPIC:
+        return {"id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": model,
+                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": prompt, "output_tokens": done}}
+    if protocol == OLLAMA:
+        return {"model": model, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "message": {"role": "assistant", "content": text}, "done": True, "done_reason": "stop",
+                "prompt_eval_count": prompt, "eval_count": done, "total_duration": 1, "eval_duration": 1}
+    return {
+        "id": f"chatcmpl-fake-{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "system_fingerprint": "fp_fake",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None},
+                     "logprobs": None, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done},
+    }
+
+
+def error(protocol: str, message: str, type_: str, code: str | None = None) -> dict[str, Any]:
+    if protocol == ANTHROPIC:
+        return {"type": "error", "error": {"type": type_, "message": message}}
+    if protocol == OLLAMA:
+        return {"error": message}
+    return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+def requested_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a request asks the reply to follow: OpenAI's response_format, Ollama's format."""
+    fmt = body.get("response_format") or {}
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema") or {}
+    if isinstance(body.get("format"), dict):
+        return body["format"]
+    return None
