@@ -12,7 +12,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from ..config import EvalConfig, LayerSettings
-from ..options import merge_layers, opt
+from ..options import check_base_url, merge_layers, opt
 
 LIMIT_HELP = ("the number of questions to run (LongMemEval questions; LoCoMo QA items across conversations; "
               "head-to-head cases; TeaFarm conversations; judge-benchmark items), after --question-ids and --per-type")
@@ -88,8 +88,13 @@ class MemoryBenchConfig(BenchConfig, LayerSettings):
         "single", "single: LongMemEval-style yes/no judge; debate: the panel's correctness task; both")
     judge_model: str | None = opt(None, "model for the judges (default: the answer model)")
     judge_preset: str = opt("chateval_default", "debate judge preset")
-    embedder: str = opt("local/all-MiniLM-L6-v2", "hash | local/all-MiniLM-L6-v2 | openai/<model>")
+    embedder: str = opt("local/all-MiniLM-L6-v2", "hash | local/all-MiniLM-L6-v2 | openai/<model> | "
+                        "openai-compatible/<model> (an embedding server)")
+    embedder_base_url: str | None = opt(None, "endpoint of a remote embedder (default: the first --base-url)")
+    embedder_batch_size: int = opt(128, "texts per embedding request", ge=1)
     qdrant_url: str | None = opt(None, "a Qdrant server for the systems' vector stores (default: embedded, in memory)")
+
+    _embedder_url = field_validator("embedder_base_url", mode="before")(check_base_url)
 
     @field_validator("systems", mode="before")
     @classmethod

@@ -96,7 +96,9 @@ class MemoryBench:
         self.judge_layer = (self.answer_layer if judge_spec == args.answer_model
                             else self.answer_layer.derive(ModelSpec.parse(judge_spec, args.base_url)))
         self.judge_mode: str = getattr(args, "judge", "single")
-        self.embedder: Embedder = make_embedder(args.embedder, cache=args.cache)
+        self.embedder: Embedder = make_embedder(args.embedder, cache=args.cache, layer=self.answer_layer,
+                                                base_url=args.embedder_base_url or args.base_url,
+                                                batch_size=args.embedder_batch_size)
         self.evaluator: Evaluator | None = None
         if need_judges and self.judge_mode in ("debate", "both"):
             preset = load_preset(find_preset(args.judge_preset))
@@ -145,6 +147,7 @@ class MemoryBench:
             "system_classes": {s.name: f"{s.cls.__module__}:{s.cls.__qualname__}" for s in self.specs},
             "answer_model": self.answer_layer.label, "base_url": redact_url(self.answer_layer.spec.base_url),
             "judge": self.judge_mode, "judge_model": self.judge_layer.label, "embedder": self.embedder.name,
+            "embedder_base_url": redact_url(getattr(getattr(self.embedder, "client", None), "url", None)),
             "judge_panel": self.evaluator.run_config()["judging"] if self.evaluator else None,
         } | extra
         if extra.get("data"):  # the data's content is part of the run's identity (--resume refuses another)

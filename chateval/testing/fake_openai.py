@@ -224,12 +224,14 @@ class FakeOpenAIServer:
         faults: Mapping[str | Fault, float] | None = None,
         seed: int = 0,
         reject_response_format: bool = False,
+        embedding_dim: int = 8,
     ) -> None:
         if not 0 <= latency_s <= MAX_SLEEP_S:
             raise ValueError(f"latency_s must be between 0 and {MAX_SLEEP_S}")
         self.responder: Responder = responder or default_responder
         self.latency_s = latency_s
         self.reject_response_format = reject_response_format  # a 400, as servers without JSON mode give
+        self.embedding_dim = embedding_dim  # the length of /v1/embeddings vectors
         self._faults: list[tuple[Fault, float]] = []
         for key, p in (faults or {}).items():
             fault = key if isinstance(key, Fault) else Fault(str(key))
@@ -394,4 +396,4 @@ class FakeOpenAIServer:
         with self._lock:
             self._counter += 1
             n = self._counter
-        return protocols.completion(protocol, body, text, n)
+        return protocols.completion(protocol, body, text, n, self.embedding_dim)

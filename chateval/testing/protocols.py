@@ -1,16 +1,17 @@
 """The wire formats the fake server speaks besides OpenAI's Chat Completions: Anthropic's
 Messages API (``POST /v1/messages``) and Ollama's native chat (``POST /api/chat``). Azure
 OpenAI's ``/openai/deployments/{name}/chat/completions?api-version=...`` is the OpenAI format
-on another path. Each function builds one payload; the server adds faults around them."""
+on another path; ``POST /v1/embeddings`` answers with hashed pseudo-embeddings. Each function builds one payload; the server adds faults around them."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from typing import Any
 from urllib.parse import urlsplit
 
-OPENAI, ANTHROPIC, OLLAMA = "openai", "anthropic", "ollama"
+OPENAI, ANTHROPIC, OLLAMA, EMBEDDINGS = "openai", "anthropic", "ollama", "embeddings"
 
 
 def route(path: str) -> str | None:
@@ -22,6 +23,8 @@ def route(path: str) -> str | None:
         return ANTHROPIC
     if p.endswith("/api/chat"):
         return OLLAMA
+    if p.endswith("/embeddings"):
+        return EMBEDDINGS
     return None
 
 
@@ -44,7 +47,28 @@ def prompt_tokens(body: dict[str, Any]) -> int:
     return max(1, total)
 
 
-def completion(protocol: str, body: dict[str, Any], text: str, n: int) -> dict[str, Any]:
+def vector(text: str, dim: int) -> list[float]:
+    """A deterministic pseudo-embedding: hashed words, so texts sharing words point alike."""
+    v = [0.0] * dim
+    for word in text.lower().split():
+        h = int(hashlib.blake2b(word.encode(), digest_size=8).hexdigest(), 16)
+        v[h % dim] += 1.0 if h >> 63 else -1.0
+    return v
+
+
+def embeddings(body: dict[str, Any], dim: int, empty: bool) -> dict[str, Any]:
+    inputs = body.get("input")
+    texts = [inputs] if isinstance(inputs, str) else [str(t) for t in inputs or []]
+    tokens = sum(approx_tokens(t) for t in texts)
+    return {"object": "list", "model": str(body.get("model", "test-model")),
+            "data": [] if empty else [{"object": "embedding", "index": i, "embedding": vector(t, dim)}
+                                      for i, t in enumerate(texts)],
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
+def completion(protocol: str, body: dict[str, Any], text: str, n: int, dim: int = 8) -> dict[str, Any]:
+    if protocol == EMBEDDINGS:  # the reply text plays no part; an "empty" fault sends no vectors
+        return embeddings(body, dim, empty=not text)
     prompt, done = prompt_tokens(body), approx_tokens(text)
     model = str(body.get("model", "test-model"))
     if protocol == ANTHROPIC:
