@@ -56,10 +56,14 @@ class EvalConfig(LayerSettings):
     agents: int | None = opt(None, "number of debaters", ge=1)
     turns: int = opt(2, "debate rounds", ge=1)
     aggregate: Literal["vote", "mean"] | None = opt(
-        None, "vote (default for pairwise/correctness) or mean")  # None: vote for comparisons, mean for ratings
+        None, "mean of the debaters' scores (default when the format asks for scores: pairwise, score) or "
+        "majority vote (default when it names a winner: correctness)")
     swap: bool = opt(False, "pairwise: judge both answer orders and combine per agent (position calibration)")
-    keep_raw_history: bool = opt(False, "simultaneous_summarizer: keep raw messages besides the summary "
-                                        "(the original code's behaviour)")
+    summary_mode: Literal["append", "replace"] = opt(
+        "append", "simultaneous_summarizer: append each round's summary to every debater's history (ChatEval) "
+        "or replace the history with the latest summary")
+    keep_raw_history: bool = opt(False, "older spelling of --summary-mode append", hidden=True)
+    hold_scores: bool = opt(False, "tell debaters to hold their scores until the last round (ChatEval does not)")
     aspects: list[str] | None = opt(None, "score task: aspects to rate (e.g. naturalness,coherence)")
 
     model: str = opt("offline", "offline (default) or PROVIDER/<model>: openai, openai-compatible, azure, gemini, anthropic, ollama")
@@ -81,7 +85,8 @@ class EvalConfig(LayerSettings):
     # Settings that change verdicts; the run's config hash covers these (plus persona texts
     # and template sources), so --resume refuses a run made with different ones.
     JUDGING_FIELDS: ClassVar[tuple[str, ...]] = (
-        "task", "strategy", "turns", "aggregate", "swap", "keep_raw_history", "structured", "aspects",
+        "task", "strategy", "turns", "aggregate", "swap", "keep_raw_history", "summary_mode", "hold_scores",
+        "structured", "aspects",
         "model", "base_url", "temperature", "max_tokens", "seed",
     )
 

@@ -94,7 +94,7 @@ class Evaluator:
                 task=task, personas=self.personas, strategy=cfg.strategy, turns=cfg.turns,
                 aggregate=method, layer=self.layer, prompts=self.prompts,
                 swap=cfg.swap and task == "pairwise", keep_raw_history=cfg.keep_raw_history,
-                structured=cfg.structured,
+                structured=cfg.structured, summary_mode=cfg.summary_mode, hold_scores=cfg.hold_scores,
             )
         return self._panels[task]
 

@@ -304,10 +304,12 @@ async def test_compare_sends_model_params_and_agent_names(server, no_key):
     assert len(server.requests) == 2  # one_by_one, 2 agents, 1 round, no re-asks
     for body in server.requests:
         assert body["model"] == "test-model" and body["temperature"] == 0.4 and body["seed"] == 7
-    # The second speaker hears the first one's reply, attributed by the `name` field.
+    # The second speaker hears the first one's reply, attributed by the `name` field and, for
+    # chat templates that drop `name`, by the persona name in the content.
     second = server.requests[1]["messages"]
     heard = [m for m in second if m.get("name") == "General_Public"]
-    assert len(heard) == 1 and heard[0]["role"] == "user" and heard[0]["content"] == DEFAULT_REPLY
+    assert len(heard) == 1 and heard[0]["role"] == "user"
+    assert heard[0]["content"] == f"[General Public] {DEFAULT_REPLY}"
     assert any(m.get("name") == "moderator" for m in second)
     assert not any(m.get("name") == "Critic" for m in second)  # its own turn is not echoed as a user
     assert result.usage.calls == 2 and result.usage.tokens_approx is False and result.usage.cost_usd is None
@@ -567,3 +569,52 @@ async def test_an_unreadable_step_reply_is_quoted_and_dropped_from_the_cache(ser
     finally:
         await layer.close()
     assert out.correct is True and len(server.requests) == 3
+
+
+# --- ChatEval protocol on the wire (issue 14) -----------------------------------------------------
+
+def _round_reply(request: dict) -> str:
+    """Summaries say which round they close; debaters always give a readable verdict."""
+    system = request["messages"][0]["content"]
+    if "summar" in system.lower() and "You are" not in system.split("\n")[0]:
+        rnd = sum(1 for m in request["messages"] if "Round" in str(m.get("content", "")))
+        return f"SUMMARY-{rnd}"
+    return DEFAULT_REPLY
+
+
+@pytest.mark.parametrize("mode", ["append", "replace"])
+async def test_summaries_on_the_wire(no_key, mode):
+    with FakeOpenAIServer(responder=_round_reply) as server:
+        settings = {"strategy": "simultaneous_summarizer", "turns": 3}
+        if mode == "replace":
+            settings["summary_mode"] = "replace"
+        ev = make_evaluator(server, **settings)
+        try:
+            result = await ev.compare("What is 2+2?", "4", "5")
+        finally:
+            await ev.aclose()
+        assert result.status == "ok"
+        summaries = [t.text for t in result.transcript if t.kind == "summary"]
+        assert len(summaries) == 2
+        last_round = [r["messages"] for r in server.requests if r["messages"][0]["content"].startswith("You are")][-2:]
+        for msgs in last_round:
+            sent = [m["content"] for m in msgs if m.get("name") == "summarizer"]
+            raw = [m for m in msgs if m["role"] == "assistant"]
+            if mode == "append":  # every summary concatenated after the raw history, attributed
+                assert sent == [f"[Summarizer] {s}" for s in summaries]
+                assert len(raw) == 2  # the debater's own replies of rounds 1 and 2 are still there
+            else:  # only the latest summary, nothing of the raw discussion
+                assert sent == [f"[Summarizer] {summaries[-1]}"]
+                assert raw == []
+
+
+@pytest.mark.parametrize("hold", [False, True])
+async def test_moderator_note_on_the_wire(server, no_key, hold):
+    ev = make_evaluator(server, turns=2, hold_scores=hold)
+    try:
+        await ev.compare("What is 2+2?", "4", "5")
+    finally:
+        await ev.aclose()
+    first_round = [m["content"] for m in server.requests[0]["messages"] if m.get("name") == "moderator"]
+    assert len(first_round) == 1 and first_round[0].startswith("Round 1 of 2.")
+    assert ("Do not give scores yet" in first_round[0]) is hold

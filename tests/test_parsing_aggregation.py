@@ -166,9 +166,19 @@ def test_mean_winner_and_tie():
     v = aggregate("pairwise", "mean", [pv("a", 9, 2), pv("b", 4, 6), pv("c", 4, 6)])
     # vote would pick 2 (2 of 3); the mean picks 1: 17/3 vs 14/3
     assert v.scores == pytest.approx({"answer_1": 17 / 3, "answer_2": 14 / 3})
-    assert v.winner == "1" and v.tie is False and v.votes == {}
+    assert v.winner == "1" and v.tie is False and v.votes == {"1": 1, "2": 2, "tie": 0}
     t = aggregate("pairwise", "mean", [pv("a", 8, 6), pv("b", 6, 8)])
     assert t.winner == "tie" and t.tie is True
+
+
+def test_pairwise_defaults_to_mean_and_two_debaters_split():
+    # The example: (9,6) and (6,7) -> vote: tie; mean: 7.5 vs 6.5 -> assistant 1.
+    from chateval.debate.tasks import get_task
+    assert get_task("pairwise").default_aggregate == "mean"
+    assert get_task("correctness").default_aggregate == "vote"
+    verdicts = [pv("a", 9, 6), pv("b", 6, 7)]
+    assert aggregate("pairwise", "vote", verdicts).winner == "tie"
+    assert aggregate("pairwise", "mean", verdicts).winner == "1"
 
 
 def test_parse_errors_are_excluded():

@@ -71,10 +71,10 @@ def make_layer(backend: Backend | None = None) -> tuple[ModelLayer, RecordingBac
 
 
 def run_panel(strategy_name: str, *, personas=PERSONAS, turns: int = 2, keep_raw_history: bool = False,
-              backend: RecordingBackend | None = None):
+              backend: RecordingBackend | None = None, **settings):
     layer, rec = make_layer(backend)
     ev = Evaluator(model="offline", layer=layer, strategy=strategy_name, personas=list(personas), turns=turns,
-                   keep_raw_history=keep_raw_history)
+                   keep_raw_history=keep_raw_history, **settings)
     result = ev.compare_sync(QUESTION, ANSWER_1, ANSWER_2)
     return result, rec
 
@@ -87,9 +87,24 @@ def contents(msgs: list[Msg]) -> str:
     return "\n".join(str(c) for _, _, c in msgs)
 
 
+LABELS = {A: "General Public", B: "Critic", C: "Scientist", "summarizer": "Summarizer"}
+
+
 def heard(msgs: list[Msg]) -> set[tuple[str, str]]:
-    """(source, first line) of every message from another speaker (UserMessages)."""
-    return {(s, str(c).splitlines()[0]) for t, s, c in msgs if t == "UserMessage"}
+    """(source, first line) of every message from another speaker (UserMessages). Debaters' and
+    the summarizer's messages must carry their speaker's name as a '[Name] ' prefix; it is
+    checked and stripped here."""
+    out = set()
+    for t, s, c in msgs:
+        if t != "UserMessage":
+            continue
+        line = str(c).splitlines()[0]
+        if s in LABELS:
+            prefix = f"[{LABELS[s]}] "
+            assert line.startswith(prefix), (s, line)
+            line = line[len(prefix):]
+        out.add((s, line))
+    return out
 
 
 def own(msgs: list[Msg]) -> list[tuple[Any, str]]:
@@ -172,8 +187,8 @@ def test_simultaneous_transcript():
 # --- simultaneous_summarizer --------------------------------------------------------------
 
 
-def test_summarizer_visibility():
-    result, rec = run_panel("simultaneous_summarizer")
+def test_summarizer_replace_visibility():
+    result, rec = run_panel("simultaneous_summarizer", summary_mode="replace")
     whos = [who for who, _ in rec.calls]
     assert whos.count("summarize_round") == 1  # after round 1 only, not after the last round
     assert len(rec.calls) == 3 * 2 + 1
@@ -195,8 +210,10 @@ def test_summarizer_visibility():
         assert r2[-1][1] == "moderator" and r2[-1][2].startswith("Round 2 of 2.")
 
 
-def test_summarizer_keep_raw_history():
-    result, rec = run_panel("simultaneous_summarizer", keep_raw_history=True)
+@pytest.mark.parametrize("settings", [{}, {"keep_raw_history": True}, {"summary_mode": "append"}])
+def test_summarizer_append_is_default(settings):
+    # ChatEval concatenates the round summary to each debater's history: raw messages stay.
+    result, rec = run_panel("simultaneous_summarizer", **settings)
     assert [who for who, _ in rec.calls].count("summarize_round") == 1
     for agent in (A, B, C):
         _, r2 = calls_of(rec, agent)
@@ -217,8 +234,15 @@ def test_summarizer_transcript():
     assert result.status == "ok" and result.verdict.n_valid == 3
 
 
+def test_summarizer_three_rounds_append_keeps_every_summary():
+    _, rec = run_panel("simultaneous_summarizer", turns=3)
+    for agent in (A, B, C):
+        r3 = calls_of(rec, agent)[2]
+        assert {("summarizer", "SUMMARY of round 1"), ("summarizer", "SUMMARY of round 2")} <= heard(r3)
+
+
 def test_summarizer_three_rounds_summaries_chain():
-    result, rec = run_panel("simultaneous_summarizer", turns=3)
+    result, rec = run_panel("simultaneous_summarizer", turns=3, summary_mode="replace")
     whos = [who for who, _ in rec.calls]
     assert whos.count("summarize_round") == 2  # after rounds 1 and 2, not after round 3
     second = [i for i, w in enumerate(whos) if w == "summarize_round"][1]
@@ -359,4 +383,7 @@ def test_replay_client_one_by_one():
     assert own(rec.calls[2][1]) == [(A, "A1 view")]
     assert [t.text.splitlines()[0] for t in result.transcript] == ["A1 view", "B1 view", "A2 final", "B2 final"]
     assert [a.winner for a in result.agents] == ["1", "2"]
-    assert result.verdict.winner == "tie" and result.verdict.note == "split vote: 1=1, 2=1"
+    # Default aggregation for pairwise is the mean score (ChatEval): (7+3)/2 < (5+9)/2 -> 2,
+    # where a vote over the two debaters' winners would be a 1-1 tie.
+    v = result.verdict
+    assert v.method == "mean" and v.winner == "2" and v.votes == {"1": 1, "2": 1, "tie": 0}

@@ -38,12 +38,12 @@ def _mean_scores(valid: list[AgentVerdict]) -> dict[str, float]:
 
 def _pairwise(method: Method, valid: list[AgentVerdict], out: Verdict) -> Verdict:
     out.scores = _mean_scores(valid)
+    counts = Counter(v.winner for v in valid)
+    out.votes = {k: counts.get(k, 0) for k in ("1", "2", "tie")}  # shown with either method
     if method == "mean":
         out.winner = winner_of(out.scores["answer_1"], out.scores["answer_2"])
         out.tie = out.winner == "tie"
         return out
-    counts = Counter(v.winner for v in valid)
-    out.votes = {k: counts.get(k, 0) for k in ("1", "2", "tie")}
     top = max(counts.values())
     leaders = sorted(k for k, c in counts.items() if c == top)
     if len(leaders) == 1:

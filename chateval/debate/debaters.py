@@ -59,7 +59,8 @@ class Debater:
         self._taken = 0
         self._task, self._sample, self._turns, self._panel = task, sample, turns, panel
         self._schema = response_schema if structured else None
-        self.client = layer.client(log=self.log, step=self._step, agent=name, response_format=self._format)
+        self.client = layer.client(log=self.log, step=self._step, agent=name, response_format=self._format,
+                                   prepare=self._attribute)
         self.agent = AssistantAgent(name=name, model_client=self.client, system_message=system_message)
 
     @property
@@ -68,6 +69,20 @@ class Debater:
 
     def _format(self) -> type[BaseModel] | None:
         return self._schema if (self.final or self.phase == "reask") else None
+
+    def _attribute(self, messages: Sequence[LLMMessage]) -> list[LLMMessage]:
+        """Put the speaker's persona name into the content of other speakers' messages: many
+        open models' chat templates drop the OpenAI ``name`` field, and a debater must know
+        who said what (ChatEval's debaters see each message under its speaker's role)."""
+        out: list[LLMMessage] = []
+        for m in messages:
+            label = self._panel.get(m.source) if isinstance(m, UserMessage) else None
+            if label is None and isinstance(m, UserMessage) and m.source == SUMMARIZER:
+                label = "Summarizer"
+            if label is not None and isinstance(m.content, str):
+                m = m.model_copy(update={"content": f"[{label}] {m.content}"})
+            out.append(m)
+        return out
 
     def _step(self, messages: Sequence[LLMMessage] = ()) -> StepContext:
         sources = [m.source for m in messages if isinstance(m, UserMessage)]

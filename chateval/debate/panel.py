@@ -22,6 +22,7 @@ from .parsing import VerdictParseError
 from .personas import Persona, agent_names
 from .samples import AgentVerdict, Sample, TaskName, Verdict
 from .strategies import STRATEGIES, Strategy
+from .strategies.base import SummaryMode
 from .tasks import TaskFormat, get_task
 from .transcript import TranscriptTurn
 
@@ -83,7 +84,7 @@ class DebateRun:
         for d in self.debaters:
             d.round, d.phase = r, "debate_turn"
         text = self.panel.prompts.render(
-            "round.j2", round=r, turns=self.turns, final=r == self.turns,
+            "round.j2", round=r, turns=self.turns, final=r == self.turns, hold_scores=self.panel.hold_scores,
             **self.panel.verdict_vars(self.sample, self.panel.structured_for(None)),
         )
         return TextMessage(content=text, source=MODERATOR)
@@ -172,6 +173,8 @@ class Panel:
         swap: bool = False,
         keep_raw_history: bool = False,
         structured: Literal["auto", "on", "off"] = "auto",
+        summary_mode: SummaryMode = "append",
+        hold_scores: bool = False,
     ) -> None:
         if not personas:
             raise ConfigError("the panel needs at least one persona")
@@ -186,6 +189,10 @@ class Panel:
         self.strategy_name = strategy
         self.layer, self.prompts, self.swap = layer, prompts, swap
         self.keep_raw_history, self.structured = keep_raw_history, structured
+        self.summary_mode: SummaryMode = "append" if keep_raw_history else summary_mode
+        # ChatEval puts no restriction on the discussion rounds; hold_scores asks debaters to
+        # keep scores for the last round (our earlier default).
+        self.hold_scores = hold_scores
         self._layers: dict[str, ModelLayer] = {}
         for p in personas:  # fail early on a bad per-persona model spec
             self.layer_for(p)
@@ -222,7 +229,7 @@ class Panel:
 
     async def _debate(self, sample: Sample, order: Order) -> tuple[DebateRun, list[AgentVerdict]]:
         run = DebateRun(self, sample, order)
-        strategy = self.strategy_cls(keep_raw_history=self.keep_raw_history)
+        strategy = self.strategy_cls(summary_mode=self.summary_mode)
         try:
             await strategy.run(run)
             verdicts = list(await asyncio.gather(*(run.verdict_of(d) for d in run.debaters)))

@@ -51,6 +51,9 @@ class Pairwise(TaskFormat):
     description = "two AI assistants' responses to the same user message"
     required = ("question", "answer_1", "answer_2")
     schema = PairwiseOut
+    # Each debater scores both answers, so (as ChatEval does for score-bearing formats) the
+    # panel averages the scores; a vote over each debater's winner ties on any 1-1 split.
+    default_aggregate = "mean"
 
     def read(self, text, sample, verdict):
         s1, s2 = parse_pairwise(text)

@@ -127,8 +127,10 @@ class ModelLayer:
         step: StepContext | Callable[[Sequence[LLMMessage]], StepContext] | None = None,
         agent: str | None = None,
         response_format: Callable[[], type[BaseModel] | None] | None = None,
+        prepare: Callable[[Sequence[LLMMessage]], list[LLMMessage]] | None = None,
     ) -> "LayerClient":
-        return LayerClient(self, log=log, step=step, agent=agent, response_format=response_format)
+        return LayerClient(self, log=log, step=step, agent=agent, response_format=response_format,
+                           prepare=prepare)
 
     def _key(self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None) -> str:
         return cache_key(
@@ -285,8 +287,11 @@ class LayerClient(ChatCompletionClient):
         step: StepContext | Callable[[Sequence[LLMMessage]], StepContext] | None,
         agent: str | None,
         response_format: Callable[[], type[BaseModel] | None] | None,
+        prepare: Callable[[Sequence[LLMMessage]], list[LLMMessage]] | None = None,
     ) -> None:
         self.layer = layer
+        # Rewrites the messages just before they are sent (the step still sees the originals).
+        self._prepare = prepare
         self.log = log if log is not None else CallLog()
         self._step = step
         self.agent = agent
@@ -314,10 +319,10 @@ class LayerClient(ChatCompletionClient):
         fmt = json_output if isinstance(json_output, type) else None
         if fmt is None and self._response_format is not None:
             fmt = self._response_format()
-        self.last_call = (list(messages), fmt)
-        comp = await self.layer.complete(
-            messages, step=self.current_step(messages), log=self.log, agent=self.agent, response_format=fmt
-        )
+        step = self.current_step(messages)
+        sent = self._prepare(messages) if self._prepare is not None else messages
+        self.last_call = (list(sent), fmt)
+        comp = await self.layer.complete(sent, step=step, log=self.log, agent=self.agent, response_format=fmt)
         return CreateResult(
             finish_reason="stop",
             content=comp.text,

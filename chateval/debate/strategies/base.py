@@ -15,7 +15,7 @@ round's replies carry the verdicts; the panel reads them afterwards.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Callable, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Callable, ClassVar, Literal, TypeVar
 
 from ...registry import Registry
 
@@ -27,9 +27,11 @@ class Strategy(ABC):
     description: ClassVar[str] = ""
     uses_summarizer: ClassVar[bool] = False
 
-    def __init__(self, *, keep_raw_history: bool = False) -> None:
-        # Only the summarizer strategy reads this; accepted by all so presets stay uniform.
-        self.keep_raw_history = keep_raw_history
+    def __init__(self, *, keep_raw_history: bool = False, summary_mode: SummaryMode = "append") -> None:
+        # Only the summarizer strategy reads these; accepted by all so presets stay uniform.
+        # keep_raw_history is the older spelling of summary_mode="append".
+        self.summary_mode: SummaryMode = "append" if keep_raw_history else summary_mode
+        self.keep_raw_history = self.summary_mode == "append"
 
     @abstractmethod
     async def run(self, debate: "DebateRun") -> None: ...
@@ -38,6 +40,8 @@ class Strategy(ABC):
         """Sequential model calls per sample (for throughput bounds in benchmarks)."""
         return agents * turns
 
+
+SummaryMode = Literal["append", "replace"]
 
 STRATEGIES: Registry[type[Strategy]] = Registry("strategy", entry_points="chateval.strategies")
 S = TypeVar("S", bound=type[Strategy])

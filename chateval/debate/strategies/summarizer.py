@@ -1,7 +1,10 @@
-"""Simultaneous talk with a summarizer: after each round an extra LLM condenses the round,
-and that summary replaces the raw history in every debater's context (as the ChatEval paper
-describes). With keep_raw_history the debaters also keep the raw messages, which is what the
-original code did. No summary is made after the final round: nobody would read it."""
+"""Simultaneous talk with a summarizer: after each round an extra LLM condenses the round.
+
+summary_mode="append" (default): the summary is concatenated to every debater's chat history,
+which keeps the raw messages and earlier summaries -- what the ChatEval paper describes and its
+code does. summary_mode="replace": each debater's history is reset to the latest summary only
+(shorter prompts; our earlier default). No summary is made after the final round: nobody would
+read it."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from .simultaneous import others_messages, speak_all
 
 @strategy("simultaneous_summarizer")
 class SimultaneousSummarizer(Strategy):
-    description = "simultaneous, plus a summarizer whose round summary replaces the raw history"
+    description = "simultaneous, plus a summarizer whose round summary is appended to every history"
     uses_summarizer = True
 
     def critical_path_calls(self, agents: int, turns: int) -> int:
@@ -30,7 +33,7 @@ class SimultaneousSummarizer(Strategy):
                 break
             summary = await debate.summarize(r, texts, summary)
             note = TextMessage(content=summary, source=SUMMARIZER)
-            if self.keep_raw_history:
+            if self.summary_mode == "append":
                 inbox = {n: msgs + [note] for n, msgs in others_messages(debate, texts).items()}
             else:
                 for d in debate.debaters:
