@@ -387,3 +387,17 @@ def test_replay_client_one_by_one():
     # where a vote over the two debaters' winners would be a 1-1 tie.
     v = result.verdict
     assert v.method == "mean" and v.winner == "2" and v.votes == {"1": 1, "2": 1, "tie": 0}
+
+
+def test_role_duties_reach_the_debaters():
+    # ChatEval's debate is driven by two duties: General Public commits to a side on its own
+    # first; Critic questions the others' reasoning and separates answers that look equal.
+    _, rec = run_panel("one_by_one", personas=["general_public", "critic"])
+    systems = {who: msgs[0][2] for who, msgs in debate_calls(rec)}
+    assert "on your own" in systems[A] and "commit to which response" in systems[A]
+    assert "probe the other referees' reasoning" in systems[B] and "alternative" in systems[B]
+    library = PersonaLibrary()
+    for name in ("memory_keeper", "timekeeper", "user_advocate"):  # memory roles: same style
+        role = library.get(name).role
+        assert "first" in role or "early" in role or "on your own" in role
+        assert "challenge" in role or "question" in role or "push back" in role
