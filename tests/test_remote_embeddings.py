@@ -119,3 +119,21 @@ def test_longmemeval_retrieval_with_an_embedding_server(tmp_path):
     assert rc == 0 and summary["n_failed"] == 0 and sent and all(len(r["input"]) <= 8 for r in sent)
     assert cfg["embedder"] == "openai-compatible/emb" and cfg["embedder_base_url"] == server.base_url
     assert summary["methods"]["retrieval"]["retrieval"]["n_evaluable"] > 0
+    # The summary records the embedding calls: every request the server answered, with its tokens.
+    usage = summary["embedding_usage"]
+    assert usage["calls"] == len(sent) and usage["prompt_tokens"] > 0 and usage["failed_calls"] == 0
+
+
+def test_memory_ask_with_an_embedding_server(capsys):
+    data = str(FIXTURES / "lme_tiny.json")
+    qid = json.loads((FIXTURES / "lme_tiny.json").read_text())[0]["question_id"]
+    args = ["memory", "ask", "--system", "retrieval", "--data", data, "--question-id", qid, "--model", "offline",
+            "--embedder", "openai-compatible/emb"]
+    with FakeOpenAIServer(embedding_dim=8) as server:
+        rc = main(args + ["--embedder-base-url", server.base_url, "--embedder-batch-size", "3"])
+        sent = [r for r in server.requests if "input" in r]
+    assert rc == 0 and sent and all(r["model"] == "emb" and len(r["input"]) <= 3 for r in sent)
+    capsys.readouterr()
+    assert main(args + ["--embedder-base-url", "ftp://nowhere"]) == 2
+    err = capsys.readouterr().err
+    assert "--embedder-base-url" in err and len(err.strip().splitlines()) == 1

@@ -203,7 +203,8 @@ class LoCoMo(Benchmark):
             summary |= {"benchmark": "locomo", "data": str(args.data), "n_conversations": len(conversations),
                         "n_questions": sum(len(ps) for ps in picks.values()),
                         "question_format": args.question_format, "config_hash": config["config_hash"],
-                        "complete": len(records) == len(units) and not summary["n_failed"]}
+                        "complete": len(records) == len(units) and not summary["n_failed"],
+                        "embedding_usage": bench.embedding_usage()}
             if args.predictions:
                 summary |= {"predictions": str(args.predictions), "n_left_out": len(left_out),
                             "left_out": [k.replace("\t", " / ") for k in left_out[:50]]}

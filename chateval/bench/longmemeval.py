@@ -127,7 +127,8 @@ class LongMemEval(Benchmark):
             summary = summarize_memory_run(records, methods=methods, retrieval_only=args.retrieval_only,
                                            offline=config["offline"])
             summary |= {"benchmark": "longmemeval", "data": str(args.data), "n_questions": len(questions),
-                        "config_hash": config["config_hash"], "complete": len(records) == len(units)}
+                        "config_hash": config["config_hash"], "complete": len(records) == len(units),
+                        "embedding_usage": bench.embedding_usage()}
             later = [q for q in questions if q.later_sessions]
             if later:
                 summary["warnings"] = [f"{sum(q.later_sessions for q in later)} haystack session(s) of {len(later)} "

@@ -112,6 +112,11 @@ class MemoryBench:
 
             check_server(args.qdrant_url)  # every unit would fail otherwise: say so once, up front
 
+    def embedding_usage(self) -> dict[str, Any] | None:
+        """This run's remote embedding calls (step "embed"); None for a local embedder."""
+        client = getattr(self.embedder, "client", None)
+        return None if client is None else client.log.totals().model_dump()
+
     def resolved_settings(self) -> dict[str, dict[str, Any]]:
         """Every system's settings with defaults filled in (what config.json records)."""
         return {s.name: s.cls.parse_settings(self.settings[s.name]).model_dump(mode="json") for s in self.specs}

@@ -15,6 +15,7 @@ from .backends import _without_credentials
 from .layer import ModelLayer
 from .retry import BadResponse
 from .spec import ModelSpec
+from .usage import CallLog
 
 
 class EmbeddingClient:
@@ -42,6 +43,7 @@ class EmbeddingClient:
         self.label, self.model, self.url, self.batch_size = spec, model, url, batch_size
         # A private layer when none is shared: the limit, retries and metering still apply.
         self.layer = layer or ModelLayer(ModelSpec.parse("offline"))
+        self.log = CallLog()  # these calls alone (the layer's totals mix them with chat calls)
         self._client = openai.AsyncOpenAI(api_key=key or "not-needed", max_retries=0,
                                           base_url=_without_credentials(url) if url and key else url,
                                           timeout=self.layer.retry.timeout_s)
@@ -70,7 +72,7 @@ class EmbeddingClient:
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         replies = await asyncio.gather(*(
             self.layer.call(lambda b=b: self._batch(b), model=self.label, step="embed", price_model=self.model,
-                            tokens=usage) for b in batches))
+                            tokens=usage, log=self.log) for b in batches))
         return [d.embedding for reply in replies for d in sorted(reply.data, key=lambda d: d.index)]
 
     async def close(self) -> None:
