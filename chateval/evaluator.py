@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata as md
-import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -13,6 +12,7 @@ from .debate import JudgeResult, Panel, Persona, PersonaLibrary, Sample
 from .debate.tasks import get_task
 from .errors import ConfigError
 from .inputs import InvalidLine, load_samples
+from .models.providers import env_secrets
 from .models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
 from .prompts import get_prompts
 from .plugins import load_plugins
@@ -42,7 +42,7 @@ def layer_from_config(cfg: EvalConfig) -> ModelLayer:
         max_connections=cfg.max_connections,
         cache=CompletionCache(cfg.cache_dir) if cfg.cache else None,
         structured=cfg.structured,
-        secrets=[os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")],
+        secrets=env_secrets(),
     )
 
 

@@ -17,7 +17,7 @@ from chateval.memory.extract import SUMMARIZE_SESSION, SessionInputs
 from chateval.memory.types import Turn
 from chateval.models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
 from chateval.models.providers import GEMINI_URL, OLLAMA_URL
-from chateval.testing.fake_openai import FakeOpenAIServer, Fault
+from chateval.testing.fake_openai import DEFAULT_REPLY, FakeOpenAIServer, Fault
 from chateval.testing.schema_reply import schema_responder
 
 from .conftest import REPO, read_jsonl
@@ -175,3 +175,17 @@ def test_evaluate_end_to_end_with_anthropic(tmp_path, monkeypatch):
     assert rc == 0 and len(rows) == 2 and all(r["status"] == "ok" for r in rows)
     assert paths == {"/v1/messages"}
     assert KEY not in (tmp_path / "o" / "config.json").read_text()
+
+
+def test_an_echoed_provider_key_is_scrubbed_from_the_run(tmp_path, monkeypatch):
+    # A key only ANTHROPIC_API_KEY holds: nothing but that variable's scrubbing can hide it.
+    key = "anthropic-only-key-9876543210"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    with FakeOpenAIServer(responder=lambda body: f"{DEFAULT_REPLY}\n(echoing {key})") as server:
+        rc = main(["evaluate", str(REPO / "examples" / "faireval_pairwise.jsonl"), "--model", "anthropic/claude-x",
+                   "--base-url", server.base_url.removesuffix("/v1"), "--limit", "2", "--out", str(tmp_path / "o"),
+                   "--no-cache", "--keep-raw-history"])
+        assert all(h["x-api-key"] == key for h in server.request_headers)
+    out = tmp_path / "o"
+    assert rc == 0 and "echoing ***" in (out / "samples.jsonl").read_text()
+    assert not [f.name for f in out.iterdir() if key in f.read_text()]

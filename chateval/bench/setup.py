@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
@@ -11,6 +10,7 @@ from ..config import EvalConfig, config_hash, find_preset, load_preset, redact_u
 from ..debate.samples import Sample
 from ..errors import ConfigError
 from ..evaluator import Evaluator, package_versions
+from ..models.providers import env_secrets
 from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy, UsageTotals
 from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory import systems as _systems  # noqa: F401  (registers the built-in systems)
@@ -86,7 +86,7 @@ class MemoryBench:
         # A user's instance cannot be copied: it serves one unit at a time (reset in between).
         self.workers = 1 if any(s.instance is not None for s in self.specs) else args.workers
         cache = None if not args.cache else CompletionCache(args.cache_dir)
-        secrets = [os.environ.get("OPENAI_API_KEY", ""), os.environ.get("CHATEVAL_API_KEY", "")]
+        secrets = env_secrets()
         retry = RetryPolicy(max_retries=args.max_retries, timeout_s=args.timeout_s,
                             base_delay_s=getattr(args, "retry_base_delay_s", 1.0))
         self.answer_layer = ModelLayer(ModelSpec.parse(args.answer_model, args.base_url), retry=retry,

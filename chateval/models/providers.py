@@ -58,6 +58,14 @@ def info(structured: Structured, auto: bool, **extra: Any) -> ModelInfo:
             "multiple_system_messages": True, **extra}
 
 
+# Every API key a spec may read: the layer scrubs their values from replies and errors.
+KEY_ENV_VARS = ("OPENAI_API_KEY", "CHATEVAL_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY", "GEMINI_API_KEY")
+
+
+def env_secrets() -> list[str]:
+    return [v for v in (os.environ.get(var, "") for var in KEY_ENV_VARS) if v]
+
+
 def key(spec: ModelSpec, env: str, required: bool = True) -> str | None:
     value = os.environ.get(env)
     if not value and required:
