@@ -167,7 +167,7 @@ def build_backend(
     return EndpointPool([Endpoint(endpoint_name(u), build(spec, u, params, retry, structured)) for u in urls if u])
 
 
-def _without_credentials(url: str) -> str:
+def without_credentials(url: str) -> str:
     parts = urlsplit(url)
     if not (parts.username or parts.password):
         return url

@@ -11,8 +11,8 @@ import os
 from typing import Any
 
 from ..errors import ConfigError
-from .backends import _without_credentials
 from .layer import ModelLayer
+from .providers import openai_sdk
 from .retry import BadResponse
 from .spec import ModelSpec
 from .usage import CallLog
@@ -21,8 +21,6 @@ from .usage import CallLog
 class EmbeddingClient:
     def __init__(self, spec: str, *, layer: ModelLayer | None = None, base_url: str | None = None,
                  batch_size: int = 128) -> None:
-        import openai
-
         provider, _, model = spec.partition("/")
         if provider == "openai":
             key = os.environ.get("OPENAI_API_KEY")
@@ -44,9 +42,7 @@ class EmbeddingClient:
         # A private layer when none is shared: the limit, retries and metering still apply.
         self.layer = layer or ModelLayer(ModelSpec.parse("offline"))
         self.log = CallLog()  # these calls alone (the layer's totals mix them with chat calls)
-        self._client = openai.AsyncOpenAI(api_key=key or "not-needed", max_retries=0,
-                                          base_url=_without_credentials(url) if url and key else url,
-                                          timeout=self.layer.retry.timeout_s)
+        self._client = openai_sdk(key, url, self.layer.retry)
 
     @property
     def cache_id(self) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from autogen_core.models import ModelInfo
 from ..errors import ConfigError
-from .backends import AutogenBackend, Backend, GenParams, Structured, _without_credentials
+from .backends import AutogenBackend, Backend, GenParams, Structured, without_credentials
 from .retry import RetryPolicy
 from .spec import ModelSpec
 
@@ -88,13 +88,14 @@ def _openai(spec: ModelSpec, client: Any, model_info: ModelInfo) -> Backend:
     return OpenAIBackend(client, spec.model, model_info)
 
 
-def _sdk(api_key: str | None, url: str | None, retry: RetryPolicy) -> Any:
+def openai_sdk(api_key: str | None, url: str | None, retry: RetryPolicy) -> Any:
+    """An ``AsyncOpenAI`` client for one endpoint, retrying nothing itself."""
     import openai
 
     if url and api_key:
         # httpx turns user:password in a URL into Basic auth, which replaces the API key's Bearer
         # header: with a key configured, the key is what authenticates, so the URL goes without them.
-        url = _without_credentials(url)
+        url = without_credentials(url)
     # The layer retries (honouring Retry-After) and meters each attempt: the SDK must not.
     return openai.AsyncOpenAI(api_key=api_key or "not-needed", base_url=url, max_retries=0, timeout=retry.timeout_s)
 
@@ -109,19 +110,19 @@ def _build_openai(spec, url, params, retry, structured) -> Backend:
         known = info("auto", True)
     model_info = {**known, "structured_output": known.get("structured_output", True) if structured == "auto"
                   else structured == "on"}
-    return _openai(spec, _sdk(key(spec, "OPENAI_API_KEY"), url, retry), model_info)  # type: ignore[arg-type]
+    return _openai(spec, openai_sdk(key(spec, "OPENAI_API_KEY"), url, retry), model_info)  # type: ignore[arg-type]
 
 
 @provider("openai-compatible", url_env=("CHATEVAL_BASE_URL",), needs_url=True)
 def _build_compatible(spec, url, params, retry, structured) -> Backend:
     # vLLM, SGLang, llama.cpp, Ollama and LM Studio accept json_schema; others answer 400 once.
-    return _openai(spec, _sdk(key(spec, "CHATEVAL_API_KEY", required=False), url, retry), info(structured, True))
+    return _openai(spec, openai_sdk(key(spec, "CHATEVAL_API_KEY", required=False), url, retry), info(structured, True))
 
 
 @provider("gemini", default_url=GEMINI_URL)
 def _build_gemini(spec, url, params, retry, structured) -> Backend:
     # Gemini's OpenAI-compatible endpoint takes response_format json_schema.
-    return _openai(spec, _sdk(key(spec, "GEMINI_API_KEY"), url, retry), info(structured, True))
+    return _openai(spec, openai_sdk(key(spec, "GEMINI_API_KEY"), url, retry), info(structured, True))
 
 
 @provider("azure", url_env=("AZURE_OPENAI_ENDPOINT",), needs_url=True)
