@@ -7,6 +7,7 @@ from typing import Any
 
 from ..runs import atomic_write
 from . import plots
+from .summaries import SMALL_N
 
 KS = (1, 3, 5, 10)
 
@@ -17,6 +18,14 @@ def _pct(v: float | None) -> str:
 
 def _num(v: float | None, fmt: str = "{:.2f}") -> str:
     return "–" if v is None else fmt.format(v)
+
+
+def _acc_n(cell: dict[str, Any] | None) -> str:
+    """'accuracy (n)', with a dagger when n is too small to read much into."""
+    if not cell:
+        return "–"
+    mark = "†" if cell["n"] < SMALL_N else ""
+    return f"{_pct(cell['accuracy'])} ({cell['n']}{mark})"
 
 
 def _cost(u: dict[str, Any] | None) -> str:
@@ -38,11 +47,14 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
     qa_rows = {m: v for m, v in qa_rows.items() if v}
     if qa_rows:
         types = sorted({t for v in qa_rows.values() for t in v["by_type"]})
-        lines += ["## QA accuracy (%)", "", "| system | " + " | ".join(types) + " | abstention | overall | task-avg | n |",
+        lines += ["## QA accuracy (%)", "",
+                  "Cells are accuracy (n). As in LongMemEval's metric script, abstention questions count "
+                  f"in their question type and in the abstention column. † marks n < {SMALL_N}.", "",
+                  "| system | " + " | ".join(types) + " | abstention | overall | task-avg | n |",
                   "|---|" + "---|" * (len(types) + 4)]
         for m, v in qa_rows.items():
-            cells = [_pct(v["by_type"].get(t, {}).get("accuracy")) for t in types]
-            lines.append(f"| {m} | " + " | ".join(cells) + f" | {_pct((v['abstention'] or {}).get('accuracy'))} | "
+            cells = [_acc_n(v["by_type"].get(t)) for t in types]
+            lines.append(f"| {m} | " + " | ".join(cells) + f" | {_acc_n(v['abstention'])} | "
                          f"{_pct(v['overall'])} | {_pct(v['task_averaged'])} | {v['n']} |")
         lines += ["", "Judge: " + ", ".join(
             f"{m}: " + "/".join(w for w in ("single", "debate") if methods[m]["qa"].get(w)) for m in qa_rows), ""]

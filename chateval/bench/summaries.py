@@ -18,13 +18,18 @@ def _judge_correct(which: str):
     return get
 
 
+SMALL_N = 5  # a per-type accuracy over fewer questions is marked as unreliable in reports
+
+
 def qa_table(rows: list[dict[str, Any]], which: str) -> dict[str, Any] | None:
-    """LongMemEval's layout (Zep's Table 3): per type, overall, task-averaged, abstention."""
+    """LongMemEval's layout (their print_qa_metrics.py; Zep's Table 3): per type, overall,
+    task-averaged, abstention. As in the official script, an abstention (``_abs``) question
+    counts in its own question type *and* in the abstention row."""
     get = _judge_correct(which)
     judged = [r for r in rows if get(r) is not None]
     if not judged:
         return None
-    by_type = accuracy_by([r for r in judged if not r.get("abstention")], lambda r: r["question_type"], get)
+    by_type = accuracy_by(judged, lambda r: r["question_type"], get)
     abst = accuracy_by([r for r in judged if r.get("abstention")], lambda r: "abstention", get)
     overall = sum(1 for r in judged if get(r)) / len(judged)
     return {

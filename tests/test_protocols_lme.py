@@ -1,0 +1,68 @@
+"""LongMemEval's official counting (issue 14): abstention questions count in their type too."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from chateval.bench.report import write_memory_report
+from chateval.bench.summaries import qa_table, summarize_memory_run
+
+from .conftest import SHARED
+
+
+def _row(qid: str, qtype: str, correct: bool) -> dict:
+    return {"question_id": qid, "question_type": qtype, "abstention": qid.endswith("_abs"),
+            "status": "ok", "method": "m", "judge": {"single": {"correct": correct}}}
+
+
+def test_abstention_counts_in_type_and_in_abstention_row():
+    rows = [_row("a", "knowledge-update", True), _row("b", "knowledge-update", False),
+            _row("c_abs", "knowledge-update", True), _row("d", "temporal-reasoning", True),
+            _row("e_abs", "temporal-reasoning", False)]
+    t = qa_table(rows, "single")
+    assert t["by_type"]["knowledge-update"] == {"n": 3, "correct": 2, "accuracy": 2 / 3}
+    assert t["by_type"]["temporal-reasoning"] == {"n": 2, "correct": 1, "accuracy": 0.5}
+    assert t["abstention"] == {"n": 2, "correct": 1, "accuracy": 0.5}
+    assert t["n"] == 5 and t["overall"] == 3 / 5
+    assert t["task_averaged"] == pytest.approx((2 / 3 + 0.5) / 2)
+
+
+def test_report_shows_n_and_marks_small_types(tmp_path):
+    rows = [_row(f"q{i}", "multi-session", i % 2 == 0) for i in range(6)] + [_row("x_abs", "knowledge-update", True)]
+    summary = summarize_memory_run(rows, methods=["m"], retrieval_only=False, offline=True)
+    text = write_memory_report(tmp_path, summary, rows, title="T").read_text()
+    line = next(l for l in text.splitlines() if l.startswith("| m |"))
+    assert "100.0 (1†)" in line  # knowledge-update: n=1 < 5 is marked
+    assert "50.0 (6) " in line  # multi-session: 3/6, not marked
+    assert "† marks n < 5" in text
+
+
+def _oracle() -> Path:
+    root = Path(os.environ.get("CHATEVAL_DATA_DIR") or SHARED)
+    path = root / "longmemeval" / "longmemeval_oracle.json"
+    if not path.is_file():
+        pytest.skip(f"shared LongMemEval oracle file not found at {path} (set CHATEVAL_DATA_DIR)")
+    return path
+
+
+def test_oracle_counts_match_hand_counts():
+    """Judge every answerable question correct and every _abs question wrong; the per-type
+    numbers are then fixed by the file's composition, counted by hand from the official file."""
+    data = json.loads(_oracle().read_text())
+    rows = [_row(q["question_id"], q["question_type"], not q["question_id"].endswith("_abs")) for q in data]
+    t = qa_table(rows, "single")
+    got = {k: (v["correct"], v["n"]) for k, v in t["by_type"].items()}
+    assert got == {
+        "knowledge-update": (72, 78),  # the issue's example: 6 _abs questions now in the type
+        "multi-session": (121, 133),
+        "single-session-assistant": (56, 56),
+        "single-session-preference": (30, 30),
+        "single-session-user": (64, 70),
+        "temporal-reasoning": (127, 133),
+    }
+    assert (t["abstention"]["correct"], t["abstention"]["n"]) == (0, 30)
+    assert t["n"] == 500 and t["overall"] == pytest.approx(470 / 500)
