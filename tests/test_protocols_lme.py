@@ -50,8 +50,8 @@ def _oracle() -> Path:
 
 
 def test_oracle_counts_match_hand_counts():
-    """Judge every answerable question correct and every _abs question wrong; the per-type
-    numbers are then fixed by the file's composition, counted by hand from the official file."""
+    """Judge every answerable question correct and every _abs question wrong: the per-type
+    numbers are then fixed by the official oracle file's composition (500 questions, 30 _abs)."""
     data = json.loads(_oracle().read_text())
     rows = [_row(q["question_id"], q["question_type"], not q["question_id"].endswith("_abs")) for q in data]
     t = qa_table(rows, "single")
