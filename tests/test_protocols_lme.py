@@ -66,3 +66,26 @@ def test_oracle_counts_match_hand_counts():
     }
     assert (t["abstention"]["correct"], t["abstention"]["n"]) == (0, 30)
     assert t["n"] == 500 and t["overall"] == pytest.approx(470 / 500)
+
+
+def test_retrieval_depths_to_50_with_capped_cells_marked(tmp_path):
+    from chateval.cli import main
+
+    from .conftest import FIXTURES
+
+    out = tmp_path / "o"
+    assert main(["bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--systems", "retrieval",
+                 "--embedder", "hash", "--retrieval-only", "--set", "retrieval.k=2", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    ret = summary["methods"]["retrieval"]["retrieval"]
+    for k in (1, 3, 5, 10, 30, 50):
+        assert f"recall_all@{k}" in ret["session"] and f"ndcg_any@{k}" in ret["turn"]
+    depths = [r["retrieval"]["depth"]["session"] for r in rows if r["method"] == "retrieval"
+              and r["retrieval"]["evaluable"]]
+    # Every question's ranking is shorter than 50 on this tiny haystack: all capped at 50, none at 1.
+    assert ret["capped"]["session"]["50"] == len(depths) == ret["n_evaluable"] and ret["capped"]["session"]["1"] == 0
+    assert ret["capped"]["session"]["3"] == sum(1 for d in depths if d < 3)
+    report = (out / "report.md").read_text()
+    line = next(l for l in report.splitlines() if l.startswith("| retrieval |") and l.count("|") > 15)
+    assert line.rstrip(" |").endswith("*") and "capped: for some questions" in report

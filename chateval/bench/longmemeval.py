@@ -29,7 +29,7 @@ from .setup import MemoryBench, judge_error
 from .summaries import summarize_memory_run
 
 BASELINE_RANKERS = ("bm25", "dense", "hybrid")
-RECALL_K = 10
+RECALL_K = 50  # recall depth asked of systems (the deepest k reported)
 
 
 def gold_evidence(q: LMEQuestion) -> tuple[set[str], set[str]]:
@@ -56,6 +56,8 @@ def retrieval_record(q: LMEQuestion, ranked_sessions: list[str], ranked_turns: l
         "turn": None if sessions_only else metrics_at(turns, gold_t),
         "ranked_sessions": ranked_sessions[:RECALL_K],
         "ranked_turns": turns[:RECALL_K],
+        # How deep each ranking went: an @k beyond it is capped (it cannot grow), not a measurement.
+        "depth": {"session": len(ranked_sessions), "turn": None if sessions_only else len(turns)},
     }
 
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from ..runs import atomic_write
 from . import plots
+from .retrieval_metrics import KS
 from .summaries import SMALL_N
 
-KS = (1, 3, 5, 10)
 
 
 def _pct(v: float | None) -> str:
@@ -86,8 +86,15 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
             lines += [f"### {level} level", "", "| method | n | " + " | ".join(head) + " |",
                       "|---|---|" + "---|" * len(head)]
             for m, r in ret.items():
-                lines.append(f"| {m} | {r['n_evaluable']} | " + " | ".join(_num(r[level].get(h), "{:.3f}") for h in head) + " |")
+                capped = (r.get("capped") or {}).get(level) or {}
+                cells = [_num(r[level].get(h), "{:.3f}") + ("*" if capped.get(h.split("@")[1]) else "")
+                         for h in head]
+                lines.append(f"| {m} | {r['n_evaluable']} | " + " | ".join(cells) + " |")
             lines.append("")
+        if any(any(c.values()) for r in ret.values() for c in (r.get("capped") or {}).values()):
+            lines += ["\\* capped: for some questions the method ranked fewer than k items (the haystack is "
+                      "smaller, or so is the method's recall depth, e.g. a system's `k`), so @k there equals "
+                      "@depth and cannot grow.", ""]
         excluded = next(iter(ret.values()))["excluded"]
         if excluded:
             lines += ["Excluded from retrieval metrics: " + ", ".join(f"{k}: {v}" for k, v in excluded.items()), ""]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Sequence
 
-KS = (1, 3, 5, 10)
+KS = (1, 3, 5, 10, 30, 50)  # the depths LongMemEval's retrieval evaluation reports
 
 
 def recall_any(ranked: Sequence[str], gold: set[str], k: int) -> float:

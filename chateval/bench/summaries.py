@@ -7,6 +7,7 @@ from statistics import mean
 from typing import Any, Iterable
 
 from ..models import UsageTotals
+from .retrieval_metrics import KS
 from .stats import accuracy_by, mean_or_none, percentile
 
 LATENCY_STAGES = ("ingest_s", "recall_s", "answer_s", "judge_s")
@@ -47,8 +48,12 @@ def retrieval_table(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     excluded = Counter(x.get("reason") for x in recs if not x.get("evaluable"))
     out: dict[str, Any] = {"n_evaluable": len(ok), "excluded": dict(excluded)}
     for level in ("session", "turn"):
-        xs = [x[level] for x in ok if x.get(level) is not None]  # a hypotheses file has no turn ranking
+        have = [x for x in ok if x.get(level) is not None]  # a hypotheses file has no turn ranking
+        xs = [x[level] for x in have]
         out[level] = {k: mean(x[k] for x in xs) for k in (xs[0].keys() if xs else [])}
+        depths = [(x.get("depth") or {}).get(level) for x in have]
+        # For each k, how many questions' rankings were shorter than k (their @k is capped).
+        out.setdefault("capped", {})[level] = {str(k): sum(1 for d in depths if d is not None and d < k) for k in KS}
     return out
 
 
