@@ -467,9 +467,9 @@ def test_resume_reruns_exactly_the_missing_units(tiny, tmp_path, monkeypatch):
     ran: list[str] = []
     original = LongMemEval._system
 
-    async def spy(self, mb, q, name, *, answer):
+    async def spy(self, mb, q, name, **kw):
         ran.append(f"{q.question_id}::{name}")
-        return await original(self, mb, q, name, answer=answer)
+        return await original(self, mb, q, name, **kw)
 
     monkeypatch.setattr(LongMemEval, "_system", spy)
     assert bench(*qa_args(tiny, part, *args), "--resume") == 0

@@ -89,3 +89,18 @@ def test_retrieval_depths_to_50_with_capped_cells_marked(tmp_path):
     report = (out / "report.md").read_text()
     line = next(l for l in report.splitlines() if l.startswith("| retrieval |") and l.count("|") > 15)
     assert line.rstrip(" |").endswith("*") and "capped: for some questions" in report
+
+
+def test_recall_depth_bounds_what_systems_are_asked(tmp_path):
+    from chateval.cli import main
+
+    from .conftest import FIXTURES
+
+    out = tmp_path / "o"
+    assert main(["bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--systems", "retrieval",
+                 "--embedder", "hash", "--retrieval-only", "--rankers", "", "--recall-depth", "1",
+                 "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    evaluable = [r["retrieval"] for r in rows if r["retrieval"]["evaluable"]]
+    assert evaluable and all(len(r["ranked_sessions"]) == r["depth"]["session"] == 1 for r in evaluable)
+    assert json.loads((out / "config.json").read_text())["judging"]["recall_depth"] == 1

@@ -29,7 +29,7 @@ from .setup import MemoryBench, judge_error
 from .summaries import summarize_memory_run
 
 BASELINE_RANKERS = ("bm25", "dense", "hybrid")
-RECALL_K = 50  # recall depth asked of systems (the deepest k reported)
+RECALL_K = 50  # default recall depth asked of systems (the deepest k reported)
 
 
 def gold_evidence(q: LMEQuestion) -> tuple[set[str], set[str]]:
@@ -69,6 +69,8 @@ class LongMemEvalConfig(MemoryBenchConfig):
                                        "(LongMemEval's format; optional retrieved_session_ids); no system runs")
     allow_missing: bool = opt(False, "with --hypotheses: judge the questions that have one and report how many "
                                      "were left out (default: a missing hypothesis is an error)")
+    recall_depth: int = opt(RECALL_K, "--retrieval-only: items asked of each system's recall (@k beyond it is "
+                                      "marked capped)", ge=1)
 
 
 HYPOTHESES = "hypotheses"  # the method name of a --hypotheses run
@@ -108,7 +110,7 @@ class LongMemEval(Benchmark):
                                   "leave them out of --systems")
         methods = rankers + bench.systems + ([HYPOTHESES] if args.hypotheses else [])
         extra = {"benchmark": "longmemeval", "data": str(args.data), "retrieval_only": args.retrieval_only,
-                 "methods": methods, "uses_judge": not args.retrieval_only}
+                 "methods": methods, "uses_judge": not args.retrieval_only, "recall_depth": args.recall_depth}
         if args.hypotheses:
             extra |= {"hypotheses": str(args.hypotheses), "hypotheses_sha256": file_sha256(args.hypotheses)}
         config = bench.config(extra)
@@ -122,7 +124,7 @@ class LongMemEval(Benchmark):
                 return await self._rank(bench, q, method)
             if method == HYPOTHESES:
                 return await self._hypothesis(bench, q, hyps[q.question_id])
-            return await self._system(bench, q, method, answer=not args.retrieval_only)
+            return await self._system(bench, q, method, answer=not args.retrieval_only, depth=args.recall_depth)
 
         with open_run(args, config) as run:
             records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
@@ -177,7 +179,8 @@ class LongMemEval(Benchmark):
             "latency": {"recall_s": time.perf_counter() - t0},
         }
 
-    async def _system(self, bench: MemoryBench, q: LMEQuestion, name: str, *, answer: bool) -> dict[str, Any]:
+    async def _system(self, bench: MemoryBench, q: LMEQuestion, name: str, *, answer: bool,
+                      depth: int = RECALL_K) -> dict[str, Any]:
         log = CallLog()
         async with bench.system(name, log) as system:
             t0 = time.perf_counter()
@@ -186,7 +189,7 @@ class LongMemEval(Benchmark):
             record = self._base(q, name)
             if not answer:
                 t1 = time.perf_counter()
-                items = await system.recall(q.question, q.question_date, k=RECALL_K)
+                items = await system.recall(q.question, q.question_date, k=depth)
                 latency = {"ingest_s": ingest_s, "recall_s": time.perf_counter() - t1}
             else:
                 before = system.stats().recall_s
