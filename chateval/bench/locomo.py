@@ -33,7 +33,8 @@ from ..models import CallLog
 from ..options import opt
 from ..progress import RunProgress
 from ..runs import file_sha256
-from .locomo_metrics import ADVERSARIAL, category_name, evidence_recall, locomo_bleu1, locomo_f1
+from ..memory.answer import AnswerStyle
+from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .base import Benchmark, _error_text, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
 from .locomo_report import summarize_locomo, write_locomo_report
@@ -129,6 +130,10 @@ class LoCoMoConfig(MemoryBenchConfig):
     question_format: Literal["official", "plain"] = opt(
         "official", "official: temporal questions get the official date hint and adversarial ones the official "
                     "two-option choice; plain: every question as written")
+    answer_style: AnswerStyle = opt("locomo", "locomo: a short phrase in the conversation's own words, as LoCoMo's "
+                                              "answer prompt asks (drives token F1); generic: our concise answer")
+    evidence_empty: EvidenceEmpty = opt("one", "evidence recall of QA listing no evidence ids: one (scored 1.0, as "
+                                               "the official code does) or exclude (left out); counted either way")
     predictions: str | None = opt(None, "judge answers you already have: a JSONL file of {sample_id, question, "
                                         "prediction} (matched on sample id + the exact question text); no system runs")
     allow_missing: bool = opt(False, "with --predictions: score the QA that have one and report how many were "
@@ -186,6 +191,7 @@ class LoCoMo(Benchmark):
         methods = bench.systems + ([PREDICTIONS] if args.predictions else [])
         extra = {"benchmark": "locomo", "data": str(args.data), "categories": categories,
                  "max_questions": args.max_questions, "question_format": args.question_format,
+                 "answer_style": args.answer_style, "evidence_empty": args.evidence_empty,
                  "selection": {cid: [j for j, _ in ps] for cid, ps in picks.items()}}
         if args.predictions:
             extra |= {"predictions": str(args.predictions), "predictions_sha256": file_sha256(args.predictions)}
@@ -194,7 +200,8 @@ class LoCoMo(Benchmark):
 
         async def unit(item: tuple[LoCoMoConversation, str]) -> dict[str, Any]:
             conv, system = item
-            return await self._unit(bench, conv, system, picks[conv.id], args.question_format, preds)
+            return await self._unit(bench, conv, system, picks[conv.id], args.question_format, preds,
+                                    style=args.answer_style, empty=args.evidence_empty)
 
         with open_run(args, config) as run:
             records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
@@ -202,7 +209,8 @@ class LoCoMo(Benchmark):
                                        offline=config["offline"])
             summary |= {"benchmark": "locomo", "data": str(args.data), "n_conversations": len(conversations),
                         "n_questions": sum(len(ps) for ps in picks.values()),
-                        "question_format": args.question_format, "config_hash": config["config_hash"],
+                        "question_format": args.question_format, "answer_style": args.answer_style,
+                        "evidence_empty": args.evidence_empty, "config_hash": config["config_hash"],
                         "complete": len(records) == len(units) and not summary["n_failed"],
                         "embedding_usage": bench.embedding_usage()}
             if args.predictions:
@@ -213,11 +221,13 @@ class LoCoMo(Benchmark):
         return summary
 
     async def _unit(self, bench: MemoryBench, conv: LoCoMoConversation, name: str, picks: list[Pick],
-                    fmt: str, preds: dict[str, Answer]) -> dict[str, Any]:
+                    fmt: str, preds: dict[str, Answer], *, style: AnswerStyle, empty: EvidenceEmpty) -> dict[str, Any]:
         log = CallLog()
         async with AsyncExitStack() as stack:
             system = None if name == PREDICTIONS else await stack.enter_async_context(bench.system(name, log))
             has_recall = system is not None and type(system).supports_recall
+            if system is not None:
+                system.answer_style = style
             t0 = time.perf_counter()
             if system is not None:
                 await system.ingest_all(conv.sessions)
@@ -232,9 +242,9 @@ class LoCoMo(Benchmark):
                 rows.append(row)
                 try:
                     if system is None:
-                        self._score(row, qa, preds[f"{conv.id}\t{qa.question}"].text, None)
+                        self._score(row, qa, preds[f"{conv.id}\t{qa.question}"].text, None, empty)
                     else:
-                        await self._answer(system, conv, qa, row, now, fmt, has_recall)
+                        await self._answer(system, conv, qa, row, now, fmt, has_recall, empty)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # this QA fails; the others go on
@@ -256,7 +266,7 @@ class LoCoMo(Benchmark):
 
     @staticmethod
     async def _answer(system: Any, conv: LoCoMoConversation, qa: LoCoMoQA, row: dict[str, Any], now: Any,
-                      fmt: str, has_recall: bool) -> None:
+                      fmt: str, has_recall: bool, empty: EvidenceEmpty) -> None:
         asked = asked_question(conv.id, qa, fmt)
         before = system.stats().recall_s
         t1 = time.perf_counter()
@@ -267,7 +277,7 @@ class LoCoMo(Benchmark):
         if fmt == "official" and qa.category == ADVERSARIAL:
             prediction = resolve_choice(resp.answer, _cat5_options(conv.id, qa))
         retrieved = list(dict.fromkeys(t for i in resp.recalled for t in i.turn_ids)) if has_recall else None
-        LoCoMo._score(row, qa, prediction, retrieved)
+        LoCoMo._score(row, qa, prediction, retrieved, empty)
         row |= {
             "asked": asked, "raw_answer": resp.answer,
             "context_tokens": resp.context_tokens, "tokens_approx": resp.tokens_approx,
@@ -275,11 +285,12 @@ class LoCoMo(Benchmark):
         }
 
     @staticmethod
-    def _score(row: dict[str, Any], qa: LoCoMoQA, prediction: str, retrieved: list[str] | None) -> None:
+    def _score(row: dict[str, Any], qa: LoCoMoQA, prediction: str, retrieved: list[str] | None,
+               empty: EvidenceEmpty) -> None:
         gold = row["gold"]
-        row |= {"prediction": prediction, "retrieved": retrieved, "latency": {},
+        row |= {"prediction": prediction, "retrieved": retrieved, "latency": {}, "no_evidence": not qa.evidence,
                 "f1": locomo_f1(qa.category, prediction, gold), "bleu1": locomo_bleu1(qa.category, prediction, gold),
-                "evidence_recall": evidence_recall(qa.evidence, retrieved)}
+                "evidence_recall": evidence_recall(qa.evidence, retrieved, empty)}
 
     @staticmethod
     async def _judge(bench: MemoryBench, qa: LoCoMoQA, row: dict[str, Any], limit: asyncio.Semaphore) -> None:

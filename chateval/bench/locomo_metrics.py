@@ -9,7 +9,7 @@ import warnings
 from collections import Counter
 from functools import lru_cache
 from statistics import mean
-from typing import Any
+from typing import Any, Literal
 
 ADVERSARIAL = 5
 
@@ -98,12 +98,19 @@ def locomo_bleu1(category: int, prediction: str, gold: str) -> float | None:
     return None if category == ADVERSARIAL else bleu1(prediction, scoring_gold(category, gold))
 
 
-def evidence_recall(evidence: list[str], retrieved: list[str] | None) -> float | None:
+# QA that list no evidence ids: "one" scores them 1.0 as LoCoMo's official code does (nothing to
+# miss); "exclude" leaves them out of the mean. Either way reports show how many there were.
+EvidenceEmpty = Literal["one", "exclude"]
+
+
+def evidence_recall(evidence: list[str], retrieved: list[str] | None, empty: EvidenceEmpty = "one") -> float | None:
     """Share of the distinct evidence dialogue ids found among the retrieved ids; None when the
-    system exposes no retrieval or the QA lists no evidence."""
+    system exposes no retrieval; for a QA with no evidence ids, 1.0 or None as ``empty`` says."""
     gold = list(dict.fromkeys(evidence))
-    if retrieved is None or not gold:
+    if retrieved is None:
         return None
+    if not gold:
+        return 1.0 if empty == "one" else None
     got = set(retrieved)
     return sum(1 for e in gold if e in got) / len(gold)
 

@@ -82,6 +82,7 @@ def summarize_locomo(records: list[dict[str, Any]], *, systems: list[str], categ
             "answer_usage": usage_sum(u.get("usage") for u in units),
             "judge_usage": usage_sum((q.get("judge") or {}).get("usage") for q in ok),
             "judge_agreement": {"n": len(agree), "rate": sum(agree) / len(agree)} if agree else None,
+            "n_no_evidence": sum(1 for q in ok if q.get("no_evidence")),
         }
     return ({"systems": per, "categories": {category_name(c): c for c in categories}}
             | run_counts(records, offline=offline))
@@ -99,7 +100,8 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
     lines += [f"Conversations: {summary.get('n_conversations', '?')}, selected QA per system: "
               f"{summary.get('n_questions', '?')}, units (conversation × system): {summary['n_units']} "
               f"({summary['n_failed']} failed). Questions are answered one day after each conversation's last "
-              f"session; question format: {summary.get('question_format', 'official')}.", "",
+              f"session; question format: {summary.get('question_format', 'official')}; answer style: "
+              f"{summary.get('answer_style', 'generic')}.", "",
               "Categories (numbering of the official `task_eval/evaluation.py`): "
               + ", ".join(f"{n} = {c}" for c, n in summary["categories"].items())
               + ". Scores are percentages; `all` is over every scored QA, `1–4` leaves out adversarial.", ""]
@@ -122,8 +124,11 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
                                title="LoCoMo: token F1 per category", ylabel="F1")
             lines += ["![F1 per category](f1_by_category.png)", ""]
         if metric == "evidence_recall":
-            lines += ["Evidence recall is only defined for systems that retrieve (– otherwise) and QA that list "
-                      "evidence.", ""]
+            how = {"one": "scored 1.0, as the official code does", "exclude": "left out"}.get(
+                summary.get("evidence_empty"), "left out")
+            lines += ["Evidence recall is only defined for systems that retrieve (– otherwise). QA listing no "
+                      f"evidence ids ({how}): " + ", ".join(f"{s} {e.get('n_no_evidence', 0)}"
+                                                          for s, e in systems.items()) + ".", ""]
     agree = {s: e["judge_agreement"] for s, e in systems.items() if e.get("judge_agreement")}
     if agree:
         lines += ["Single-vs-debate judge agreement: " + ", ".join(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -12,6 +13,10 @@ from .types import Turn
 
 NO_ANSWER = "I don't have that information in our past conversations."
 
+# generic: our concise-answer instruction. locomo: LoCoMo's answer style, a short phrase reusing the
+# conversation's own words where possible (what its token-F1 scoring rewards).
+AnswerStyle = Literal["generic", "locomo"]
+
 
 class AnswerInputs(BaseModel):
     question: str
@@ -19,6 +24,7 @@ class AnswerInputs(BaseModel):
     context: str
     now: datetime
     memories: list[str] = Field(default_factory=list)  # the context's units, for the offline model
+    style: AnswerStyle = "generic"
 
 
 def offline_answer(inp: AnswerInputs) -> str:

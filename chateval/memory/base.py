@@ -18,7 +18,7 @@ from ..errors import ConfigError, InputError
 from ..models import CallLog, ModelLayer, UsageTotals, approx_tokens
 from ..prompts import Prompts, get_prompts
 from ..registry import Registry
-from .answer import ANSWER, AnswerInputs
+from .answer import ANSWER, AnswerInputs, AnswerStyle
 from .types import MemoryItem, MemoryStats, Response, Session, Turn, as_utc
 
 
@@ -36,6 +36,9 @@ class MemorySystem(ABC):
     paper: ClassVar[str] = ""
     Settings: ClassVar[type[BaseModel]] = NoSettings
     supports_recall: ClassVar[bool] = True
+    # The instruction the built-in answer step ends with; a benchmark sets it per run (LoCoMo:
+    # short phrases). A system with its own respond() may read or ignore it.
+    answer_style: AnswerStyle = "generic"
 
     def __init__(
         self,
@@ -136,7 +139,7 @@ class MemorySystem(ABC):
         answer = await ANSWER.run(
             self.layer,
             AnswerInputs(question=question, dialogue=dialogue, context=context, now=now,
-                         memories=[i.text for i in items] or context.splitlines()),
+                         memories=[i.text for i in items] or context.splitlines(), style=self.answer_style),
             log=self.log, prompts=self.prompts,
         )
         self._stats.respond_s += time.perf_counter() - t0
