@@ -104,3 +104,36 @@ def test_recall_depth_bounds_what_systems_are_asked(tmp_path):
     evaluable = [r["retrieval"] for r in rows if r["retrieval"]["evaluable"]]
     assert evaluable and all(len(r["ranked_sessions"]) == r["depth"]["session"] == 1 for r in evaluable)
     assert json.loads((out / "config.json").read_text())["judging"]["recall_depth"] == 1
+
+
+def test_official_judge_protocol_on_the_wire(tmp_path):
+    from chateval.cli import main
+    from chateval.testing.fake_openai import FakeOpenAIServer
+
+    from .conftest import FIXTURES
+
+    prompt_dir = tmp_path / "prompts" / "bench"
+    prompt_dir.mkdir(parents=True)
+    (prompt_dir / "lme_judge_official.j2").write_text("MY LICENSED WORDING {{ question }} / {{ response }}")
+
+    def reply(body: dict) -> str:
+        text = body["messages"][-1]["content"]
+        if text.startswith("MY LICENSED WORDING"):
+            return "Yes." if "t_garden" not in text else "no, it is wrong"
+        return "The answer."
+
+    out = tmp_path / "o"
+    with FakeOpenAIServer(responder=reply) as server:
+        rc = main(["bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--systems", "full_context",
+                   "--answer-model", "openai-compatible/x", "--base-url", server.base_url, "--embedder", "hash",
+                   "--judge-protocol", "official", "--prompt-dir", str(tmp_path / "prompts"), "--out", str(out)])
+        judged = [r for r in server.requests if r["messages"][-1]["content"].startswith("MY LICENSED WORDING")]
+    assert rc == 0 and judged and all("response_format" not in r for r in judged)  # a plain yes/no reply
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    for r in rows:
+        single = r["judge"]["single"]
+        assert single["protocol"] == "official" and single["correct"] == ("yes" in single["reason"].lower())
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["judge_protocol"] == "official"
+    assert json.loads((out / "config.json").read_text())["judging"]["judge_protocol"] == "official"
+    assert "Single-judge protocol: official" in (out / "report.md").read_text()

@@ -86,8 +86,14 @@ class MemoryBenchConfig(BenchConfig, LayerSettings):
                             flags=["--answer-model", "--model"])
     judge: Literal["single", "debate", "both"] = opt(
         "single", "single: LongMemEval-style yes/no judge; debate: the panel's correctness task; both")
+    judge_protocol: Literal["chateval", "official"] = opt(
+        "chateval", "single judge: chateval (a JSON verdict with a reason) or official (LongMemEval's scoring: a "
+        "yes/no reply, correct when it contains 'yes'; the paper's judge is gpt-4o-2024-08-06)")
     judge_model: str | None = opt(None, "model for the judges (default: the answer model)")
     judge_preset: str = opt("chateval_default", "debate judge preset")
+    prompt_dirs: list[str] = opt(list, "extra folder of prompt templates, overriding built-ins by name (e.g. "
+                                       "bench/lme_judge_official.j2 with wording you are licensed to use)",
+                                 flags=["--prompt-dir"], repeat=True)
     embedder: str = opt("local/all-MiniLM-L6-v2", "hash | local/all-MiniLM-L6-v2 | openai/<model> | "
                         "openai-compatible/<model> (an embedding server)")
     embedder_base_url: str | None = opt(None, "endpoint of a remote embedder (default: the first --base-url)")

@@ -59,3 +59,14 @@ def _offline(inp: JudgeInputs) -> JudgeOut:
 SINGLE_JUDGE: TypedStep[JudgeInputs, JudgeOut] = TypedStep(
     "lme_judge", template="bench/lme_judge.j2", inputs=JudgeInputs, output=JudgeOut, offline=_offline,
 )
+
+# LongMemEval's own scoring (its evaluate_qa.py): the judge replies in plain text and the answer
+# counts as correct when that reply contains "yes". Same per-type instructions, our wording.
+OFFICIAL_JUDGE: TypedStep[JudgeInputs, str] = TypedStep(
+    "lme_judge_official", template="bench/lme_judge_official.j2", inputs=JudgeInputs, output=str,
+    offline=lambda inp: "yes" if _offline(inp).correct else "no",
+)
+
+
+def official_correct(reply: str) -> bool:
+    return "yes" in reply.lower()

@@ -210,7 +210,8 @@ class LoCoMo(Benchmark):
             summary |= {"benchmark": "locomo", "data": str(args.data), "n_conversations": len(conversations),
                         "n_questions": sum(len(ps) for ps in picks.values()),
                         "question_format": args.question_format, "answer_style": args.answer_style,
-                        "evidence_empty": args.evidence_empty, "config_hash": config["config_hash"],
+                        "evidence_empty": args.evidence_empty, "judge_protocol": args.judge_protocol,
+                        "config_hash": config["config_hash"],
                         "complete": len(records) == len(units) and not summary["n_failed"],
                         "embedding_usage": bench.embedding_usage()}
             if args.predictions:

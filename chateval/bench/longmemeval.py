@@ -131,6 +131,7 @@ class LongMemEval(Benchmark):
             summary = summarize_memory_run(records, methods=methods, retrieval_only=args.retrieval_only,
                                            offline=config["offline"])
             summary |= {"benchmark": "longmemeval", "data": str(args.data), "n_questions": len(questions),
+                        "judge_protocol": args.judge_protocol,
                         "config_hash": config["config_hash"], "complete": len(records) == len(units),
                         "embedding_usage": bench.embedding_usage()}
             later = [q for q in questions if q.later_sessions]

@@ -57,7 +57,8 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
             lines.append(f"| {m} | " + " | ".join(cells) + f" | {_acc_n(v['abstention'])} | "
                          f"{_pct(v['overall'])} | {_pct(v['task_averaged'])} | {v['n']} |")
         lines += ["", "Judge: " + ", ".join(
-            f"{m}: " + "/".join(w for w in ("single", "debate") if methods[m]["qa"].get(w)) for m in qa_rows), ""]
+            f"{m}: " + "/".join(w for w in ("single", "debate") if methods[m]["qa"].get(w)) for m in qa_rows)
+            + f". Single-judge protocol: {summary.get('judge_protocol', 'chateval')}.", ""]
         agree = {m: e.get("judge_agreement") for m, e in methods.items() if e.get("judge_agreement")}
         if agree:
             lines += ["Single-vs-debate judge agreement: " + ", ".join(

@@ -11,6 +11,7 @@ from ..debate.samples import Sample
 from ..errors import ConfigError
 from ..evaluator import Evaluator, package_versions
 from ..models.providers import env_secrets
+from ..prompts import get_prompts
 from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy, UsageTotals
 from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory import systems as _systems  # noqa: F401  (registers the built-in systems)
@@ -18,7 +19,7 @@ from ..memory.embeddings import Embedder, make_embedder
 from ..plugins import import_object
 from ..runs import file_sha256
 from .config import MemoryBenchConfig
-from .lme_judge import SINGLE_JUDGE, JudgeInputs, guidelines_for
+from .lme_judge import OFFICIAL_JUDGE, SINGLE_JUDGE, JudgeInputs, guidelines_for, official_correct
 
 
 
@@ -96,6 +97,8 @@ class MemoryBench:
         self.judge_layer = (self.answer_layer if judge_spec == args.answer_model
                             else self.answer_layer.derive(ModelSpec.parse(judge_spec, args.base_url)))
         self.judge_mode: str = getattr(args, "judge", "single")
+        self.judge_protocol: str = getattr(args, "judge_protocol", "chateval")
+        self.prompts = get_prompts(tuple(getattr(args, "prompt_dirs", None) or ()))
         self.embedder: Embedder = make_embedder(args.embedder, cache=args.cache, layer=self.answer_layer,
                                                 base_url=args.embedder_base_url or args.base_url,
                                                 batch_size=args.embedder_batch_size)
@@ -151,7 +154,8 @@ class MemoryBench:
             "systems": self.systems, "settings": redact_settings(self.resolved_settings()),
             "system_classes": {s.name: f"{s.cls.__module__}:{s.cls.__qualname__}" for s in self.specs},
             "answer_model": self.answer_layer.label, "base_url": redact_url(self.answer_layer.spec.base_url),
-            "judge": self.judge_mode, "judge_model": self.judge_layer.label, "embedder": self.embedder.name,
+            "judge": self.judge_mode, "judge_protocol": self.judge_protocol, "judge_model": self.judge_layer.label,
+            "embedder": self.embedder.name,
             "embedder_base_url": redact_url(getattr(getattr(self.embedder, "client", None), "url", None)),
             "judge_panel": self.evaluator.run_config()["judging"] if self.evaluator else None,
         } | extra
@@ -170,10 +174,14 @@ class MemoryBench:
         usage = UsageTotals()
         if self.judge_mode in ("single", "both"):
             log = CallLog()
-            verdict = await SINGLE_JUDGE.run(self.judge_layer, JudgeInputs(
-                question=question, gold=gold, response=response, question_type=question_type,
-                abstention=abstention), log=log)
-            out["single"] = {"correct": verdict.correct, "reason": verdict.reason}
+            inputs = JudgeInputs(question=question, gold=gold, response=response, question_type=question_type,
+                                 abstention=abstention)
+            if self.judge_protocol == "official":
+                reply = await OFFICIAL_JUDGE.run(self.judge_layer, inputs, log=log, prompts=self.prompts)
+                out["single"] = {"correct": official_correct(reply), "reason": reply[:200], "protocol": "official"}
+            else:
+                verdict = await SINGLE_JUDGE.run(self.judge_layer, inputs, log=log, prompts=self.prompts)
+                out["single"] = {"correct": verdict.correct, "reason": verdict.reason}
             usage.merge(log.totals())
         if self.judge_mode in ("debate", "both") and self.evaluator is not None:
             result = await self.evaluator.judge(Sample(
