@@ -7,9 +7,8 @@ from typing import Sequence
 import numpy as np
 
 from ..memory.embeddings import Embedder
+from ..memory.fusion import RRF_K, rrf  # noqa: F401  (re-exported: the hybrid baseline fuses with it)
 from ..memory.lexical import BM25Index
-
-RRF_K = 60  # the constant of Cormack et al. (2009)
 
 
 def rank_bm25(query: str, ids: Sequence[str], texts: Sequence[str]) -> list[str]:
@@ -27,12 +26,3 @@ async def rank_dense(query: str, ids: Sequence[str], texts: Sequence[str], embed
     q = (await embedder.embed([query]))[0]
     order = np.argsort(-(vectors @ q), kind="stable")
     return [ids[j] for j in order]
-
-
-def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
-    """Reciprocal rank fusion: score(d) = sum over rankings of 1 / (k + rank of d)."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for pos, doc in enumerate(ranking):
-            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + pos + 1)
-    return sorted(scores, key=lambda d: (-scores[d], d))

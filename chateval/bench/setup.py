@@ -120,6 +120,12 @@ class MemoryBench:
         client = getattr(self.embedder, "client", None)
         return None if client is None else client.log.totals().model_dump()
 
+    def embedding_work(self) -> dict[str, Any]:
+        """What this process embedded: texts actually encoded (cache misses) and the time it took
+        (a resumed run counts its own attempt only; a warm embedding cache makes both small)."""
+        return {"embedder": self.embedder.name, "computed": self.embedder.computed,
+                "embed_s": round(self.embedder.embed_s, 3)}
+
     def resolved_settings(self) -> dict[str, dict[str, Any]]:
         """Every system's settings with defaults filled in (what config.json records)."""
         return {s.name: s.cls.parse_settings(self.settings[s.name]).model_dump(mode="json") for s in self.specs}

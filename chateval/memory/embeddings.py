@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import os
 import re
+import time
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Sequence
@@ -46,6 +47,7 @@ class Embedder(ABC):
         self._cache_dir = (cache_dir or default_embedding_cache_dir()) if cache else None
         self._cache: diskcache.Cache | None = None
         self.computed = 0  # texts actually embedded (cache misses), for stats and tests
+        self.embed_s = 0.0  # time spent embedding them (cache look-ups not included)
 
     def _open_cache(self) -> diskcache.Cache | None:
         if self._cache is None and self._cache_dir is not None:
@@ -72,7 +74,9 @@ class Embedder(ABC):
                 missing.setdefault(t, []).append(i)
         if missing:
             unique = list(missing)
+            t0 = time.perf_counter()
             vectors = normalise(np.asarray(await self._embed(unique), dtype=np.float32))
+            self.embed_s += time.perf_counter() - t0
             self.dim = vectors.shape[1]  # a remote model's dimension is known from its first reply
             self.computed += len(unique)
             for t, v in zip(unique, vectors):

@@ -31,6 +31,15 @@ class MemoryFacts(BaseModel):
     facts: list[MemoryFact]
 
 
+def cited_turns(session: Session, turn_ids: list[str]) -> tuple[list[str], bool]:
+    """The turn ids a model cited that belong to ``session`` (in order, once each), and whether
+    they had to be inferred: citing no turn of the session (or only invented ids) falls back
+    to the whole session, the only provenance that is then true."""
+    known = [t.id for t in session.turns]
+    cited = [t for t in dict.fromkeys(turn_ids) if t in set(known)]
+    return (cited, False) if cited else (known, True)
+
+
 def session_inputs(session: Session, previous: str | None = None) -> SessionInputs:
     return SessionInputs(session_id=session.id, date=session.date, turns=session.turns, previous=previous)
 

@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..base import MemorySystem, format_items, memory_system
-from ..extract import EXTRACT_FACTS, MemoryFact, session_inputs
+from ..extract import EXTRACT_FACTS, MemoryFact, cited_turns, session_inputs
 from ..types import MemoryItem, Session
 from ..vector import VectorStore
 
@@ -37,12 +37,8 @@ class VectorMemory(MemorySystem):
         return [self._item(session, n, f) for n, f in enumerate(f for f in out.facts if f.text.strip())]
 
     def _item(self, session: Session, n: int, fact: MemoryFact) -> MemoryItem:
-        known = [t.id for t in session.turns]
-        cited = [t for t in dict.fromkeys(fact.turn_ids) if t in known]
-        meta = {}
-        if not cited:
-            # The model cited no turn of this session (or invented ids): the session as a whole.
-            cited, meta = known, {"turn_ids_inferred": True}
+        cited, inferred = cited_turns(session, fact.turn_ids)
+        meta = {"turn_ids_inferred": True} if inferred else {}
         return MemoryItem(id=f"{session.id}#m{n + 1}", text=fact.text.strip(), time=session.date,
                           session_id=session.id, turn_ids=cited, meta=meta)
 

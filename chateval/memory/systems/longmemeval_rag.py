@@ -1,0 +1,251 @@
+"""longmemeval_rag: the memory design space of LongMemEval (Wu et al. 2025, §5) as settings.
+
+Indexing: each session becomes *values* (the session, its rounds = a user turn with the
+assistant's reply, or extracted facts); each value gets *keys* (the value's own text, plus
+optional expansions: facts, keyphrases or a session summary, each a typed step). Retrieval
+ranks keys by BM25, by dense cosine (a value scores the best of its keys), or their RRF fusion,
+maps them back to values, optionally narrows or boosts by the question's time range
+(time-aware query expansion) and re-ranks. Reading: the answer step sees the values as plain
+lines, as JSON, or as chain-of-note notes.
+
+Dense search is exact (numpy over the question's few thousand keys): no vector index is
+needed at this size, and the keys are embedded in one batch once ingest is done, so every
+unique text costs one encoding (and none on a warm embedding cache).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+from ..base import MemorySystem, format_items, memory_system
+from ..extract import EXTRACT_FACTS, SUMMARIZE_SESSION, _is_user, cited_turns, session_inputs
+from ..fusion import rrf, rrf_scores
+from ..lexical import BM25Index
+from ..rag_steps import EXTRACT_KEYPHRASES, RERANK, TAKE_NOTES, Candidate, NotesInputs, RerankInputs
+from ..time_range import TIME_RANGE, TimeRange, TimeRangeInputs
+from ..types import MemoryItem, Session, Turn
+
+
+class RagSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    granularity: Literal["session", "round", "fact"] = "round"  # the unit stored and returned (the value)
+    key: Literal["none", "facts", "keyphrases", "summary"] = "none"  # what expands each value's key
+    # The value's own key: its user side (what users ask about; the benchmark's baselines index
+    # the same) or all of it, assistant replies included.
+    key_roles: Literal["user", "all"] = "user"
+    retriever: Literal["bm25", "dense", "hybrid"] = "hybrid"
+    rerank: Literal["none", "llm"] = "none"  # re-rank the top rerank_depth with a typed step
+    rerank_depth: int = Field(20, ge=2, le=200)
+    time_aware: Literal["none", "filter", "boost"] = "none"  # use the question's time range, if it names one
+    time_slack_days: int = Field(1, ge=0, le=365)  # the range is widened by this much on each side
+    reading: Literal["plain", "json", "chain_of_note"] = "json"
+    k: int = Field(10, ge=1, le=1000)  # values recalled for an answer
+
+    @field_validator("key")
+    @classmethod
+    def _key_fits(cls, v: str, info: ValidationInfo) -> str:
+        if v == "facts" and info.data.get("granularity") == "fact":
+            raise ValueError("facts are already the values at granularity=fact; use key=none, keyphrases or summary")
+        return v
+
+
+@dataclass
+class Value:
+    id: str
+    session_id: str
+    time: datetime
+    text: str  # what is returned and read
+    turn_ids: list[str]
+    keys: list[str]  # the value's own key first, then its expansions
+    meta: dict = field(default_factory=dict)
+
+
+def _line(t: Turn) -> str:
+    return f"{t.role}: {t.content}"
+
+
+def rounds(session: Session) -> list[list[Turn]]:
+    """A round opens at each user turn and takes the replies that follow; replies before the
+    first user turn form a round of their own."""
+    out: list[list[Turn]] = []
+    for t in session.turns:
+        if _is_user(t) or not out:
+            out.append([t])
+        else:
+            out[-1].append(t)
+    return out
+
+
+@memory_system("longmemeval_rag")
+class LongMemEvalRAG(MemorySystem):
+    description = ("LongMemEval's memory design: session/round/fact values, key expansion (facts, keyphrases, "
+                   "summary), BM25/dense/RRF retrieval, time-aware query expansion, JSON or chain-of-note reading")
+    paper = "Wu et al. 2025, LongMemEval: Benchmarking Chat Assistants on Long-Term Interactive Memory (ICLR)"
+    Settings = RagSettings
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._values: dict[str, Value] = {}
+        self._bm25 = BM25Index()
+        self._vectors: dict[str, np.ndarray] = {}  # key text -> unit vector
+
+    # --- indexing ----------------------------------------------------------------------
+    async def _ingest(self, session: Session) -> None:
+        values = await self._make_values(session)
+        expansions = await self._expansions(session)
+        for v in values:
+            for text, turns in expansions:
+                if not turns or set(turns) & set(v.turn_ids):
+                    v.keys.append(text)
+            v.keys = list(dict.fromkeys(k for k in v.keys if k.strip()))
+        self._values.update({v.id: v for v in values})
+        self._bm25.add([v.id for v in values], ["\n".join(v.keys) for v in values])
+
+    async def ingest_all(self, sessions: list[Session]) -> None:
+        await super().ingest_all(sessions)
+        await self._embed_keys()  # one batch for the whole history (part of ingest time)
+
+    async def _make_values(self, session: Session) -> list[Value]:
+        s, g = self.settings, self.settings.granularity
+        if g == "fact":
+            out = await EXTRACT_FACTS.run(self.layer, session_inputs(session), log=self.log, prompts=self.prompts)
+            values = []
+            for n, f in enumerate(f for f in out.facts if f.text.strip()):
+                turns, inferred = cited_turns(session, f.turn_ids)
+                values.append(Value(f"{session.id}#f{n + 1}", session.id, session.date, f.text.strip(), turns,
+                                    [f.text.strip()], {"turn_ids_inferred": True} if inferred else {}))
+            return values
+        groups = [session.turns] if g == "session" else rounds(session)
+        values = []
+        for n, turns in enumerate(groups):
+            user = [t.content for t in turns if _is_user(t)]
+            # The user side keeps the turns' own text (joined by newlines as the benchmark's
+            # baselines do), so a warm embedding cache already holds it.
+            own = "\n".join(user) if s.key_roles == "user" and user else "\n".join(map(_line, turns))
+            vid = session.id if g == "session" else f"{session.id}#r{n + 1}"
+            values.append(Value(vid, session.id, session.date, "\n".join(map(_line, turns)),
+                                [t.id for t in turns], [own]))
+        return values
+
+    async def _expansions(self, session: Session) -> list[tuple[str, list[str]]]:
+        """Key expansions of this session with the turns each comes from ([] = the whole session)."""
+        key, inp = self.settings.key, session_inputs(session)
+        if key == "facts":
+            out = await EXTRACT_FACTS.run(self.layer, inp, log=self.log, prompts=self.prompts)
+            return [(f.text.strip(), cited_turns(session, f.turn_ids)[0]) for f in out.facts]
+        if key == "keyphrases":
+            kp = await EXTRACT_KEYPHRASES.run(self.layer, inp, log=self.log, prompts=self.prompts)
+            return [(p.text.strip(), cited_turns(session, p.turn_ids)[0]) for p in kp.keyphrases]
+        if key == "summary":
+            summ = await SUMMARIZE_SESSION.run(self.layer, inp, log=self.log, prompts=self.prompts)
+            return [(summ.summary.strip(), [])]
+        return []
+
+    async def _embed_keys(self) -> None:
+        if self.settings.retriever == "bm25":
+            return
+        missing = list(dict.fromkeys(k for v in self._values.values() for k in v.keys if k not in self._vectors))
+        if missing:
+            self._vectors.update(zip(missing, await self.embedder.embed(missing)))
+
+    # --- retrieval ---------------------------------------------------------------------
+    async def _dense(self, query: str) -> tuple[list[str], dict[str, float]]:
+        await self._embed_keys()
+        ids = list(self._values)
+        owners = np.asarray([n for n, vid in enumerate(ids) for _ in self._values[vid].keys])
+        keys = np.stack([self._vectors[k] for vid in ids for k in self._values[vid].keys])
+        (q,) = await self.embedder.embed([query])
+        best = np.full(len(ids), -np.inf, dtype=np.float32)
+        np.maximum.at(best, owners, keys @ q)  # a value scores its best-matching key
+        order = np.argsort(-best, kind="stable")
+        return [ids[j] for j in order], {ids[j]: float(best[j]) for j in order}
+
+    def _lexical(self, query: str) -> tuple[list[str], dict[str, float]]:
+        hits = self._bm25.search(query, len(self._values))
+        seen = {i for i, _ in hits}
+        return [i for i, _ in hits] + [i for i in self._values if i not in seen], dict(hits)
+
+    async def rank(self, query: str, now: datetime) -> tuple[list[str], dict[str, dict[str, float]], TimeRange | None]:
+        """Every value, best first, with the scores behind the order and the time range used."""
+        s = self.settings
+        scores: dict[str, dict[str, float]] = {vid: {} for vid in self._values}
+        runs: list[list[str]] = []
+        if s.retriever in ("bm25", "hybrid"):
+            ranking, bm25 = self._lexical(query)
+            runs.append(ranking)
+            for vid, x in bm25.items():
+                scores[vid]["bm25"] = x
+        if s.retriever in ("dense", "hybrid"):
+            ranking, dense = await self._dense(query)
+            runs.append(ranking)
+            for vid, x in dense.items():
+                scores[vid]["dense"] = x
+        ranking = rrf(runs) if len(runs) > 1 else runs[0]
+        window = None
+        if s.time_aware != "none":
+            window = await TIME_RANGE.run(self.layer, TimeRangeInputs(question=query, now=now),
+                                          log=self.log, prompts=self.prompts)
+            inside = [v for v in ranking if window.contains(self._values[v].time.date(), s.time_slack_days)]
+            if window.empty or not inside:
+                window = None  # no range, or nothing in it: the plain ranking stands
+            elif s.time_aware == "filter":
+                ranking = inside
+            else:  # boost: the in-range values as one more ranking to fuse with
+                fused = rrf_scores([ranking, inside])
+                ranking = sorted(ranking, key=lambda v: -fused[v])  # stable: ties keep their order
+        if s.rerank == "llm":
+            ranking = await self._rerank(query, now, ranking)
+        return ranking, scores, window
+
+    async def _rerank(self, query: str, now: datetime, ranking: list[str]) -> list[str]:
+        top = ranking[: self.settings.rerank_depth]
+        cands = [Candidate(id=n + 1, date=self._values[v].time, text=self._values[v].text) for n, v in enumerate(top)]
+        out = await RERANK.run(self.layer, RerankInputs(question=query, now=now, candidates=cands),
+                               log=self.log, prompts=self.prompts)
+        picked = [top[i - 1] for i in dict.fromkeys(out.order) if 1 <= i <= len(top)]
+        return picked + [v for v in top if v not in set(picked)] + ranking[len(top):]  # nothing is lost
+
+    async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
+        if not self._values:
+            return []
+        ranking, scores, window = await self.rank(query, now)
+        meta = {"granularity": self.settings.granularity}
+        if window is not None:
+            meta["time_range"] = window.model_dump(mode="json")
+        out = []
+        for pos, vid in enumerate(ranking[: k or self.settings.k]):
+            v = self._values[vid]
+            out.append(MemoryItem(id=v.id, text=v.text, time=v.time, session_id=v.session_id, turn_ids=v.turn_ids,
+                                  score=1.0 / (pos + 1), scores=scores[vid], meta=meta | v.meta))
+        return out
+
+    # --- reading -----------------------------------------------------------------------
+    async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
+        reading = self.settings.reading
+        ordered = sorted(items, key=lambda i: i.time)
+        if reading == "plain":
+            return format_items(items)
+        if reading == "json":
+            return "\n".join(json.dumps({"date": f"{i.time:%Y-%m-%d}", "session": i.session_id, "content": i.text},
+                                        ensure_ascii=False) for i in ordered)
+        cands = [Candidate(id=n + 1, date=i.time, text=i.text) for n, i in enumerate(ordered)]
+        out = await TAKE_NOTES.run(self.layer, NotesInputs(question=question, now=now, items=cands),
+                                   log=self.log, prompts=self.prompts)
+        notes = {n.id: n.note.strip() for n in out.notes}
+        lines = [json.dumps({"date": f"{c.date:%Y-%m-%d}", "note": notes[c.id]}, ensure_ascii=False)
+                 for c in cands if notes.get(c.id)]
+        return "\n".join(lines) or "(no retrieved item bears on the question)"
+
+    def item_count(self) -> int:
+        return len(self._values)
+
+    def _reset(self) -> None:
+        self._values.clear()
+        self._bm25 = BM25Index()
+        self._vectors.clear()
