@@ -110,7 +110,7 @@ async def test_key_roles_all_indexes_the_replies_too():
     for s in (user_only, everything):
         await s.ingest_all(HISTORY)
     assert (await ranked(everything, "congratulations"))[0] == "june#r2"
-    assert "june#r2" not in user_only._lexical("congratulations")[1]  # no BM25 match at all
+    assert "june#r2" not in user_only._index.lexical("congratulations")[1]  # no BM25 match at all
 
 
 # --- key expansion -----------------------------------------------------------------------
@@ -133,7 +133,7 @@ async def test_key_facts_expand_the_round_they_cite():
     assert (await ranked(system, "greyhound"))[0] == "june#r2"
     plain = make(retriever="bm25")
     await plain.ingest_all(HISTORY)
-    assert not plain._lexical("greyhound")[1]  # without the expansion nothing matches
+    assert not plain._index.lexical("greyhound")[1]  # without the expansion nothing matches
 
 
 async def test_key_keyphrases_offline():
@@ -163,11 +163,30 @@ async def test_retrievers_and_rrf_fusion():
     items = {r: await s.recall(q, NOW, k=50) for r, s in systems.items()}
     assert set(items["bm25"][0].scores) == {"bm25"} and set(items["dense"][0].scores) == {"dense"}
     assert set(items["hybrid"][0].scores) == {"bm25", "dense"}
-    lexical, _ = systems["hybrid"]._lexical(q)
-    dense, _ = await systems["hybrid"]._dense(q)
+    lexical, _ = systems["hybrid"]._index.lexical(q)
+    (qv,) = await systems["hybrid"].embedder.embed([q])
+    dense, _ = systems["hybrid"]._index.dense(qv, systems["hybrid"]._vectors)
     assert [i.id for i in items["hybrid"]] == rrf([lexical, dense])
     assert [i.id for i in items["dense"]] == dense
     assert {i.id for i in items["bm25"][:2]} == {"jan#r2", "june#r3"}
+
+
+@pytest.mark.parametrize("retriever", ["bm25", "hybrid"])
+async def test_session_fusion_lifts_values_of_the_best_session(retriever):
+    q = "Berlin watercolour landscapes"  # the hobby round is the same text in both sessions
+    plain, fused = make(retriever=retriever), make(retriever=retriever, session_fusion=True)
+    for s in (plain, fused):
+        await s.ingest_all(HISTORY)
+    before, after = await ranked(plain, q), await ranked(fused, q)
+    items = await fused.recall(q, NOW, k=50)
+    if retriever == "bm25":  # (the hash embedder's dense ranking of the sessions is not so clear-cut)
+        assert before.index("jan#r2") < before.index("june#r3")  # a tie, broken by id
+        assert after.index("june#r3") < after.index("jan#r2")  # the June session matches Berlin too
+        assert {i.session_id: i.scores["session_rank"] for i in items} == {"june": 1, "jan": 2}
+    rrf_of = {v: 1 / (61 + n) + 1 / (60 + next(i.scores["session_rank"] for i in items if i.id == v))
+              for n, v in enumerate(before)}
+    assert after == sorted(before, key=lambda v: -rrf_of[v])
+    assert set(fused._session_index.keys) == {"jan", "june"} and not plain._session_index.keys
 
 
 async def test_dense_value_scores_its_best_key():

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from ..base import MemorySystem, format_items, memory_system
 from ..extract import EXTRACT_FACTS, SUMMARIZE_SESSION, _is_user, cited_turns, session_inputs
-from ..fusion import rrf, rrf_scores
+from ..fusion import RRF_K, rrf, rrf_scores
 from ..lexical import BM25Index
 from ..rag_steps import EXTRACT_KEYPHRASES, RERANK, TAKE_NOTES, Candidate, NotesInputs, RerankInputs
 from ..time_range import TIME_RANGE, TimeRange, TimeRangeInputs
@@ -40,6 +40,9 @@ class RagSettings(BaseModel):
     # the same) or all of it, assistant replies included.
     key_roles: Literal["user", "all"] = "user"
     retriever: Literal["bm25", "dense", "hybrid"] = "hybrid"
+    # Also retrieve whole sessions (same retriever, the session's user side + its expansions as
+    # keys) and fuse each value's rank with its session's rank (RRF): local and session evidence.
+    session_fusion: bool = False
     rerank: Literal["none", "llm"] = "none"  # re-rank the top rerank_depth with a typed step
     rerank_depth: int = Field(20, ge=2, le=200)
     time_aware: Literal["none", "filter", "boost"] = "none"  # use the question's time range, if it names one
@@ -82,6 +85,33 @@ def rounds(session: Session) -> list[list[Turn]]:
     return out
 
 
+class KeyIndex:
+    """Documents (values or sessions) with their keys: BM25 ranks each document by its keys
+    joined; dense ranks it by its best-matching key."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, list[str]] = {}
+        self.bm25 = BM25Index()
+
+    def add(self, doc: str, keys: list[str]) -> None:
+        self.keys[doc] = keys
+        self.bm25.add([doc], ["\n".join(keys)])
+
+    def lexical(self, query: str) -> tuple[list[str], dict[str, float]]:
+        hits = self.bm25.search(query, len(self.keys))
+        seen = {i for i, _ in hits}
+        return [i for i, _ in hits] + [i for i in self.keys if i not in seen], dict(hits)  # unmatched last
+
+    def dense(self, q: np.ndarray, vectors: dict[str, np.ndarray]) -> tuple[list[str], dict[str, float]]:
+        ids = list(self.keys)
+        owners = np.asarray([n for n, d in enumerate(ids) for _ in self.keys[d]])
+        keys = np.stack([vectors[k] for d in ids for k in self.keys[d]])
+        best = np.full(len(ids), -np.inf, dtype=np.float32)
+        np.maximum.at(best, owners, keys @ q)  # a document scores its best-matching key
+        order = np.argsort(-best, kind="stable")
+        return [ids[j] for j in order], {ids[j]: float(best[j]) for j in order}
+
+
 @memory_system("longmemeval_rag")
 class LongMemEvalRAG(MemorySystem):
     description = ("LongMemEval's memory design: session/round/fact values, key expansion (facts, keyphrases, "
@@ -92,7 +122,8 @@ class LongMemEvalRAG(MemorySystem):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._values: dict[str, Value] = {}
-        self._bm25 = BM25Index()
+        self._index = KeyIndex()  # the values
+        self._session_index = KeyIndex()  # whole sessions, for session_fusion
         self._vectors: dict[str, np.ndarray] = {}  # key text -> unit vector
 
     # --- indexing ----------------------------------------------------------------------
@@ -105,7 +136,12 @@ class LongMemEvalRAG(MemorySystem):
                     v.keys.append(text)
             v.keys = list(dict.fromkeys(k for k in v.keys if k.strip()))
         self._values.update({v.id: v for v in values})
-        self._bm25.add([v.id for v in values], ["\n".join(v.keys) for v in values])
+        for v in values:
+            self._index.add(v.id, v.keys)
+        if self.settings.session_fusion and self.settings.granularity != "session":
+            own = "\n".join(t.content for t in session.turns if _is_user(t) or self.settings.key_roles == "all")
+            self._session_index.add(session.id, list(dict.fromkeys(k for k in [own] + [e for e, _ in expansions]
+                                                                   if k.strip())))
 
     async def ingest_all(self, sessions: list[Session]) -> None:
         await super().ingest_all(sessions)
@@ -150,43 +186,44 @@ class LongMemEvalRAG(MemorySystem):
     async def _embed_keys(self) -> None:
         if self.settings.retriever == "bm25":
             return
-        missing = list(dict.fromkeys(k for v in self._values.values() for k in v.keys if k not in self._vectors))
+        texts = (k for index in (self._index, self._session_index) for ks in index.keys.values() for k in ks)
+        missing = list(dict.fromkeys(k for k in texts if k not in self._vectors))
         if missing:
             self._vectors.update(zip(missing, await self.embedder.embed(missing)))
 
     # --- retrieval ---------------------------------------------------------------------
-    async def _dense(self, query: str) -> tuple[list[str], dict[str, float]]:
-        await self._embed_keys()
-        ids = list(self._values)
-        owners = np.asarray([n for n, vid in enumerate(ids) for _ in self._values[vid].keys])
-        keys = np.stack([self._vectors[k] for vid in ids for k in self._values[vid].keys])
-        (q,) = await self.embedder.embed([query])
-        best = np.full(len(ids), -np.inf, dtype=np.float32)
-        np.maximum.at(best, owners, keys @ q)  # a value scores its best-matching key
-        order = np.argsort(-best, kind="stable")
-        return [ids[j] for j in order], {ids[j]: float(best[j]) for j in order}
-
-    def _lexical(self, query: str) -> tuple[list[str], dict[str, float]]:
-        hits = self._bm25.search(query, len(self._values))
-        seen = {i for i, _ in hits}
-        return [i for i, _ in hits] + [i for i in self._values if i not in seen], dict(hits)
+    async def _retrieve(self, index: KeyIndex, query: str) -> tuple[list[str], dict[str, dict[str, float]]]:
+        """The documents of ``index`` best first with their component scores."""
+        s = self.settings
+        scores: dict[str, dict[str, float]] = {d: {} for d in index.keys}
+        runs: list[list[str]] = []
+        if s.retriever in ("bm25", "hybrid"):
+            ranking, bm25 = index.lexical(query)
+            runs.append(ranking)
+            for d, x in bm25.items():
+                scores[d]["bm25"] = x
+        if s.retriever in ("dense", "hybrid"):
+            await self._embed_keys()
+            (q,) = await self.embedder.embed([query])
+            ranking, dense = index.dense(q, self._vectors)
+            runs.append(ranking)
+            for d, x in dense.items():
+                scores[d]["dense"] = x
+        return (rrf(runs) if len(runs) > 1 else runs[0]), scores
 
     async def rank(self, query: str, now: datetime) -> tuple[list[str], dict[str, dict[str, float]], TimeRange | None]:
         """Every value, best first, with the scores behind the order and the time range used."""
         s = self.settings
-        scores: dict[str, dict[str, float]] = {vid: {} for vid in self._values}
-        runs: list[list[str]] = []
-        if s.retriever in ("bm25", "hybrid"):
-            ranking, bm25 = self._lexical(query)
-            runs.append(ranking)
-            for vid, x in bm25.items():
-                scores[vid]["bm25"] = x
-        if s.retriever in ("dense", "hybrid"):
-            ranking, dense = await self._dense(query)
-            runs.append(ranking)
-            for vid, x in dense.items():
-                scores[vid]["dense"] = x
-        ranking = rrf(runs) if len(runs) > 1 else runs[0]
+        ranking, scores = await self._retrieve(self._index, query)
+        if self._session_index.keys:
+            sessions, _ = await self._retrieve(self._session_index, query)
+            place = {sid: n for n, sid in enumerate(sessions)}
+            for v in ranking:
+                scores[v]["session_rank"] = place[self._values[v].session_id] + 1
+            # RRF of the value's rank and its session's rank (each ranking counts from 1).
+            fused = rrf_scores([ranking])
+            fused = {v: x + 1.0 / (RRF_K + scores[v]["session_rank"]) for v, x in fused.items()}
+            ranking = sorted(ranking, key=lambda v: -fused[v])  # stable: ties keep the value order
         window = None
         if s.time_aware != "none":
             window = await TIME_RANGE.run(self.layer, TimeRangeInputs(question=query, now=now),
@@ -247,5 +284,5 @@ class LongMemEvalRAG(MemorySystem):
 
     def _reset(self) -> None:
         self._values.clear()
-        self._bm25 = BM25Index()
+        self._index, self._session_index = KeyIndex(), KeyIndex()
         self._vectors.clear()
