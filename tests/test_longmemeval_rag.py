@@ -230,6 +230,17 @@ async def test_rerank_offline_orders_by_question_words_and_loses_nothing():
     assert "rag_rerank" in [r.step for r in system.log.records]
 
 
+async def test_rerank_coverage_is_the_offline_rule_without_a_model_call():
+    layer = replay_layer([])  # any model call would fail: the replay has no reply to give
+    system = make(layer=layer, retriever="dense", rerank="coverage", rerank_depth=3)
+    offline = make(retriever="dense", rerank="llm", rerank_depth=3)
+    for s in (system, offline):
+        await s.ingest_all(HISTORY)
+    q = "Which dog did I adopt last weekend?"
+    assert await ranked(system, q) == await ranked(offline, q)
+    assert system.stats().llm_calls == 0
+
+
 async def test_rerank_keeps_candidates_a_model_leaves_out():
     layer = replay_layer([json.dumps({"order": [3, 3, 99]})])
     system = make(layer=layer, retriever="dense", rerank="llm", rerank_depth=3)

@@ -83,8 +83,10 @@ class Embedder(ABC):
             for t, v in zip(unique, vectors):
                 for i in missing[t]:
                     rows[i] = v
-                if cache is not None:
-                    cache.set(self._key(t), v.tobytes())
+            if cache is not None:
+                with cache.transact():  # one SQLite transaction: about half the cost of a write each
+                    for t, v in zip(unique, vectors):
+                        cache.set(self._key(t), v.tobytes())
         if not texts:
             return np.zeros((0, self.dim or 0), dtype=np.float32)
         return np.stack(rows).astype(np.float32, copy=False)  # type: ignore[arg-type]

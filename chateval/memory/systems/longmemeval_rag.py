@@ -27,7 +27,8 @@ from ..base import MemorySystem, format_items, memory_system
 from ..extract import EXTRACT_FACTS, SUMMARIZE_SESSION, _is_user, cited_turns, session_inputs
 from ..fusion import RRF_K, rrf, rrf_scores
 from ..lexical import BM25Index
-from ..rag_steps import EXTRACT_KEYPHRASES, RERANK, TAKE_NOTES, Candidate, NotesInputs, RerankInputs
+from ..rag_steps import (EXTRACT_KEYPHRASES, RERANK, TAKE_NOTES, Candidate, NotesInputs, RerankInputs,
+                         offline_rerank)
 from ..time_range import TIME_RANGE, TimeRange, TimeRangeInputs
 from ..types import MemoryItem, Session, Turn
 
@@ -43,7 +44,9 @@ class RagSettings(BaseModel):
     # Also retrieve whole sessions (same retriever, the session's user side + its expansions as
     # keys) and fuse each value's rank with its session's rank (RRF): local and session evidence.
     session_fusion: bool = False
-    rerank: Literal["none", "llm"] = "none"  # re-rank the top rerank_depth with a typed step
+    # Re-rank the top rerank_depth: coverage = by the distinct question words each contains (no
+    # model call); llm = the typed step rag_rerank (whose offline version is that same rule).
+    rerank: Literal["none", "coverage", "llm"] = "none"
     rerank_depth: int = Field(20, ge=2, le=200)
     time_aware: Literal["none", "filter", "boost"] = "none"  # use the question's time range, if it names one
     time_slack_days: int = Field(1, ge=0, le=365)  # the range is widened by this much on each side
@@ -236,15 +239,16 @@ class LongMemEvalRAG(MemorySystem):
             else:  # boost: the in-range values as one more ranking to fuse with
                 fused = rrf_scores([ranking, inside])
                 ranking = sorted(ranking, key=lambda v: -fused[v])  # stable: ties keep their order
-        if s.rerank == "llm":
+        if s.rerank != "none":
             ranking = await self._rerank(query, now, ranking)
         return ranking, scores, window
 
     async def _rerank(self, query: str, now: datetime, ranking: list[str]) -> list[str]:
         top = ranking[: self.settings.rerank_depth]
         cands = [Candidate(id=n + 1, date=self._values[v].time, text=self._values[v].text) for n, v in enumerate(top)]
-        out = await RERANK.run(self.layer, RerankInputs(question=query, now=now, candidates=cands),
-                               log=self.log, prompts=self.prompts)
+        inputs = RerankInputs(question=query, now=now, candidates=cands)
+        out = (offline_rerank(inputs) if self.settings.rerank == "coverage"
+               else await RERANK.run(self.layer, inputs, log=self.log, prompts=self.prompts))
         picked = [top[i - 1] for i in dict.fromkeys(out.order) if 1 <= i <= len(top)]
         return picked + [v for v in top if v not in set(picked)] + ranking[len(top):]  # nothing is lost
 
