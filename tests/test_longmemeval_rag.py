@@ -267,6 +267,9 @@ TABLE = [
     ("Where did I go in March?", (date(2023, 3, 1), date(2023, 3, 31))),
     ("What did I do in August?", (date(2022, 8, 1), date(2022, 8, 31))),  # no August yet this year
     ("What did I do during March 2022?", (date(2022, 3, 1), date(2022, 3, 31))),
+    ("Which airline did I fly with the most in March and April?", (date(2023, 3, 1), date(2023, 4, 30))),
+    ("How many rides from July to October?", (date(2022, 7, 1), date(2022, 10, 31))),
+    ("What did I read between November and February?", (date(2022, 11, 1), date(2023, 2, 28))),
     ("Who did I meet on March 5th?", (date(2023, 3, 5), date(2023, 3, 5))),
     ("Who did I meet on the 5th of March, 2021?", (date(2021, 3, 5), date(2021, 3, 5))),
     ("What did I buy three days ago?", (date(2023, 5, 27), date(2023, 5, 27))),

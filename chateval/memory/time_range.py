@@ -137,6 +137,13 @@ def _span(today: date, text: str) -> tuple[date, date] | None:
         year = int(m.group(3)) if m.group(3) else _latest_month(today, month)
         if day <= calendar.monthrange(year, month)[1]:
             return date(year, month, day), date(year, month, day)
+    # "in March and April", "from July to October", "between May 2022 and June 2022": first to last
+    if m := re.search(r"\b(?:in|during|from|between) " + _MONTH + r"(?:,? " + _YEAR + r")? (?:and|to|through|till|"
+                      r"until|-) " + _MONTH + r"(?:,? " + _YEAR + r")?\b", t):
+        first, last = MONTHS[m.group(1)], MONTHS[m.group(3)]
+        y2 = int(m.group(4)) if m.group(4) else _latest_month(today, last)
+        y1 = int(m.group(2)) if m.group(2) else (y2 if first <= last else y2 - 1)
+        return _month_range(y1, first)[0], _month_range(y2, last)[1]
     # "in March", "during early June 2023", "of May" — a month name alone needs a preposition
     # ("May I ask" is not a date).
     if m := re.search(r"\b(?:in|during|of|since|from|until|till|before|after|by) (?:(?:early|mid|late|the end of|"
