@@ -59,7 +59,7 @@ def test_registered_with_settings():
     cls = MEMORY_SYSTEMS.get("longmemeval_rag")
     assert cls is LongMemEvalRAG and cls.supports_recall and "LongMemEval" in cls.paper
     s = cls.parse_settings({})
-    assert (s.granularity, s.key, s.retriever, s.time_aware, s.reading) == ("round", "none", "hybrid", "none", "json")
+    assert (s.granularity, s.key, s.retriever, s.time_aware, s.reading) == ("round", "none", "hybrid", "boost", "json")
 
 
 @pytest.mark.parametrize("bad, field", [({"granularity": "fact", "key": "facts"}, "key"),
@@ -122,7 +122,7 @@ FACTS = [json.dumps({"facts": f}) for f in (
 
 
 async def test_key_facts_expand_the_round_they_cite():
-    system = make(layer=replay_layer(FACTS), key="facts", retriever="bm25")
+    system = make(layer=replay_layer(FACTS), time_aware="none", key="facts", retriever="bm25")
     await system.ingest_all(HISTORY)
     keys = {v.id: v.keys for v in system._values.values()}
     assert keys["june#r2"] == ["I adopted a dog named Rex last weekend.", "The user owns a greyhound.",
@@ -147,7 +147,7 @@ async def test_key_keyphrases_offline():
 
 async def test_key_summary_expands_every_value_of_its_session():
     summary = json.dumps({"summary": "Relocation and a new pet in summer."})
-    system = make(layer=replay_layer([json.dumps({"summary": "Life in Paris."}), summary]), key="summary",
+    system = make(layer=replay_layer([json.dumps({"summary": "Life in Paris."}), summary]), time_aware="none", key="summary",
                   retriever="bm25")
     await system.ingest_all(HISTORY)
     assert all(system._values[f"june#r{n}"].keys[-1] == "Relocation and a new pet in summer." for n in (1, 2, 3))
@@ -190,7 +190,7 @@ async def test_session_fusion_lifts_values_of_the_best_session(retriever):
 
 
 async def test_dense_value_scores_its_best_key():
-    system = make(layer=replay_layer(FACTS), key="facts", retriever="dense")
+    system = make(layer=replay_layer(FACTS), time_aware="none", key="facts", retriever="dense")
     await system.ingest_all(HISTORY)
     (item,) = [i for i in await system.recall("The user owns a greyhound.", NOW, k=50) if i.id == "june#r2"]
     assert item.scores["dense"] == pytest.approx(1.0, abs=1e-5)  # the fact key is the query itself
@@ -232,7 +232,7 @@ async def test_rerank_offline_orders_by_question_words_and_loses_nothing():
 
 async def test_rerank_coverage_is_the_offline_rule_without_a_model_call():
     layer = replay_layer([])  # any model call would fail: the replay has no reply to give
-    system = make(layer=layer, retriever="dense", rerank="coverage", rerank_depth=3)
+    system = make(layer=layer, time_aware="none", retriever="dense", rerank="coverage", rerank_depth=3)
     offline = make(retriever="dense", rerank="llm", rerank_depth=3)
     for s in (system, offline):
         await s.ingest_all(HISTORY)
@@ -243,7 +243,7 @@ async def test_rerank_coverage_is_the_offline_rule_without_a_model_call():
 
 async def test_rerank_keeps_candidates_a_model_leaves_out():
     layer = replay_layer([json.dumps({"order": [3, 3, 99]})])
-    system = make(layer=layer, retriever="dense", rerank="llm", rerank_depth=3)
+    system = make(layer=layer, time_aware="none", retriever="dense", rerank="llm", rerank_depth=3)
     base = make(retriever="dense")
     for s in (system, base):
         await s.ingest_all(HISTORY)
@@ -319,7 +319,7 @@ async def test_time_aware_modes(mode):
     await system.ingest_all(HISTORY)
     q = "What hobby did I mention in January?"
     items = await system.recall(q, NOW, k=50)
-    plain = make()
+    plain = make(time_aware="none")
     await plain.ingest_all(HISTORY)
     before = await ranked(plain, q)
     ids = [i.id for i in items]
@@ -370,7 +370,7 @@ async def test_reading_chain_of_note_offline():
 async def test_reading_chain_of_note_with_a_model():
     layer = replay_layer([json.dumps({"notes": [{"id": 1, "note": ""}, {"id": 2, "note": "Adopted Rex (June)."}]}),
                           "Rex."])
-    system = make(layer=layer, reading="chain_of_note", k=2, retriever="bm25")
+    system = make(layer=layer, time_aware="none", reading="chain_of_note", k=2, retriever="bm25")
     await system.ingest_all(HISTORY)
     r = await system.respond("Which dog did I adopt?", NOW)
     assert r.context == json.dumps({"date": "2024-06-01", "note": "Adopted Rex (June)."}) and r.answer == "Rex."

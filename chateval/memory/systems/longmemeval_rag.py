@@ -48,7 +48,9 @@ class RagSettings(BaseModel):
     # model call); llm = the typed step rag_rerank (whose offline version is that same rule).
     rerank: Literal["none", "coverage", "llm"] = "none"
     rerank_depth: int = Field(20, ge=2, le=200)
-    time_aware: Literal["none", "filter", "boost"] = "none"  # use the question's time range, if it names one
+    # Use the question's time range, if it names one. boost is the default from the dev-slice
+    # measurements (BENCHMARKS.md): it raised turn-level recall, and a wrong range only reorders.
+    time_aware: Literal["boost", "filter", "none"] = "boost"
     time_slack_days: int = Field(1, ge=0, le=365)  # the range is widened by this much on each side
     reading: Literal["plain", "json", "chain_of_note"] = "json"
     k: int = Field(10, ge=1, le=1000)  # values recalled for an answer
