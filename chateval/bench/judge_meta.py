@@ -146,6 +146,10 @@ class JudgeMetaBenchmark(Benchmark):
     @abstractmethod
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]: ...
 
+    async def judge_item(self, ev: Evaluator, item: Item) -> dict[str, Any]:
+        """One unit of samples.jsonl: by default one debate over the item's sample."""
+        return self.unit_record(item, await ev.judge(item.sample))
+
     @abstractmethod
     def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """The benchmark's agreement metrics over one setting's records."""
@@ -284,8 +288,7 @@ class JudgeMetaBenchmark(Benchmark):
         config = self.run_config(ev, setting, args)
 
         async def unit(item: Item) -> dict[str, Any]:
-            result = await ev.judge(item.sample)
-            return self.unit_record(item, result)
+            return await self.judge_item(ev, item)
 
         with RunDir(path, config, resume=args.resume, overwrite=args.overwrite, key="key") as run:
             try:

@@ -27,16 +27,20 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata as md
+import time
 from pathlib import Path
+from statistics import mean
 from typing import Any, Literal, Sequence
 
 from ..config import config_hash
 from ..datasets.common import DatasetError
-from ..datasets.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, OTHER_SCORES, SCALES, SHORT, UNIEVAL,
-                                       USR, TCRow, load_topical_chat)
+from ..datasets.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, OTHER_SCORES, SCALE_RANGES, SCALES, SHORT,
+                                       UNIEVAL, USR, TCRow, load_topical_chat)
 from ..debate.panel import JudgeResult
-from ..debate.samples import Sample
+from ..debate.samples import Sample, Verdict
 from ..errors import ConfigError
+from ..evaluator import Evaluator
+from ..models import UsageTotals
 from ..progress import RunProgress
 from ..runs import RunDir, atomic_write
 from .agreement import correlations
@@ -72,7 +76,24 @@ def assign_references(rows: list[TCRow], gt_reference: str = "exclude") -> None:
             r.reference = sys.get(GROUND_TRUTH)
 
 
-def build_sample(row: TCRow, aspects: Sequence[str]) -> Sample:
+# What each point of an aspect's USR scale means, for the per-aspect protocol (our wording of
+# the USR annotation scales: naturalness/coherence/engagingness 1-3, groundedness and
+# understandability 0-1, overall 1-5).
+ANCHORS = {
+    "naturalness": "1 = no person would say this; 2 = a person might say it, but it sounds off; "
+                   "3 = reads like something a person would naturally say",
+    "coherence": "1 = ignores or contradicts the conversation; 2 = related, but loses the thread; "
+                 "3 = a sensible next turn that follows on from the conversation",
+    "engagingness": "1 = dull, adds nothing; 2 = somewhat interesting; 3 = interesting, makes the other "
+                    "speaker want to go on",
+    "groundedness": "0 = does not use the knowledge fact, or uses it wrongly; 1 = uses the fact correctly",
+    "understandability": "0 = cannot be understood; 1 = can be understood",
+    "overall": "1 = a very poor next turn ... 5 = an excellent next turn",
+}
+
+
+def _dialogue(row: TCRow) -> tuple[str, str]:
+    """(context, question): the knowledge fact and the earlier turns; the message being answered."""
     turns = row.history or ["(the conversation starts here)"]
     n = len(turns)
 
@@ -82,11 +103,50 @@ def build_sample(row: TCRow, aspects: Sequence[str]) -> Sample:
     earlier = "\n".join(f"{who(i)}: {t}" for i, t in enumerate(turns[:-1])) or "(no earlier turns)"
     context = (f"Knowledge fact available to Speaker B, who gives the response:\n{row.fact}\n\n"
                f"Conversation so far:\n{earlier}")
+    return context, f"Speaker A: {turns[-1]}"
+
+
+def build_sample(row: TCRow, aspects: Sequence[str]) -> Sample:
+    """The joint protocol: every aspect rated 1-10 in one debate."""
+    context, question = _dialogue(row)
     guidelines = ("The response to rate is Speaker B's next turn in this conversation. Rate each aspect "
                   "from 1 to 10:\n" + "\n".join(f"- {a}: {DEFINITIONS.get(a, a)}" for a in aspects))
-    return Sample(id=row.key, question=f"Speaker A: {turns[-1]}", answer=row.response, context=context,
+    return Sample(id=row.key, question=question, answer=row.response, context=context,
                   aspects=list(aspects), guidelines=guidelines,
                   meta={"context_index": row.context_index, "system": row.system})
+
+
+def build_aspect_sample(row: TCRow, aspect: str) -> Sample:
+    """The per-aspect protocol (ChatEval's original code, USR's scales): one debate per aspect,
+    with only that aspect's criterion and its USR scale."""
+    context, question = _dialogue(row)
+    low, high = SCALE_RANGES[aspect]
+    guidelines = (f"The response to rate is Speaker B's next turn in this conversation. Rate only its "
+                  f"{aspect}: {DEFINITIONS.get(aspect, aspect)}\nUse the scale from {low} to {high}: "
+                  f"{ANCHORS[aspect]}.")
+    return Sample(id=f"{row.key}::{aspect}", question=question, answer=row.response, context=context,
+                  aspects=[aspect], scale=(low, high), guidelines=guidelines,
+                  meta={"context_index": row.context_index, "system": row.system, "aspect": aspect})
+
+
+def merge_aspect_results(key: str, results: dict[str, JudgeResult], latency_s: float) -> JudgeResult:
+    """One record for a response judged aspect by aspect: the aspects' scores side by side; a
+    response whose judgement failed on any aspect is a failed unit."""
+    usage = UsageTotals()
+    for r in results.values():
+        usage.merge(r.usage)
+    bad = {a: r for a, r in results.items() if r.status != "ok" or r.verdict is None}
+    verdict = None
+    if not bad:
+        scores = {a: r.verdict.scores[a] for a, r in results.items() if r.verdict}
+        verdict = Verdict(task="score", method="mean", scores=scores, score=mean(scores.values()),
+                          n_agents=sum(r.verdict.n_agents for r in results.values() if r.verdict),
+                          n_valid=sum(r.verdict.n_valid for r in results.values() if r.verdict))
+    first = next(iter(results.values()))
+    return JudgeResult(id=key, task="score", status="failed" if bad else "ok", verdict=verdict,
+                       agents=[v for r in results.values() for v in r.agents], usage=usage, latency_s=latency_s,
+                       error="; ".join(f"{a}: {r.error or 'no readable verdict'}" for a, r in bad.items()) or None,
+                       model=first.model)
 
 
 def aspect_correlations(pred: Sequence[float | None], human: Sequence[float | None], what: str) -> dict[str, Any]:
@@ -108,6 +168,9 @@ def correlation_block(scores: Sequence[dict[str, float | None]], humans: Sequenc
 
 
 class TopicalChatConfig(JudgeMetaConfig):
+    aspect_mode: Literal["per-aspect", "joint"] = opt(
+        "per-aspect", "per-aspect: one debate per aspect on its USR scale (1-3; groundedness 0-1), as ChatEval's "
+                      "code does; joint: all aspects rated 1-10 in one debate")
     baselines: list[str] | None = opt(None, f"non-LLM baselines to compute (default all: {','.join(ALL_METRICS)}; "
                                             "'' for none)")
     baselines_only: bool = opt(False, "compute the baselines only, no judge")
@@ -143,6 +206,7 @@ class TopicalChat(JudgeMetaBenchmark):
         self.baselines = self._baseline_names(args)
         if args.baselines_only and not self.baselines:
             raise ConfigError("--baselines-only with no --baselines: nothing to do")
+        self.aspect_mode = args.aspect_mode
         return [Item(key=r.key, sample=build_sample(r, self.aspects), meta={"row": r}) for r in self.rows]
 
     @staticmethod
@@ -165,12 +229,23 @@ class TopicalChat(JudgeMetaBenchmark):
         return {"task": "score", "aspects": self.aspects}
 
     def data_config(self, args: TopicalChatConfig) -> dict[str, Any]:
-        return {"aspects_shown": self.aspects}
+        return {"aspects_shown": self.aspects, "aspect_mode": args.aspect_mode}
 
     def extra_dirs(self, args: TopicalChatConfig) -> list[str]:
         return ["baselines"] if self.baselines else []
 
     # -- judge units --
+    async def judge_item(self, ev: Evaluator, item: Item) -> dict[str, Any]:
+        if self.aspect_mode == "joint":
+            return await super().judge_item(ev, item)
+        row: TCRow = item.meta["row"]
+        start = time.perf_counter()
+        results = await asyncio.gather(*(ev.judge(build_aspect_sample(row, a)) for a in self.aspects))
+        per_aspect = dict(zip(self.aspects, results))
+        record = self.unit_record(item, merge_aspect_results(item.key, per_aspect, time.perf_counter() - start))
+        # Each aspect's debate in full (transcripts, verdicts, usage), for reading runs.
+        return record | {"per_aspect": {a: r.model_dump(mode="json") for a, r in per_aspect.items()}}
+
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]:
         row: TCRow = item.meta["row"]
         rec = result.model_dump(mode="json")
@@ -199,8 +274,9 @@ class TopicalChat(JudgeMetaBenchmark):
     # -- baselines --
     async def before_settings(self, args: TopicalChatConfig, items: list[Item], out: Path,
                               progress: RunProgress | None) -> dict[str, Any]:
+        protocol = {"aspect_mode": args.aspect_mode}
         if not self.baselines:
-            return {}
+            return protocol
         rows = [it.meta["row"] for it in items]
         path = out / "baselines"
         versions = {}
@@ -238,7 +314,7 @@ class TopicalChat(JudgeMetaBenchmark):
             summary = self._baseline_summary(records, note, config)
             run.write_summary(summary)
             self._baseline_report(path, summary)
-        return {"baselines": summary, "n_baseline_units": len(rows), "gt_reference": args.gt_reference}
+        return protocol | {"baselines": summary, "n_baseline_units": len(rows), "gt_reference": args.gt_reference}
 
     def _baseline_summary(self, records: list[dict[str, Any]], note: str | None,
                           config: dict[str, Any]) -> dict[str, Any]:
@@ -288,9 +364,13 @@ class TopicalChat(JudgeMetaBenchmark):
 
     def header_lines(self, summary: dict[str, Any]) -> list[str]:
         scales = ", ".join(f"{a} {SCALES.get(a, '?')}" for a in self.aspects)
+        protocol = ("**per-aspect**: one debate per aspect and response, with that aspect's criterion, rated on "
+                    "its USR scale (as above)" if summary.get("aspect_mode", "per-aspect") == "per-aspect" else
+                    "**joint**: one debate per response rating every aspect from 1 to 10")
         return [f"Data: `{summary['data']}` — {summary['n_items']} responses. Human score = mean of 3 annotators "
                 f"({scales}). ρ = Spearman, τ = Kendall tau-b (scipy), **turn-level, pooled over all rows** "
-                "(one correlation per aspect, no per-context grouping). avg = mean over the aspects.", ""]
+                "(one correlation per aspect, no per-context grouping). avg = mean over the aspects.", "",
+                f"Judge protocol: {protocol}.", ""]
 
     def extra_sections(self, out: Path, summary: dict[str, Any]) -> list[str]:
         rows: list[tuple[str, str, dict[str, Any]]] = []
