@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections import defaultdict
 from typing import Any, Literal
 
 from ..config import EvalConfig, find_preset, load_preset
@@ -44,7 +43,7 @@ from .data_paths import resolve_data
 from .msc_response_report import summarize_msc_response, write_msc_response_report
 from .selection import select
 from .setup import MemoryBench, resolve_system
-from .slot import SystemSlot
+from .slot import SlotPool, SystemSlot
 from .text_metrics import bleu4, rouge_l
 
 MSC_FILE = "msc_session3_valid.jsonl"
@@ -120,31 +119,23 @@ class MSCResponse(Benchmark):
         with open_run(args, config) as run:
             plan = [(ep, i) for ep in episodes for i in turns_to_predict(ep, args.turns_per_episode, args.seed)]
             units = [(f"{ep.id}::t{i + 1}::{name}", (ep, i, name)) for ep, i in plan for name in bench.systems]
-            remaining: dict[tuple[str, str], int] = defaultdict(int)
-            for key, (ep, _, name) in units:
-                if key not in run.done:
-                    remaining[(ep.id, name)] += 1
-            slots: dict[tuple[str, str], SystemSlot] = {}
+            by_id = {ep.id: ep for ep in episodes}
+            pool = SlotPool(bench, [(ep.id, name) for key, (ep, _, name) in units if key not in run.done],
+                            sessions=lambda eid: by_id[eid].past,
+                            export_to=lambda eid, name: run.path / "memories" / f"{eid}__{name}.json")
             metric_lock = asyncio.Lock()  # the MiniLM model serves one unit at a time
 
             async def unit(item: tuple[MSCDialogue, int, str]) -> dict[str, Any]:
                 ep, i, name = item
-                slot = slots.get((ep.id, name))
-                if slot is None:
-                    slot = slots[(ep.id, name)] = SystemSlot(
-                        bench, name, ep.past, export_to=run.path / "memories" / f"{ep.id}__{name}.json")
                 try:
-                    return await self._unit(ep, i, name, slot, evaluator, scorer, metric_lock)
+                    return await self._unit(ep, i, name, pool.get(ep.id, name), evaluator, scorer, metric_lock)
                 finally:
-                    remaining[(ep.id, name)] -= 1
-                    if remaining[(ep.id, name)] <= 0:
-                        slot.close()
+                    pool.done(ep.id, name)
 
             try:
                 records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
             finally:
-                for s in slots.values():
-                    s.close()
+                pool.close()
             summary = summarize_msc_response(records, systems=bench.systems, offline=config["offline"])
             summary |= {"benchmark": "msc-response", "data": str(path), "n_episodes": len(episodes),
                         "n_turns": len(plan), "turns_per_episode": args.turns_per_episode, "seed": args.seed,

@@ -8,7 +8,7 @@ import asyncio
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from ..errors import ModelCallError
 from ..memory import MemorySystem
@@ -64,3 +64,34 @@ class SystemSlot:
         if self.system is not None:
             self.bench.release(self.name, self.system)
             self.system = None
+
+
+class SlotPool:
+    """The slots of a run: one per (group, system), built on first use, closed as soon as the
+    last unit that needs it has run (``pending``: the (group, system) of every unit to run)."""
+
+    def __init__(self, bench: MemoryBench, pending: Iterable[tuple[str, str]],
+                 sessions: Callable[[str], list[Session]], export_to: Callable[[str, str], Path] | None = None) -> None:
+        self.bench, self.sessions, self.export_to = bench, sessions, export_to
+        self.left: dict[tuple[str, str], int] = {}
+        for k in pending:
+            self.left[k] = self.left.get(k, 0) + 1
+        self.slots: dict[tuple[str, str], SystemSlot] = {}
+
+    def get(self, group: str, name: str) -> SystemSlot:
+        slot = self.slots.get((group, name))
+        if slot is None:
+            slot = self.slots[(group, name)] = SystemSlot(
+                self.bench, name, self.sessions(group),
+                export_to=self.export_to(group, name) if self.export_to else None)
+        return slot
+
+    def done(self, group: str, name: str) -> None:
+        """One unit of (group, system) finished (well or not): close its slot after the last."""
+        self.left[(group, name)] = self.left.get((group, name), 1) - 1
+        if self.left[(group, name)] <= 0 and (group, name) in self.slots:
+            self.slots[(group, name)].close()
+
+    def close(self) -> None:
+        for s in self.slots.values():
+            s.close()
