@@ -276,3 +276,21 @@ def test_refine_prompt_names_every_matched_event_and_export_is_node_link_json():
     (edge,) = s.graph.g.edges
     back = TimelineGraph.from_json(json.loads(json.dumps(data)))
     assert back.relation(*edge) == s.graph.relation(*edge) and back.g.edges[edge]["explanation"] == data["edges"][0]["explanation"]
+
+
+# --- item 1: TeaFarm records which response step ran ------------------------------------------
+def test_teafarm_records_the_response_step_per_unit(tmp_path):
+    from chateval.cli import main
+
+    from .conftest import shared
+
+    sample = shared("theanine", "sample_dialogue.json")
+    out = tmp_path / "tf"
+    assert main(["bench", "teafarm", "--data", str(sample), "--systems", "theanine,retrieval", "--answer-model",
+                 "offline", "--embedder", "hash", "--per-speaker", "1", "--out", str(out)]) in (0, 1)
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines() if line.strip()]
+    ok = [r for r in rows if r.get("status") == "ok"]
+    assert ok and {r["system"] for r in ok} == {"theanine", "retrieval"}
+    for r in ok:
+        assert r["prompt"] == ("theanine_response" if r["system"] == "theanine" else "memory_answer")
+        assert ("trace" in r) == (r["system"] == "theanine")

@@ -7,16 +7,18 @@ plain similarity edges of the ``relation_aware=False`` ablation).
 - ``linking_targets``: Phase I-2's rule. Given the new memory's associative memories that the
   model related to it, link it to the most recent related memory of each weakly connected
   component (so one edge per component, never to an older memory of a chain it already joins).
+  The paper computes it on G_t, the graph before the current session: call it for every new
+  memory of a session before linking any of them.
 - ``count_timelines`` / ``enumerate_timelines`` / ``sample_timelines``: Phase II-1's raw
   timelines. Start at the oldest memory of the retrieved memory m's component (the paper; if it
   cannot reach m along edges, at the oldest memory that can) and follow directed edges through m
-  to a memory with no outgoing edge. Paths
-  are counted by dynamic programming (never listed to count them); up to a cap they are listed
-  and sampled, beyond it they are drawn uniformly by count-weighted walks, so a query costs
-  O(component) however many paths there are.
+  to a memory with no outgoing edge. Paths are counted by dynamic programming (never listed to
+  count them); up to a cap they are listed and sampled, beyond it they are drawn uniformly by
+  count-weighted walks, so a query costs O(component) however many paths there are.
 
 Components only ever merge (memories are never deleted), so a union-find keeps them (and each
-one's oldest memory) current in near-constant time per link. Times are compared in UTC; ties by insertion order.
+one's oldest memory) current in near-constant time per link. Times are compared in UTC; ties by
+insertion order.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ class Response(BaseModel):
     recalled: list[MemoryItem] = Field(default_factory=list)
     usage: UsageTotals = Field(default_factory=UsageTotals)
     latency_s: float = 0.0
-    prompt: str = "memory_answer"  # the step that wrote the answer (a system may have its own response step)
+    prompt: str | None = None  # the step that wrote the answer (None: not one of ours, e.g. an HTTP agent)
     trace: dict[str, Any] = Field(default_factory=dict)  # what the system used beyond the context (retrievals, ...)
 
 
