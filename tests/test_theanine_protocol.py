@@ -294,3 +294,29 @@ def test_teafarm_records_the_response_step_per_unit(tmp_path):
     for r in ok:
         assert r["prompt"] == ("theanine_response" if r["system"] == "theanine" else "memory_answer")
         assert ("trace" in r) == (r["system"] == "theanine")
+
+
+# --- the paper's dynamic-k retrieval baseline (Table 5) ----------------------------------------
+def test_dynamic_k_retrieves_as_many_memories_as_the_timelines_hold():
+    sessions = [session(1, "I adopted a puppy named Max from the shelter", "I bake sourdough bread on Sundays"),
+                session(2, "Max the puppy now sleeps in my bed every night", "My sister visited from Boston"),
+                session(3, "Max the puppy and I walked to the beach today", "The sourdough starter died last week")]
+    dialogue = [Turn(id="d", role="user", content="Max the puppy loved the beach again today")]
+    full = make({"k": 1})
+    asyncio.run(full.ingest_all(sessions))
+    asyncio.run(full.respond(dialogue, day(5)))
+    n = len({m for t in full.trace()["timelines"] for m in (e["id"] for e in t["raw"])})
+    assert n >= 2  # the puppy chain
+
+    dyn = MEMORY_SYSTEMS.get("theanine_dynamic_k")(ModelLayer(ModelSpec.parse("offline")), settings={"k": 1},
+                                                   embedder=make_embedder("hash", cache=False))
+    asyncio.run(dyn.ingest_all(sessions))
+    before = Counter(r.step for r in dyn.log.records)
+    r = asyncio.run(dyn.respond(dialogue, day(5)))
+    used = Counter(r.step for r in dyn.log.records) - before
+    assert len(r.recalled) == n and all(i.meta["dynamic_k"] == n for i in r.recalled)
+    scores = [i.score for i in r.recalled]
+    assert scores == sorted(scores, reverse=True)  # by similarity alone
+    assert used == Counter({"theanine_response": 1})  # no refinement
+    assert "Timeline" not in r.context and len(r.context.splitlines()) == n
+    assert r.trace["timelines"] == [] and len(r.trace["retrieved"]) == n

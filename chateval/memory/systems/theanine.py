@@ -27,7 +27,9 @@ and the response is conditioned on *timelines* of memories rather than on isolat
 Ablations (the paper's Table 2): ``relation_aware=False`` links each new memory to all of its
 ``j`` associative memories by similarity, with no relation and no LLM call; ``refine=False`` gives the raw timelines
 to the answer; ``timeline_format="events"`` breaks the retrieved timelines into single events in
-a seeded random order (the "top-k" format). ``graph_path`` keeps the user's graph on disk
+a seeded random order (the "top-k" format); ``timeline_format="dynamic_k"`` is the paper's
+Table 5 baseline: the top-N memories by similarity alone, N = the number of distinct memories in
+the timelines, as a plain dated list. ``graph_path`` keeps the user's graph on disk
 (node-link JSON, written after every session, read back at start).
 """
 
@@ -44,7 +46,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..answer import AnswerInputs
-from ..base import memory_system
+from ..base import format_items, memory_system
 from ..extract import session_inputs
 from ..timeline_graph import TimelineGraph, window
 from ..types import MemoryItem, Response, Session, Turn
@@ -67,7 +69,8 @@ class TheanineSettings(BaseModel):
     linking: Literal["pair", "batch"] = "pair"  # pair: one call per (earlier, new) pair (paper); batch: one per memory
     session_tokens: int = Field(1500, ge=50, le=100_000)  # pair linking: ~tokens of each source session shown
     refine: bool = True  # False: raw timelines go to the response (no refinement calls)
-    timeline_format: Literal["timeline", "events"] = "timeline"  # events: shuffled single events (top-k format)
+    # events: shuffled single events (top-k format); dynamic_k: the paper's Table 5 retrieval baseline
+    timeline_format: Literal["timeline", "events", "dynamic_k"] = "timeline"
     query_turns: int = Field(6, ge=1, le=1000)  # latest dialogue turns that form the retrieval query
     source_chars: int = Field(600, ge=0, le=20_000)  # batch linking: characters of cited turns per memory
     dialogue_prompt: Literal["speaker", "qa"] = "speaker"  # dialogue continuation: as the speaker, or the QA prompt
@@ -259,6 +262,13 @@ class Theanine(VectorMemory):
                     "timelines_truncated": [t.truncated for t in timelines],
                     "timelines_start": [t.start for t in timelines]}
             out.append(item.model_copy(update={"score": score, "scores": {"relevance": score}, "meta": meta}))
+        if self.settings.timeline_format == "dynamic_k":
+            # The paper's "dynamic k" retrieval baseline: as many memories, by similarity alone, as
+            # the timelines would have held; they are given as a plain list (no timelines).
+            n = len({m for item in out for path in item.meta["timelines"] for m in path})
+            out = [item.model_copy(update={"score": score, "scores": {"relevance": score},
+                                           "meta": {**item.meta, "dynamic_k": n}})
+                   for item, score in await self.search(qv, n)]
         return out
 
     def raw_timelines(self, memory_id: str, query: str) -> list[Timeline]:
@@ -276,6 +286,9 @@ class Theanine(VectorMemory):
         return list(out.values())
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
+        if self.settings.timeline_format == "dynamic_k":
+            self.last_timelines, self.last_recalled = [], list(items)
+            return format_items(items)
         dialogue = _DIALOGUE.get() or [Turn(id="q", role="user", content=question)]
         timelines: dict[tuple[str, ...], Timeline] = {}
         for item in items:

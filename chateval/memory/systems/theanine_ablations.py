@@ -1,6 +1,6 @@
-"""THEANINE's ablations (the paper's Table 2) as registered systems, so that one benchmark run can
-compare them with the full system (each is ``theanine`` with one setting's default changed; any
-setting can still be given with --set)."""
+"""THEANINE's ablations (the paper's Table 2) and its dynamic-k retrieval baseline (Table 5) as
+registered systems, so that one benchmark run can compare them with the full system (each is
+``theanine`` with one setting's default changed; any setting can still be given with --set)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,11 @@ class NoRefineSettings(TheanineSettings):
 
 
 class ShuffledSettings(TheanineSettings):
-    timeline_format: Literal["timeline", "events"] = "events"
+    timeline_format: Literal["timeline", "events", "dynamic_k"] = "events"
+
+
+class DynamicKSettings(TheanineSettings):
+    timeline_format: Literal["timeline", "events", "dynamic_k"] = "dynamic_k"
 
 
 @memory_system("theanine_no_linking")
@@ -38,3 +42,10 @@ class TheanineNoRefine(Theanine):
 class TheanineShuffled(Theanine):
     description = "theanine with the timelines' events given as separate memories in random order (top-k format)"
     Settings = ShuffledSettings
+
+
+@memory_system("theanine_dynamic_k")
+class TheanineDynamicK(Theanine):
+    description = ("the paper's dynamic-k retrieval baseline (Table 5): top-N memories by similarity, N = the "
+                   "memories THEANINE's timelines would hold, as a plain list")
+    Settings = DynamicKSettings
