@@ -201,6 +201,10 @@ def test_next_speaker():
     assert next_speaker(d, ["Speaker 1", "Speaker 2"]) == "Speaker 2"
     d2 = d + [Turn(id="2", role="Speaker 2", content="yo"), Turn(id="3", role="Speaker 1", content="so")]
     assert next_speaker(d2, []) == "Speaker 2"
+    # TeaFarm marks roles "<name> (user)" / "<name> (you)": the asker's plain name is the same person.
+    q = [Turn(id="q", role="Alice (user)", content="Didn't you move to Paris?")]
+    assert next_speaker(q, ["Alice", "Bob"]) == "Bob"
+    assert next_speaker([Turn(id="a", role="Bob (you)", content="hi")] + q, ["Alice", "Bob"]) == "Bob (you)"
 
 
 def test_speaker_prompt_renders_every_field():

@@ -41,12 +41,17 @@ def session_excerpt(turns: list[Turn], cited: list[str], budget: int) -> str:
     return "\n".join((["…"] if lo > 0 else []) + body + (["…"] if hi < len(lines) - 1 else []))
 
 
+def _person(role: str) -> str:
+    """A speaker's name without a trailing note such as " (you)" or " (user)"."""
+    return re.sub(r"\s*\([^()]*\)$", "", role).strip().lower()
+
+
 def next_speaker(dialogue: list[Turn], known_roles: list[str]) -> str:
-    """Who speaks next: the latest speaker of the dialogue other than the last one; else a
-    speaker of the earlier sessions other than the last one; else "assistant"."""
-    last = dialogue[-1].role if dialogue else None
+    """Who speaks next: the latest speaker of the dialogue who is not the last one; else a
+    speaker of the earlier sessions who is not that person; else "assistant"."""
+    last = _person(dialogue[-1].role) if dialogue else None
     for role in [t.role for t in reversed(dialogue)] + list(dict.fromkeys(known_roles)):
-        if role != last:
+        if _person(role) != last:
             return role
     return "assistant"
 
