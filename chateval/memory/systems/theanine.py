@@ -25,12 +25,13 @@ and the response is conditioned on *timelines* of memories rather than on isolat
   the shared QA step. ``Response.prompt`` names the step that ran.
 
 Ablations (the paper's Table 2): ``relation_aware=False`` links each new memory to all of its
-``j`` associative memories by similarity, with no relation and no LLM call; ``refine=False`` gives the raw timelines
-to the answer; ``timeline_format="events"`` breaks the retrieved timelines into single events in
-a seeded random order (the "top-k" format); ``timeline_format="dynamic_k"`` is the paper's
-Table 5 baseline: the top-N memories by similarity alone, N = the number of distinct memories in
-the timelines, as a plain dated list. ``graph_path`` keeps the user's graph on disk
-(node-link JSON, written after every session, read back at start).
+``j`` associative memories by similarity, with no relation and no LLM call; ``refine=False``
+gives the raw timelines to the answer; ``timeline_format="events"`` breaks the retrieved
+timelines into single events in a seeded random order (the "top-k" format);
+``timeline_format="dynamic_k"`` is the paper's Table 5 baseline: the top-N memories by
+similarity alone, N = the number of distinct memories in the timelines, as a plain dated list.
+``graph_path`` keeps the user's graph on disk (node-link JSON, written after every session,
+read back at start).
 """
 
 from __future__ import annotations
