@@ -15,7 +15,8 @@ from ..config import EvalConfig, LayerSettings
 from ..options import check_base_url, check_dir, merge_layers, opt
 
 LIMIT_HELP = ("the number of questions to run (LongMemEval questions; LoCoMo QA items across conversations; "
-              "head-to-head cases; TeaFarm conversations; judge-benchmark items), after --question-ids and --per-type")
+              "head-to-head cases; TeaFarm conversations; msc-response episodes; judge-benchmark items), "
+              "after --question-ids and --per-type")
 
 
 class BenchConfig(BaseModel):
