@@ -279,3 +279,24 @@ async def test_qdrant_embedded_in_memory_and_in_a_folder(name, episode, tmp_path
         assert target.id in [i.id for i in items]  # found through Qdrant (GA's ranking mixes in more)
         system.close()
     assert any((tmp_path / name).iterdir())  # the folder holds Qdrant's local storage
+
+
+async def test_human_like_puts_one_memory_in_the_prompt_by_default(episode):
+    """The paper (and its code) recall the single most probable memory; top_k asks for more and
+    min_relevance drops candidates below a cosine first."""
+    last = episode.sessions[-1]
+    hl = make("human_like", {"threshold": 0.0})  # every memory passes k: only top_k limits
+    await hl.ingest_all(episode.sessions)
+    target = fact_item(hl, last.id)
+    one = await hl.recall(target.text, last.date + timedelta(hours=1))
+    assert [i.id for i in one] == [target.id]
+    more = make("human_like", {"threshold": 0.0, "top_k": 4})
+    await more.ingest_all(episode.sessions)
+    got = await more.recall(target.text, last.date + timedelta(hours=1))
+    assert len(got) == 4 and got[0].id == target.id
+    assert [i.scores["p"] for i in got] == sorted((i.scores["p"] for i in got), reverse=True)
+    floor = make("human_like", {"threshold": 0.0, "top_k": 50, "min_relevance": 0.99})
+    await floor.ingest_all(episode.sessions)
+    kept = await floor.recall(target.text, last.date + timedelta(hours=1))
+    assert kept and all(i.scores["relevance"] >= 0.99 for i in kept) and len(kept) < len(floor.items)
+    assert HumanLike.parse_settings({}).top_k == 1

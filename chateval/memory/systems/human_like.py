@@ -7,14 +7,17 @@ probability is
     p = (1 - exp(-r * exp(-t / g))) / (1 - exp(-1))
 
 r the cosine similarity to the query, t the time since the memory was last recalled (or
-written) in ``time_unit_s`` (1e7 s reproduces the paper's Table 1). Memories with p > k are
-recalled, most probable first, at most ``max_items``. Each recalled memory consolidates:
+written) in ``time_unit_s`` (1e7 s reproduces the paper's Table 1 within 0.001). Memories with
+p > k are recalled, most probable first, at most ``top_k`` (1, as in the paper and the released
+code, which put the one most probable memory in the prompt). Each recalled memory consolidates:
 g += S(t) = (1 - exp(-t)) / (1 + exp(-t)) and its last recall moves to now, so memories
 recalled at long intervals come to decay more slowly than ones recalled in quick succession.
 
 p can pass k = 0.86 only when r > 0.784 (``scoring.hou_min_relevance``), so with common
-sentence embedders many questions recall nothing. ``fallback_k`` > 0 (not in the paper) then passes the most probable
-memories to the answer anyway, marked ``below_threshold`` and not consolidated.
+sentence embedders many questions recall nothing. ``fallback_k`` > 0 (ours, in neither the paper
+nor the code) then passes the most probable memories to the answer anyway, marked
+``below_threshold`` and not consolidated. ``min_relevance`` drops candidates below a cosine
+first (the released code searches with a cosine floor of 0.8).
 """
 
 from __future__ import annotations
@@ -31,11 +34,12 @@ from .retrieval import VectorMemory
 
 class HumanLikeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    threshold: float = Field(scoring.HOU_THRESHOLD, gt=0, lt=1)  # the paper's k
+    threshold: float = Field(scoring.HOU_THRESHOLD, ge=0, lt=1)  # the paper's k (0: no threshold)
     time_unit_s: float = Field(scoring.HOU_TIME_UNIT_S, gt=0)
-    max_items: int = Field(10, ge=1, le=1000)  # recalled memories per question, most probable first
+    top_k: int = Field(1, ge=1, le=1000)  # recalled memories per question, most probable first (paper: 1)
+    min_relevance: float = Field(0.0, ge=-1, le=1)  # cosine floor for candidates (released code: 0.8)
     g0: float = Field(1.0, gt=0)  # consolidation of a new memory
-    fallback_k: int = Field(0, ge=0, le=1000)  # 0: the paper (nothing above k, nothing recalled)
+    fallback_k: int = Field(0, ge=0, le=1000)  # ours; 0: the paper (nothing above k, nothing recalled)
 
 
 class Trace(BaseModel):
@@ -68,13 +72,16 @@ class HumanLike(VectorMemory):
         (qv,) = await self.embedder.embed([query])
         scored = []
         for item, r in await self.search(qv, len(self.items)):  # p is not monotone in r alone: all
+            if r < s.min_relevance:
+                continue
             tr = self.traces[item.id]
             t = scoring.elapsed(tr.last_recall, now, s.time_unit_s)
             scored.append((scoring.hou_recall_probability(r, t, tr.g), r, t, item))
         scored.sort(key=lambda x: -x[0])  # stable: ties keep Qdrant's order
-        cap = k or s.max_items
+        cap = k or s.top_k
         recalled = [x for x in scored if x[0] > s.threshold][:cap]
-        fallback = [] if recalled else scored[: min(cap, s.fallback_k)]
+        # fallback_k is its own count (not capped by top_k), only by an explicit k from the caller
+        fallback = [] if recalled else scored[: min(k or s.fallback_k, s.fallback_k)]
         out = []
         for p, r, t, item in recalled + fallback:
             tr = self.traces[item.id]
