@@ -1,9 +1,11 @@
 """A cross-encoder for graphiti-core's ``cross_encoder`` reranker, scored with our embedder.
 
-graphiti's own rerankers need a model's token log-probabilities (OpenAI, Gemini) or a local
-BGE model download; neither goes through our model layer. This one ranks passages by cosine
-between the query's and each passage's embedding: no LLM call, deterministic, cached — a
-bi-encoder stand-in for the cross-encoder recipe, named as such in outputs (``scores``).
+graphiti's own rerankers need a model's token log-probabilities (OpenAI, Gemini) or a BGE
+model downloaded from the hub; neither goes through our model layer, and no cross-encoder model
+ships in a package that installs here (hub downloads fail), so none loads offline. This one ranks
+passages by cosine between the query's and each passage's embedding: no LLM call, deterministic,
+cached — a bi-encoder stand-in for the cross-encoder recipe, named as such in every item's
+``scores`` ("cross_encoder (stand-in: embedding cosine)").
 """
 
 from __future__ import annotations
