@@ -311,6 +311,46 @@ async def test_graphiti_rerankers(reranker):
     await z.aclose()
 
 
+def tiny_cross_encoder(folder: Path) -> Path:
+    """A one-layer BERT cross-encoder with random weights, written locally: the real loading and
+    scoring path of a sentence-transformers CrossEncoder, with no download."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizer
+
+    folder.mkdir(parents=True)
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "user", "lives", "in", "paris", "moved", "to", "berlin",
+             "where", "does", "live", "?"]
+    (folder / "vocab.txt").write_text("\n".join(words))
+    torch.manual_seed(0)
+    BertForSequenceClassification(BertConfig(vocab_size=len(words), hidden_size=16, num_hidden_layers=1,
+                                             num_attention_heads=2, intermediate_size=32, num_labels=1)
+                                  ).save_pretrained(folder)
+    BertTokenizer(str(folder / "vocab.txt")).save_pretrained(folder)
+    return folder
+
+
+async def test_a_real_cross_encoder_from_a_local_folder(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    from sentence_transformers import CrossEncoder
+
+    path = str(tiny_cross_encoder(tmp_path / "ce"))
+    z = make(reranker="cross_encoder", cross_encoder_model=path)
+    await z.ingest_all([PARIS, BERLIN])
+    items = await z.recall("Where does the user live?", JUL)
+    label = f"cross_encoder (model: {path})"
+    assert items and all(set(i.scores) == {label} for i in items)
+    expected = CrossEncoder(path, device="cpu").predict([("Where does the user live", i.text) for i in items])
+    assert [i.score for i in items] == pytest.approx([float(x) for x in expected], abs=1e-6)
+    assert [i.score for i in items] == sorted((i.score for i in items), reverse=True)
+    await z.aclose()
+    with pytest.raises(ConfigError, match="cross_encoder_model.*not a folder"):
+        await make(reranker="cross_encoder", cross_encoder_model=str(tmp_path / "missing")).recall("x", JUL)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match="cannot load it") as err:
+        await make(reranker="cross_encoder", cross_encoder_model=str(tmp_path / "empty")).recall("x", JUL)
+    assert "\n" not in str(err.value)
+
+
 async def test_communities_are_built_on_ingest_when_asked():
     z = make(communities=True)
     await z.ingest(PARIS)

@@ -33,7 +33,7 @@ from ..base import MemorySystem, memory_system
 from ..types import MemoryItem, Session, Turn, as_utc
 from . import offline as _offline  # noqa: F401  (registers the offline answers to graphiti's steps)
 from .context import format_context
-from .cross_encoder import EmbeddingCrossEncoder
+from .cross_encoder import EmbeddingCrossEncoder, ModelCrossEncoder
 from .embedder import LayerEmbedder
 from .kuzu_fixes import close_kuzu, ensure_fulltext_indexes, fulltext_safe, open_kuzu
 from .llm import LayerLLMClient
@@ -57,6 +57,7 @@ class ZepSettings(BaseModel):
     entities: int = Field(20, ge=0, le=200)  # entities (nodes) in the context
     # graphiti's rerankers; cross_encoder is scored by our embedder (no cross-encoder model loads offline)
     reranker: Reranker = "rrf"
+    cross_encoder_model: str | None = None  # a local sentence-transformers CrossEncoder folder (else the stand-in)
     center_entity: str | None = None  # node_distance: the entity to measure from (None: the top fact's source)
     sim_min_score: float = Field(0.6, ge=-1.0, le=1.0)  # graphiti's cosine floor for candidates
     mmr_lambda: float = Field(0.5, ge=0.0, le=1.0)
@@ -139,10 +140,11 @@ class Zep(MemorySystem):
     async def graph(self) -> Graphiti:
         """The graphiti instance, connected (and resumed from a persisted graph) on first use."""
         if self._graphiti is None:
+            cross_encoder = self._cross_encoder()  # a bad model folder fails before a database opens
             driver = await self._connect()
             self._graphiti = Graphiti(
                 graph_driver=driver, llm_client=LayerLLMClient(self._graphiti_layer(), self.log),
-                embedder=LayerEmbedder(self.embedder), cross_encoder=EmbeddingCrossEncoder(self.embedder),
+                embedder=LayerEmbedder(self.embedder), cross_encoder=cross_encoder,
                 max_coroutines=self.settings.max_coroutines,
             )
             if not self._clear_pending:
@@ -151,6 +153,15 @@ class Zep(MemorySystem):
             await clear_data(self._graphiti.driver, [self.group_id])
             self._clear_pending = False
         return self._graphiti
+
+    def _cross_encoder(self) -> EmbeddingCrossEncoder | ModelCrossEncoder:
+        path = self.settings.cross_encoder_model
+        return ModelCrossEncoder(path) if path else EmbeddingCrossEncoder(self.embedder)
+
+    def _score_name(self) -> str:
+        if self.settings.reranker == "cross_encoder" and self.settings.cross_encoder_model:
+            return f"cross_encoder (model: {self.settings.cross_encoder_model})"
+        return SCORE_NAMES[self.settings.reranker]
 
     async def _resume(self) -> None:
         """A persisted graph group continues where it was: its sessions count as ingested."""
@@ -279,7 +290,7 @@ class Zep(MemorySystem):
         return MemoryItem(
             id=edge.uuid, text=edge.fact, time=valid or (first.time if first else as_utc(edge.created_at)),
             session_id=first.session_id if first else "", turn_ids=list(dict.fromkeys(t for p in provs for t in p.turn_ids)),
-            score=float(score), scores={SCORE_NAMES[self.settings.reranker]: float(score)},
+            score=float(score), scores={self._score_name(): float(score)},
             meta={"relation": edge.name, "valid_at": valid.isoformat() if valid else None,
                   "invalid_at": invalid.isoformat() if invalid else None, "current": current,
                   "session_ids": list(dict.fromkeys(p.session_id for p in provs)),
