@@ -164,7 +164,8 @@ class TeaFarmConfig(MemoryBenchConfig):
     data: str = opt(..., "a LoCoMo file (locomo10.json format) or a Multi-Session Chat file (THEANINE / msc-raw "
                          "columns: first_session_dialogue, ...); the format is detected")
     questions: str | None = opt(None, f"a {TEABAG_FILE} of an earlier run: reuse its summaries, questions and "
-                                      "simulated sessions (conversations missing from it are generated)")
+                                      "simulated sessions (every selected conversation must be in it; a file of another "
+                                      "shape is an error, never regenerated)")
     per_speaker: int = opt(1, "counterfactual questions per speaker (as the one asking) and conversation; 1 "
                               "follows TeaBag (two questions per episode, one per speaker)", ge=1)
     generator_model: str | None = opt(None, "model that summarises, writes questions and simulates sessions; "

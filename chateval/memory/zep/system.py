@@ -55,7 +55,7 @@ class ZepSettings(BaseModel):
     group_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+$", max_length=128)
     facts: int = Field(20, ge=1, le=200)  # facts (edges) recalled, as in the paper
     entities: int = Field(20, ge=0, le=200)  # entities (nodes) in the context
-    # graphiti's rerankers; cross_encoder is scored by our embedder (no cross-encoder model loads offline)
+    # graphiti's rerankers; cross_encoder: cross_encoder_model if set, else scored by our embedder
     reranker: Reranker = "rrf"
     cross_encoder_model: str | None = None  # a local sentence-transformers CrossEncoder folder (else the stand-in)
     center_entity: str | None = None  # node_distance: the entity to measure from (None: the top fact's source)
