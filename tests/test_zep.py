@@ -281,6 +281,28 @@ async def test_message_episodes_and_the_earlier_name():
     await z.aclose()
 
 
+async def test_message_episodes_see_the_messages_just_before_them():
+    """All messages of a session share its time; graphiti's window of previous episodes must
+    still be the ten messages just before, not ten same-time messages picked by the database."""
+    turns = [Turn(id=f"m{i}", role="user", content=f"I visited City{i} today.") for i in range(1, 13)]
+    z = make(episodes="message")
+    g = await z.graph()
+    seen: list[str] = []
+    original = g.llm_client.generate_response
+
+    async def spy(messages, response_model=None, *args, **kwargs):
+        if response_model is not None and response_model.__name__ == "ExtractedEntities":
+            seen.append(messages[-1].content)
+        return await original(messages, response_model, *args, **kwargs)
+
+    g.llm_client.generate_response = spy
+    await z.ingest(Session(id="s1", date=JAN, turns=turns))
+    last = seen[-1]
+    window = last[last.index("<PREVIOUS MESSAGES>"):last.index("</PREVIOUS MESSAGES>")]
+    assert all(f"City{i} " in window for i in range(2, 12)) and "City1 " not in window and "City12 " not in window
+    await z.aclose()
+
+
 WORK = Session(id="s3", date=JUL, turns=[Turn(id="t3", role="user", content="I work at Google. I live in Berlin."),
                                           Turn(id="t4", role="user", content="My sister Anna lives in Rome.")])
 

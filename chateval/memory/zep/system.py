@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections import deque
 from datetime import datetime
 from typing import Any, Literal
 from uuid import uuid4
@@ -23,6 +24,7 @@ from graphiti_core.edges import EntityEdge
 from graphiti_core.errors import GroupsEdgesNotFoundError
 from graphiti_core.nodes import CommunityNode, EntityNode, EpisodeType, EpisodicNode
 from graphiti_core.search.search_config import SearchConfig, SearchResults
+from graphiti_core.search.search_utils import RELEVANT_SCHEMA_LIMIT
 from graphiti_core.utils.maintenance.community_operations import update_community
 from graphiti_core.utils.maintenance.graph_data_operations import clear_data
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -105,6 +107,10 @@ class Zep(MemorySystem):
         self._edges: set[str] = set()
         self._last_search: tuple[str, list[EntityNode]] | None = None
         self._communities_built = False
+        # Message episodes share their session's time, so graphiti's own window of previous
+        # episodes (the latest RELEVANT_SCHEMA_LIMIT by time) would pick among equal times at
+        # random: in message mode we hand it the messages just before, in ingest order.
+        self._recent: deque[str] = deque(maxlen=RELEVANT_SCHEMA_LIMIT)
         self._closing: asyncio.Task | None = None
 
     # --- the graph ---------------------------------------------------------------------------
@@ -230,7 +236,10 @@ class Zep(MemorySystem):
             result = await g.add_episode(
                 name=name, episode_body=body, source_description=SOURCE_PREFIX + meta,
                 reference_time=session.date, source=EpisodeType.message, group_id=self.group_id,
+                previous_episode_uuids=list(self._recent) if self.settings.episodes == "message" and self._recent
+                else None,
             )
+            self._recent.append(result.episode.uuid)
             if update:
                 # graphiti 0.30.2's add_episode(update_communities=True) unpacks its per-entity
                 # results as two lists (fails unless exactly two entities): same update, here.
@@ -315,6 +324,7 @@ class Zep(MemorySystem):
     def _reset(self) -> None:
         self._provenance.clear()
         self._edges.clear()
+        self._recent.clear()
         self._last_search = None
         self._clear_pending = True
 
