@@ -1,0 +1,146 @@
+"""The run viewer on real runs of each command (offline model): content, escaping, comparison,
+errors, and the evaluate report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from chateval.errors import InputError
+from chateval.eval_report import label_agreement
+from chateval.view import NotARunDir, build_view, load_run
+
+from .conftest import SHARED, read_jsonl
+from .view_fixtures import SCRIPT, evaluate_run, faireval_run, head2head_run, longmemeval_run
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("view")
+    return {"ev": evaluate_run(tmp), "fe": faireval_run(tmp), "lme": longmemeval_run(tmp), "h2h": head2head_run(tmp),
+            "tmp": tmp}
+
+
+def page(path) -> str:
+    text = path.read_text()
+    assert "http://" not in text and "https://" not in text  # self-contained: nothing fetched
+    return text
+
+
+def test_evaluate_records_inputs_and_transcript(runs):
+    rec = read_jsonl(runs["ev"] / "samples.jsonl")[0]
+    assert rec["inputs"]["question"] and SCRIPT in rec["inputs"]["answer_2"]
+    kinds = {(t["order"], t["kind"]) for t in rec["transcript"]}
+    assert {("original", "debate"), ("original", "summary"), ("swapped", "debate")} <= kinds
+
+
+def test_evaluate_view_shows_the_debate_in_order_and_escapes_text(runs):
+    out = build_view([runs["ev"]])
+    assert out == runs["ev"] / "view.html"
+    text = page(out)
+    assert SCRIPT not in text and "&lt;script&gt;document.title=" in text
+    rec = read_jsonl(runs["ev"] / "samples.jsonl")[0]
+    # the first sample's original-order turns appear in the recorded order
+    block = text[text.index(f'data-key="{rec["id"]}"'):]
+    block = block[:block.index('data-order="swapped"')]
+    speakers = re.findall(r'class="turn (\w+)" data-speaker="([^"]+)" data-round="(\d+)"', block)
+    want = [(t["kind"], t["speaker"], str(t["round"])) for t in rec["transcript"] if t["order"] == "original"]
+    assert speakers == want and any(k == "summary" for k, _, _ in speakers)
+    assert "summarizer</span>" in block
+    assert 'data-flag="order"' in text and 'data-flag="disagrees"' in text
+    # persona names and colours, the aggregated verdict next to the human label
+    assert "General Public" in text and "--c:#1f77b4" in text and "human label: <b>" in text
+
+
+def test_view_flags_match_the_records(runs):
+    view = load_run(runs["ev"])
+    recs = {r["id"]: r for r in read_jsonl(runs["ev"] / "samples.jsonl")}
+    for s in view.samples:
+        r = recs[s.key]
+        assert s.disagrees == (r["label"] != r["verdict"]["winner"])
+        assert s.order_disagreement == bool(r["order_disagreement"])
+        assert s.split == (len({a["winner"] for a in r["agents"]}) > 1)
+
+
+def test_faireval_view_reads_the_sub_runs_and_inlines_plots(runs):
+    view = load_run(runs["fe"])
+    assert {s.setting for s in view.samples} == {"single", "multi"}
+    assert {s.category for s in view.samples} == {"generic", "coding"}
+    assert view.plots and all(name.endswith(".png") for name, _ in view.plots)
+    text = page(build_view([runs["fe"]]))
+    assert text.count("data:image/png;base64,") == len(view.plots)
+    assert '<option>coding</option>' in text
+
+
+def test_memory_views_show_answer_context_and_judges(runs):
+    view = load_run(runs["lme"])
+    assert {s.system for s in view.samples} == {"full_context", "retrieval"}
+    s = view.samples[0]
+    assert {"answer", "gold", "context", "judge"} <= set(s.memory)
+    text = page(build_view([runs["lme"]]))
+    assert "exactly what the system gave the model" in text and "Lisbon" in text
+    h2h = load_run(runs["h2h"])
+    assert h2h.samples and all(s.debates for s in h2h.samples)
+    assert h2h.samples[0].system == "full_context vs retrieval"
+    build_view([runs["h2h"]])
+
+
+def test_two_runs_side_by_side(runs):
+    other = evaluate_run(runs["tmp"], "ev_one", "--agents", "1", "--strategy", "one_by_one")
+    text = page(build_view([runs["ev"], other], out=runs["tmp"] / "cmp.html"))
+    ids = [r["id"] for r in read_jsonl(runs["ev"] / "samples.jsonl")]
+    assert text.count('class="row"') == len(ids)  # one row per shared sample, a cell per run
+    assert "grid-template-columns:repeat(2," in text and ">ev_one</b>" in text
+
+
+def test_not_a_run_dir_is_a_one_line_input_error(tmp_path):
+    with pytest.raises(NotARunDir, match="no such run directory"):
+        build_view([tmp_path / "missing"])
+    with pytest.raises(NotARunDir, match="not a run directory"):
+        build_view([tmp_path])
+    assert issubclass(NotARunDir, InputError) and NotARunDir.exit_code == 2
+
+
+@pytest.mark.parametrize("bench", ["topical_chat", "locomo", "theanine"])
+def test_shared_data_runs_render(tmp_path, bench):
+    from chateval.cli import main
+    data = {"topical_chat": SHARED / "topical_chat", "locomo": SHARED / "locomo" / "locomo_dev2.json",
+            "theanine": SHARED / "theanine" / "sample_dialogue.json"}[bench]
+    if not data.exists():
+        pytest.skip(f"{data} not available")
+    args = {"topical_chat": ["topical-chat", "--limit", "6", "--model", "offline"],
+            "locomo": ["locomo", "--systems", "full_context", "--answer-model", "offline", "--embedder", "hash",
+                       "--limit", "2"],
+            "theanine": ["teafarm", "--systems", "retrieval", "--answer-model", "offline", "--embedder", "hash"]}[bench]
+    assert main(["bench", *args, "--data", str(data), "--out", str(tmp_path / "r")]) == 0
+    view = load_run(tmp_path / "r")
+    assert view.samples
+    page(build_view([tmp_path / "r"]))
+
+
+# --- the evaluate report ---------------------------------------------------------------------
+def test_evaluate_writes_a_report_with_agreement(runs):
+    report = (runs["ev"] / "report.md").read_text()
+    summary = json.loads((runs["ev"] / "summary.json").read_text())
+    recs = read_jsonl(runs["ev"] / "samples.jsonl")
+    hits = sum(r["label"] == r["verdict"]["winner"] for r in recs)
+    assert summary["agreement"]["accuracy"]["value"] == pytest.approx(hits / len(recs))
+    assert f"accuracy: {100 * hits / len(recs):.1f}% (n={len(recs)})" in report
+    assert "Cohen's kappa" in report and "order disagreement" in report and "parse failures" in report
+    assert f"chateval view {runs['ev']}" in report
+
+
+def test_label_agreement_hand_computed():
+    def rec(label, winner):
+        return {"status": "ok", "label": label, "verdict": {"winner": winner}}
+    a = label_agreement([rec("1", "1"), rec("2", "2"), rec("tie", "1"), rec("1", "1")], "pairwise")
+    # po = 3/4; gold (1:2, 2:1, tie:1), pred (1:3, 2:1): pe = (2*3 + 1*1)/16 = 7/16; kappa = (12/16-7/16)/(9/16) = 5/9
+    assert a["accuracy"]["value"] == pytest.approx(0.75) and a["kappa"]["value"] == pytest.approx(5 / 9)
+    scores = [{"status": "ok", "label": {"fluency": h}, "verdict": {"score": p, "scores": {"fluency": p}}}
+              for p, h in [(1, 1), (2, 3), (3, 2), (4, 4)]]
+    s = label_agreement(scores, "score")
+    assert s["aspect_means"]["fluency"] == pytest.approx(2.5)
+    assert s["aspects"]["fluency"]["spearman"]["value"] == pytest.approx(0.8)  # d = 0,1,1,0: 1 - 6*2/60
+    assert label_agreement([rec(None, "1")], "pairwise") == {}
