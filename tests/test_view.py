@@ -74,13 +74,31 @@ def test_faireval_view_reads_the_sub_runs_and_inlines_plots(runs):
     assert '<option>coding</option>' in text
 
 
-def test_memory_views_show_answer_context_and_judges(runs):
+def test_memory_views_show_answer_context_gold_and_judges(runs):
+    recs = read_jsonl(runs["lme"] / "samples.jsonl")
     view = load_run(runs["lme"])
     assert {s.system for s in view.samples} == {"full_context", "retrieval"}
-    s = view.samples[0]
-    assert {"answer", "gold", "context", "judge"} <= set(s.memory)
+    by_key = {s.key: s for s in view.samples}
+    for rec in recs:
+        s = by_key[rec["key"]]
+        assert s.qid == rec["question_id"] and s.category == rec["question_type"]
+        assert s.memory["answer"] == rec["answer"] and s.inputs["gold"] == rec["gold"]
+        assert "\n".join(line for line, _ in s.context_gold) == rec["context"]
+        assert s.single_judge == rec["judge"]["single"]
+        [debate] = s.debates  # the debate judge, read from the record's own transcript
+        assert [t["text"] for t in debate.order_turns["original"]] == [t["text"] for t in rec["judge"]["debate"]["transcript"]]
+    # the retrieval system's ranking with the gold session (answer_*) marked, and only it
+    ret = next(s for s in view.samples if s.system == "retrieval" and s.qid == "q-city")
+    ranked = {r.level: r for r in ret.rankings}
+    assert [i for i, gold in ranked["session"].items if gold] == ["answer_q-city"]
+    assert ranked["turn"].gold and all(i.startswith("answer_q-city") for i, g in ranked["turn"].items if g)
+    # the full-context system names sessions in its context: the gold session's block is marked
+    full = next(s for s in view.samples if s.system == "full_context" and s.qid == "q-city")
+    marked = [line for line, gold in full.context_gold if gold]
+    assert marked and any("Lisbon" in line for line in marked) and not any("pasta" in line for line in marked)
     text = page(build_view([runs["lme"]]))
-    assert "exactly what the system gave the model" in text and "Lisbon" in text
+    assert "exactly what the system gave the model" in text and '<span class="rank gold">' in text
+    assert text.count('class="row"') == 2  # one row per question, the two systems side by side in it
     h2h = load_run(runs["h2h"])
     assert h2h.samples and all(s.debates for s in h2h.samples)
     assert h2h.samples[0].system == "full_context vs retrieval"

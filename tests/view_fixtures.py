@@ -62,8 +62,9 @@ def longmemeval_data(tmp: Path) -> Path:
 
 
 def longmemeval_run(tmp: Path, *extra: str) -> Path:
+    """Both judges (single and debate), so a record carries a single verdict and a transcript."""
     out = tmp / "lme"
-    assert main(["bench", "longmemeval", "--data", str(longmemeval_data(tmp)), "--out", str(out),
+    assert main(["bench", "longmemeval", "--data", str(longmemeval_data(tmp)), "--out", str(out), "--judge", "both",
                  "--systems", "full_context,retrieval", "--answer-model", "offline", "--embedder", "hash", *extra]) == 0
     return out
 

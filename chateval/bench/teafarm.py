@@ -35,6 +35,7 @@ from typing import Any, Literal
 from ..config import EvalConfig, find_preset, load_preset
 from ..datasets.common import DatasetError
 from ..debate.samples import Sample
+from ..debate.transcript import turn_records
 from ..errors import ConfigError, ModelCallError
 from ..evaluator import Evaluator
 from ..models import CallLog, ModelLayer, ModelSpec
@@ -288,6 +289,7 @@ class TeaFarm(Benchmark):
             "pov": pov, "question": q.question, "true_answer": q.answer, **answered,
             "judge": {"correct": correct, "tie": bool(verdict and verdict.tie),
                       "votes": verdict.votes if verdict else {}, "status": result.status, "error": result.error,
-                      "agents": [a.model_dump() for a in result.agents], "usage": result.usage.model_dump()},
+                      "agents": [a.model_dump() for a in result.agents], "usage": result.usage.model_dump(),
+                      "transcript": turn_records(result.transcript)},
             "correct": correct, "fooled": None if correct is None else not correct,
         } | ({} if result.status == "ok" else {"status": "failed", "error": f"judge: {result.error or 'failed'}"})

@@ -9,9 +9,16 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .load import NotARunDir, RunView, load_run
+from .samples import SampleView
 
 # Persona colours: distinct, readable on white, assigned in order of first appearance.
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"]
+
+# Settings worth a line in the header, looked up in the run's config (evaluate: "config", benchmarks:
+# "judging") and then in its summary; everything else is in the "full config" block.
+CONFIG_KEYS = ("benchmark", "data", "model", "answer_model", "judge", "judge_model", "judge_protocol", "task",
+               "strategy", "agents", "turns", "personas", "aggregate", "swap", "panel", "systems", "settings",
+               "embedder", "context", "dataset")
 
 
 def _env() -> Environment:
@@ -24,7 +31,7 @@ def _env() -> Environment:
 
 def _num(v: Any) -> str:
     if isinstance(v, bool) or v is None:
-        return str(v)
+        return "–" if v is None else str(v)
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
@@ -42,32 +49,39 @@ def _colours(runs: list[RunView]) -> dict[str, str]:
     return out
 
 
-def _rows(runs: list[RunView]) -> list[tuple[str, list[Any]]]:
-    """Samples matched across runs by (sub-run, key): one row per key, one cell per run."""
-    order: list[tuple[str, str]] = []
-    cells: dict[tuple[str, str], list[Any]] = {}
+def _rows(runs: list[RunView]) -> list[tuple[str, list[list[SampleView]]]]:
+    """Samples grouped by (sub-run, question) across runs: one row per question, one cell per run
+    holding that run's samples of it (one per system)."""
+    cells: dict[tuple[str, str], list[list[SampleView]]] = {}
     for i, run in enumerate(runs):
         for s in run.samples:
-            k = (s.setting, s.key)
-            if k not in cells:
-                order.append(k)
-                cells[k] = [None] * len(runs)
-            cells[k][i] = s
-    return [(f"{k[0]}/{k[1]}" if k[0] else k[1], cells[k]) for k in order]
+            cells.setdefault((s.setting, s.qid or s.key), [[] for _ in runs])[i].append(s)
+    return [(f"{k[0]}/{k[1]}" if k[0] else k[1], v) for k, v in cells.items()]
 
 
-# Shown in the config block (or not worth a header line), so left out of the headline numbers.
-HEADER_KEYS = {"note", "config_hash", "data", "benchmark", "model", "task", "strategy", "agents", "turns",
-               "wall_time_s", "mean_latency_s"}
+def settings(run: RunView) -> dict[str, Any]:
+    cfg = run.config.get("config") or run.config.get("judging") or {}
+    out = {}
+    for k in CONFIG_KEYS:
+        for source in (cfg, run.config, run.summary):
+            if source.get(k) not in (None, [], {}):
+                out[k] = source[k]
+                break
+    return out
 
 
-def headline(run: RunView) -> dict[str, Any]:
-    """The numbers for the header: the summary's own headline, else its top-level scalars."""
+def headline(run: RunView) -> list[dict[str, Any]] | dict[str, Any]:
+    """The numbers for the header: the summary's own headline (rows per system or setting), else
+    the evaluate summary's main numbers."""
     s = run.summary
-    if isinstance(s.get("headline"), dict):
+    if isinstance(s.get("headline"), (list, dict)):
         return s["headline"]
-    return {k: v for k, v in s.items() if isinstance(v, (int, float, str)) and not isinstance(v, bool)
-            and k not in HEADER_KEYS}
+    out = {k: s[k] for k in ("n_samples", "n_ok", "n_failed", "verdicts", "mean_score", "order_disagreement_rate",
+                             "parse_errors") if k in s}
+    for name, stat in (s.get("agreement") or {}).items():
+        if isinstance(stat, dict) and "value" in stat:
+            out[name] = stat["value"]
+    return out
 
 
 def build_view(run_dirs: list[Path], out: Path | None = None) -> Path:
@@ -86,7 +100,7 @@ def build_view(run_dirs: list[Path], out: Path | None = None) -> Path:
         "category": sorted({s.category for s in samples if s.category}),
     }
     html = _env().get_template("view.html.j2").render(
-        runs=runs, rows=_rows(runs), colours=_colours(runs), facets=facets, headline=headline,
+        runs=runs, rows=_rows(runs), colours=_colours(runs), facets=facets, headline=headline, settings=settings,
         has_labels=any(s.disagrees is not None for s in samples),
         has_swap=any(len(d.order_turns) > 1 or d.orders for s in samples for d in s.debates),
     )
