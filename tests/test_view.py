@@ -134,6 +134,14 @@ def test_shared_data_runs_render(tmp_path, bench):
             "theanine": ["teafarm", "--systems", "retrieval", "--answer-model", "offline", "--embedder", "hash"]}[bench]
     assert main(["bench", *args, "--data", str(data), "--out", str(tmp_path / "r")]) == 0
     view = load_run(tmp_path / "r")
+    recs = read_jsonl(tmp_path / "r" / "samples.jsonl") if bench != "topical_chat" else []
+    if bench == "locomo":  # one sample per question, with the gold evidence marked among the retrieved ids
+        assert len(view.samples) == sum(len(r["qa"]) for r in recs)
+        qa = recs[0]["qa"][0]
+        s = next(s for s in view.samples if s.key == f"{recs[0]['key']}#{qa['qa_index']}")
+        assert s.category == qa["category_name"] and s.memory["prediction"] == qa["prediction"]
+    if bench == "theanine":  # the debate judge's transcript is in the record and on the page
+        assert all(len(s.debates) == 1 and s.debates[0].order_turns for s in view.samples)
     assert view.samples
     page(build_view([tmp_path / "r"]))
 

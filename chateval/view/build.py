@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader, Undefined, select_autoescape
 
 from .load import NotARunDir, RunView, load_run
 from .samples import SampleView
@@ -24,9 +24,15 @@ CONFIG_KEYS = ("benchmark", "data", "model", "answer_model", "judge", "judge_mod
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("chateval.view", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters["pretty"] = lambda v: v if isinstance(v, str) else json.dumps(v, indent=1, ensure_ascii=False)
+    env.filters["pretty"] = _pretty
     env.filters["num"] = _num
     return env
+
+
+def _pretty(v: Any) -> str:
+    if isinstance(v, Undefined) or v is None:
+        return "–"
+    return v if isinstance(v, str) else json.dumps(v, indent=1, ensure_ascii=False)
 
 
 def _num(v: Any) -> str:
