@@ -127,8 +127,10 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
     rates = {n: [e["success_rate"]] for n, e in systems.items() if e["success_rate"] is not None}
     if rates:
-        plots.grouped_bars(out / "success_rate.png", ["not fooled"], rates, title="TeaFarm success rate",
-                           ylabel="success rate")
+        plots.grouped_bars(out / "success_rate.png", [plots.n_label("not fooled", [
+            systems[n]["n"] for n in rates])], rates,
+            intervals={n: [tuple(systems[n]["ci95"]) if systems[n].get("ci95") else None] for n in rates},
+            title="TeaFarm success rate (95% Wilson intervals)", ylabel="success rate", pct=True)
         lines += ["", "![success rate](success_rate.png)"]
     lines += ["", "## Example questions", ""]
     for conv in bag.conversations[:2]:
