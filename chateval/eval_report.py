@@ -88,7 +88,8 @@ def render_report(summary: dict[str, Any], run_path: Path) -> str:
     lines += [f"| model calls | {u.get('calls', 0)} (+{u.get('cached_calls', 0)} from cache) |",
               f"| tokens | {u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
               f"{' (approximate: counted locally)' if u.get('tokens_approx') else ''} |",
-              f"| cost | ${u.get('cost_usd', 0.0):.4f} |",
+              "| cost | " + ("unknown (a price is not known; see --price)" if u.get("cost_usd") is None
+                             else f"${u['cost_usd']:.4f}") + " |",
               f"| wall time | {summary.get('wall_time_s', 0.0):.1f} s |", ""]
     agr = summary.get("agreement") or {}
     lines += ["## Scores and agreement with the labels" if agr.get("aspect_means") else "## Agreement with the labels", ""]

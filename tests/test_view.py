@@ -99,6 +99,11 @@ def test_memory_views_show_answer_context_gold_and_judges(runs):
     text = page(build_view([runs["lme"]]))
     assert "exactly what the system gave the model" in text and '<span class="rank gold">' in text
     assert text.count('class="row"') == 2  # one row per question, the two systems side by side in it
+    # offline answers cost $0 for every system: the cost plot would be a degenerate axis, so the
+    # report says why it is missing instead of drawing it
+    report = (runs["lme"] / "report.md").read_text()
+    assert "*Plot `accuracy_vs_cost.png` not drawn: every system has the same known answer cost (0)" in report
+    assert not (runs["lme"] / "accuracy_vs_cost.png").exists() and (runs["lme"] / "qa_by_type.png").exists()
     h2h = load_run(runs["h2h"])
     assert h2h.samples and all(s.debates for s in h2h.samples)
     assert h2h.samples[0].system == "full_context vs retrieval"

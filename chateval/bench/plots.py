@@ -113,7 +113,7 @@ def grouped_bars(path: Path, groups: Sequence[str], series: dict[str, Sequence[f
 
 def _fmt(v: float, pct: bool) -> str:
     if pct:
-        return f"{v:.0f}"
+        return f"{v:.0f}" if v == 0 or abs(v) >= 10 else f"{v:.1f}"
     return str(int(v)) if float(v).is_integer() else f"{v:.2f}"
 
 
