@@ -118,6 +118,21 @@ def test_two_runs_side_by_side(runs):
     assert "grid-template-columns:repeat(2," in text and ">ev_one</b>" in text
 
 
+def test_view_command_prints_the_page_and_refuses_bad_dirs(runs, tmp_path, capsys):
+    from chateval.cli import main
+    out = tmp_path / "page.html"
+    assert main(["view", str(runs["ev"]), str(runs["fe"]), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == str(out) and out.is_file()
+    assert main(["view", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert "no such run directory" in err and len(err.strip().splitlines()) == 1
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "samples.jsonl").write_text('{"id": "a"}\nnot json\n{"id": "b"}\n')
+    assert main(["view", str(bad)]) == 2
+    assert f"{bad / 'samples.jsonl'}:2: not valid JSON" in capsys.readouterr().err.replace("\n", "")
+
+
 def test_not_a_run_dir_is_a_one_line_input_error(tmp_path):
     with pytest.raises(NotARunDir, match="no such run directory"):
         build_view([tmp_path / "missing"])
@@ -161,6 +176,26 @@ def test_evaluate_writes_a_report_with_agreement(runs):
     assert f"accuracy: {100 * hits / len(recs):.1f}% (n={len(recs)})" in report
     assert "Cohen's kappa" in report and "order disagreement" in report and "parse failures" in report
     assert f"chateval view {runs['ev']}" in report
+
+
+def test_score_report_has_aspect_means_and_correlations(tmp_path):
+    from chateval.cli import main
+    from .conftest import EXAMPLES, write_jsonl
+    rows = read_jsonl(EXAMPLES / "score.jsonl")
+    rows = [dict(r, aspects=["naturalness", "coherence"], label={"naturalness": i % 3 + 1, "coherence": 3 - i % 2})
+            for i, r in enumerate(rows * 2)]
+    rows = [dict(r, id=f"s-{i}") for i, r in enumerate(rows)]
+    data = write_jsonl(tmp_path / "score.jsonl", rows)
+    assert main(["evaluate", str(data), "--task", "score", "--model", "offline", "--agents", "1", "--turns", "1",
+                 "--out", str(tmp_path / "sc"), "--no-cache"]) == 0
+    report = (tmp_path / "sc" / "report.md").read_text()
+    agr = json.loads((tmp_path / "sc" / "summary.json").read_text())["agreement"]
+    assert set(agr["aspect_means"]) == {"naturalness", "coherence"}
+    assert "| aspect | panel mean | Spearman | Kendall |" in report
+    for a, m in agr["aspect_means"].items():
+        sp = agr["aspects"][a]["spearman"]
+        cell = f"undefined ({sp['reason']}; n={sp['n']})" if sp["value"] is None else f"{sp['value']:.3f} (n={sp['n']})"
+        assert f"| {a} | {m:.2f} | {cell} |" in report
 
 
 def test_label_agreement_hand_computed():
