@@ -160,6 +160,9 @@ def test_shared_data_runs_render(tmp_path, bench):
         qa = recs[0]["qa"][0]
         s = next(s for s in view.samples if s.key == f"{recs[0]['key']}#{qa['qa_index']}")
         assert s.category == qa["category_name"] and s.memory["prediction"] == qa["prediction"]
+    if bench == "topical_chat":  # calls summed over the sub-runs' records, each counted once
+        assert view.usage["calls"] == sum(s["usage"]["calls"] for s in view.summary["settings"].values()) > 0
+        assert all(s.debates and all(d.order_turns for d in s.debates) for s in view.samples if s.setting != "baselines")
     if bench == "theanine":  # the debate judge's transcript is in the record and on the page
         assert all(len(s.debates) == 1 and s.debates[0].order_turns for s in view.samples)
     assert view.samples

@@ -64,14 +64,26 @@ def _is_run(path: Path) -> bool:
     return any((path / f).is_file() for f in RUN_FILES)
 
 
+def _judged_inside(x: Any) -> bool:
+    """x is a judged item (it has a transcript), or a map of them without a usage of its own."""
+    if not isinstance(x, dict):
+        return False
+    return "transcript" in x or ("usage" not in x and any(isinstance(y, dict) and "transcript" in y
+                                                          for y in x.values()))
+
+
 def _usages(v: Any) -> Iterator[dict[str, Any]]:
     """Every usage block inside a record (answer, judge, each system of a head-to-head case)."""
     if isinstance(v, dict):
         if "calls" in v and "prompt_tokens" in v:
             yield v
             return
+        counted = isinstance(v.get("usage"), dict) and "calls" in v["usage"]
         for x in v.values():
-            yield from _usages(x)
+            # Judged items nested in a record that has its own usage (Topical-Chat's per-aspect
+            # debates) are already counted in that usage.
+            if not (counted and _judged_inside(x)):
+                yield from _usages(x)
     elif isinstance(v, list):
         for x in v:
             yield from _usages(x)

@@ -60,7 +60,9 @@ def _debates(rec: Any, title: str = "debate") -> list[Debate]:
     """Every object with a transcript inside a record, outermost first."""
     found: list[Debate] = []
     if isinstance(rec, dict):
-        if isinstance(rec.get("transcript"), list):
+        # An empty transcript without an error is an aggregate of debates recorded inside it
+        # (Topical-Chat's per-aspect protocol): its verdict is the sample's, its debates follow.
+        if isinstance(rec.get("transcript"), list) and (rec["transcript"] or rec.get("error")):
             turns: dict[str, list[dict[str, Any]]] = {}
             for t in rec["transcript"]:
                 turns.setdefault(t.get("order", "original"), []).append(t)
