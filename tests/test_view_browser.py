@@ -110,3 +110,4 @@ def test_two_runs_side_by_side(browser, ev, tmp):
     left, right = row.find_elements(By.CSS_SELECTOR, ".cell")
     assert left.location["y"] == right.location["y"] and left.location["x"] < right.location["x"]
     assert "ev_one" in right.text
+    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
