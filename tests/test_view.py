@@ -181,6 +181,16 @@ def test_evaluate_writes_a_report_with_agreement(runs):
     assert f"chateval view {runs['ev']}" in report
 
 
+def test_correctness_labels_are_compared_as_verdicts(tmp_path):
+    from chateval.cli import main
+    from .conftest import EXAMPLES
+    assert main(["evaluate", str(EXAMPLES / "correctness.jsonl"), "--task", "correctness", "--model", "offline",
+                 "--out", str(tmp_path / "c"), "--no-cache"]) == 0
+    recs = {r["id"]: r for r in read_jsonl(tmp_path / "c" / "samples.jsonl")}
+    for s in load_run(tmp_path / "c").samples:  # "correct" / "incorrect" against True / False
+        assert s.disagrees == ((recs[s.key]["label"] == "correct") != recs[s.key]["verdict"]["correct"])
+
+
 def test_score_report_has_aspect_means_and_correlations(tmp_path):
     from chateval.cli import main
     from .conftest import EXAMPLES, write_jsonl

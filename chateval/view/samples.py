@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..summary import normalise_label
+
 
 class Debate(BaseModel):
     """One judged item with a transcript: an evaluate record or a judge inside a benchmark record."""
@@ -146,8 +148,10 @@ def sample_view(rec: dict[str, Any], setting: str = "") -> SampleView:
     debates = _debates(rec)
     label = rec.get("human", rec.get("label"))
     pred = _pred(rec)
+    # Compared as the verdict expresses them ("correct" vs True); a score label is not compared.
+    gold = normalise_label(rec["task"], label) if rec.get("task") in ("pairwise", "correctness") else label
     scalar = (str, bool, int)
-    comparable = isinstance(label, scalar) and isinstance(pred, scalar)
+    comparable = gold is not None and isinstance(gold, scalar) and isinstance(pred, scalar)
     inputs = dict(rec.get("inputs") or {})
     # Fields of the question (shown once per row), not of one system's answer.
     for k in ("question", "asked", "answer_1", "answer_2", "reference", "question_date", "gold", "true_answer"):
@@ -168,7 +172,7 @@ def sample_view(rec: dict[str, Any], setting: str = "") -> SampleView:
         status=str(rec.get("status", "ok")),
         failed=rec.get("status") == "failed" or bool(rec.get("error")) or any(d.error for d in debates),
         split=any(_split(d.agents) for d in debates),
-        disagrees=(str(label) != str(pred)) if comparable else None,
+        disagrees=(str(gold) != str(pred)) if comparable else None,
         order_disagreement=bool(rec.get("order_disagreement")) or any(
             (d.orders or {}).get("original") and (d.orders or {}).get("swapped")
             and d.orders["original"].get("winner") != d.orders["swapped"].get("winner") for d in debates),
