@@ -72,6 +72,8 @@ def test_faireval_view_reads_the_sub_runs_and_inlines_plots(runs):
     text = page(build_view([runs["fe"]]))
     assert text.count("data:image/png;base64,") == len(view.plots)
     assert '<option>coding</option>' in text
+    from chateval.view.build import settings
+    assert set(settings(view)["panels"]) == {"single", "multi"}  # each setting's panel in the header
 
 
 def test_memory_views_show_answer_context_gold_and_judges(runs):
@@ -108,6 +110,17 @@ def test_memory_views_show_answer_context_gold_and_judges(runs):
     assert h2h.samples and all(s.debates for s in h2h.samples)
     assert h2h.samples[0].system == "full_context vs retrieval"
     build_view([runs["h2h"]])
+
+
+def test_context_cap_counts_what_it_leaves_off(runs, tmp_path):
+    from chateval.view.build import cap_context
+    full = next(s for s in load_run(runs["lme"]).samples if s.system == "full_context")
+    context = "\n".join(line for line, _ in full.context_gold)
+    cap_context(full, 200)
+    kept = "\n".join(line for line, _ in full.context_gold)
+    assert len(kept) <= 200 and context.startswith(kept) and full.context_cut == len(context) - len(kept) - 1
+    text = page(build_view([runs["lme"]], out=tmp_path / "cap.html", context_chars=200))
+    assert f"… {full.context_cut} more characters not shown" in text
 
 
 def test_two_runs_side_by_side(runs):

@@ -6,6 +6,10 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ConfigError
+
+LARGE_PAGE = 50_000_000  # bytes
+
 if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console
 
@@ -22,13 +26,24 @@ def add_parser(sub: Any) -> None:
     vp.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directory (as given to --out)")
     vp.add_argument("--out", type=Path, help="the HTML file to write (default: RUN_DIR/view.html of the first run)")
     vp.add_argument("--open", action="store_true", help="open the page in the default web browser")
+    vp.add_argument("--context-chars", type=int, metavar="N",
+                    help="show at most N characters of each memory context (default: all of it; full-context "
+                         "systems give the model whole haystacks, so large runs make large pages); the rest is "
+                         "counted on the page")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
     from ..view import build_view
 
-    path = build_view([Path(p) for p in args.runs], out=args.out)
+    if args.context_chars is not None and args.context_chars < 0:
+        raise ConfigError(f"--context-chars must be 0 or more, not {args.context_chars}")
+    path = build_view([Path(p) for p in args.runs], out=args.out, context_chars=args.context_chars)
     print(path)
+    size = path.stat().st_size
+    if size > LARGE_PAGE:
+        console.print(f"[yellow]warning:[/yellow] the page is {size / 1e6:.0f} MB; browsers get slow on pages this "
+                      "large: --context-chars 20000 keeps each memory context to its first 20,000 characters",
+                      highlight=False)
     if args.open:
         import webbrowser
 

@@ -18,7 +18,11 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e
 # "judging") and then in its summary; everything else is in the "full config" block.
 CONFIG_KEYS = ("benchmark", "data", "model", "answer_model", "judge", "judge_model", "judge_protocol", "task",
                "strategy", "agents", "turns", "personas", "aggregate", "swap", "panel", "systems", "settings",
-               "embedder", "context", "dataset")
+               "embedder", "context", "dataset", "judge_panel")
+
+
+SUMMARY_SETTINGS = {"benchmark", "data", "model", "judge", "judge_model", "answer_model", "task", "strategy", "agents",
+                    "turns", "context", "dataset"}
 
 
 def _env() -> Environment:
@@ -67,12 +71,20 @@ def _rows(runs: list[RunView]) -> list[tuple[str, list[list[SampleView]]]]:
 
 def settings(run: RunView) -> dict[str, Any]:
     cfg = run.config.get("config") or run.config.get("judging") or {}
+    # The summary holds results under some of these names (per-system tables): only plain
+    # settings are taken from it, for runs whose top level has no config.json (FairEval, Topical-Chat).
+    summary = {k: v for k, v in run.summary.items() if k in SUMMARY_SETTINGS}
     out = {}
     for k in CONFIG_KEYS:
-        for source in (cfg, run.config, run.summary):
+        for source in (cfg, run.config.get("judging") or {}, run.config, summary):
             if source.get(k) not in (None, [], {}):
                 out[k] = source[k]
                 break
+    # Judge meta-benchmarks: each setting's panel, from its sub-run summary.
+    panels = {n: s["panel"] for n, s in (run.summary.get("settings") or {}).items()
+              if isinstance(s, dict) and isinstance(s.get("panel"), dict)}
+    if panels:
+        out["panels"] = panels
     return out
 
 
@@ -90,16 +102,33 @@ def headline(run: RunView) -> list[dict[str, Any]] | dict[str, Any]:
     return out
 
 
-def build_view(run_dirs: list[Path], out: Path | None = None) -> Path:
+def cap_context(s: SampleView, limit: int) -> None:
+    """Keep the first ``limit`` characters of a sample's context on the page; count the rest."""
+    kept, used = [], 0
+    for line, gold in s.context_gold:
+        if used + len(line) > limit:
+            s.context_cut = sum(len(x) + 1 for x, _ in s.context_gold) - 1 - used
+            break
+        kept.append((line, gold))
+        used += len(line) + 1
+    s.context_gold = kept
+
+
+def build_view(run_dirs: list[Path], out: Path | None = None, *, context_chars: int | None = None) -> Path:
     """Write one HTML page showing the given run directories side by side; returns its path.
 
-    ``out`` defaults to ``view.html`` inside the first run directory.
+    ``out`` defaults to ``view.html`` inside the first run directory. ``context_chars`` caps each
+    memory context shown (full-context systems give the model whole haystacks: a 500-question
+    LongMemEval S run would make a page of hundreds of MB); what is left off is counted on the page.
     """
     if not run_dirs:
         raise NotARunDir("no run directory given")
     runs = [load_run(Path(p)) for p in run_dirs]
     out = Path(out) if out else Path(run_dirs[0]) / "view.html"
     samples = [s for r in runs for s in r.samples]
+    if context_chars is not None:
+        for s in samples:
+            cap_context(s, context_chars)
     facets = {
         "setting": sorted({s.setting for s in samples if s.setting}),
         "system": sorted({s.system for s in samples if s.system}),

@@ -53,6 +53,7 @@ class SampleView(BaseModel):
     debates: list[Debate] = Field(default_factory=list)
     memory: dict[str, Any] = Field(default_factory=dict)  # answer, gold, verdicts, context
     context_gold: list[tuple[str, bool]] = Field(default_factory=list)  # context lines, gold-session lines marked
+    context_cut: int = 0  # characters of the context left off the page (chateval view --context-chars)
     rankings: list[Ranked] = Field(default_factory=list)
     single_judge: dict[str, Any] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)  # every other recorded field, shown as is
