@@ -8,6 +8,7 @@ from typing import Any, AsyncIterator
 
 from ..config import EvalConfig, config_hash, find_preset, load_preset, redact_url
 from ..debate.samples import Sample
+from ..debate.transcript import turn_records
 from ..errors import ConfigError
 from ..evaluator import Evaluator, package_versions
 from ..models.providers import env_secrets
@@ -196,6 +197,7 @@ class MemoryBench:
                 "tie": bool(verdict and verdict.tie), "votes": verdict.votes if verdict else {},
                 "status": result.status, "error": result.error,
                 "agents": [a.model_dump() for a in result.agents],
+                "transcript": turn_records(result.transcript),
             }
             usage.merge(result.usage)
         if "single" in out and "debate" in out:

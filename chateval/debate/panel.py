@@ -29,6 +29,9 @@ from .transcript import TranscriptTurn
 Order = Literal["original", "swapped"]
 
 
+INPUT_FIELDS = {"question", "answer", "answer_1", "answer_2", "reference", "context", "meta"}
+
+
 class JudgeResult(BaseModel):
     """Everything about one judged sample: one line of samples.jsonl."""
 
@@ -45,6 +48,9 @@ class JudgeResult(BaseModel):
     error: str | None = None
     label: Any = None
     model: str = ""
+    # What was judged (question, answers, reference, context), so a run directory can be read
+    # on its own: the viewer shows it next to the debate without the input file.
+    inputs: dict[str, Any] = Field(default_factory=dict)
 
 
 class DebateRun:
@@ -249,7 +255,8 @@ class Panel:
         if missing:
             raise ConfigError(f"sample '{sample.id}': the {self.task.name} task needs {', '.join(missing)}")
         t0 = time.perf_counter()
-        result = JudgeResult(id=sample.id, task=self.task.name, label=sample.label, model=self.layer.label)  # type: ignore[arg-type]
+        result = JudgeResult(id=sample.id, task=self.task.name, label=sample.label, model=self.layer.label,  # type: ignore[arg-type]
+                             inputs=sample.model_dump(include=INPUT_FIELDS, exclude_none=True))
         runs: list[DebateRun] = []
         try:
             run, verdicts = await self._debate(sample, "original")
