@@ -11,6 +11,7 @@ from .config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load
 from .debate import JudgeResult, Panel, Persona, PersonaLibrary, Sample
 from .debate.tasks import get_task
 from .errors import ConfigError
+from .eval_report import label_agreement, write_report
 from .inputs import InvalidLine, load_samples
 from .models.providers import env_secrets
 from .models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
@@ -204,8 +205,10 @@ class Evaluator:
                     "task": cfg.task, "strategy": cfg.strategy, "agents": len(self.personas), "turns": cfg.turns,
                     "config_hash": config["config_hash"], "complete": len(records) == len(samples),
                     "invalid_lines": [i.model_dump() for i in invalid],
+                    "agreement": label_agreement(records, cfg.task),
                 }
                 run.write_summary(summary)
+                write_report(run.path, summary)
         return summary
 
     def evaluate_file_sync(self, *args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -102,6 +102,7 @@ async def test_msc_dialogue_continuation(name):
     current = episode.sessions[4]
     r = await system.respond(current.turns[:3], current.date)
     assert r.answer.strip() and r.context_tokens == approx_tokens(r.context)
-    (prompt,) = recorder.prompts("memory_answer")
+    # THEANINE (and its ablations) continue a dialogue with their own step, as the speaker.
+    (prompt,) = recorder.prompts("theanine_response" if name.startswith("theanine") else "memory_answer")
     assert current.turns[2].content in prompt and fence(r.context, "MEMORY") in prompt
     assert system.stats().sessions == 4

@@ -114,6 +114,51 @@ def test_hou_table_1(r, t_seconds, g, p):
     assert s.hou_recall_probability(r, t_seconds / s.HOU_TIME_UNIT_S, g) == pytest.approx(p, abs=0.001)
 
 
+HOU_TABLE_1 = [(0.776, 434700, 5.102, 0.850), (0.745, 148800, 5.229, 0.830),
+               (0.757, 331500, 5.028, 0.836), (0.756, 55800, 1.000, 0.836)]
+
+
+def _unit_range(r, t, g, p, rounded=("p",)):
+    """Units (s) that give the printed p for one Table 1 row, each value in ``rounded`` taken as
+    rounded to the printed three decimals."""
+    import itertools
+    d = 5e-4
+    corners = itertools.product(*[(-d, d) if k in rounded else (0.0,) for k in ("r", "g", "p")])
+    units = [s.hou_time_unit(r + dr, t, g + dg, p + dp) for dr, dg, dp in corners]
+    return min(units), max(units)
+
+
+@pytest.mark.parametrize("r, t_seconds, g, p", HOU_TABLE_1)
+def test_hou_time_unit_solves_each_table_1_row(r, t_seconds, g, p):
+    u = s.hou_time_unit(r, t_seconds, g, p)
+    assert s.hou_recall_probability(r, t_seconds / u, g) == pytest.approx(p, abs=1e-12)
+    assert 9e6 < u < 1.7e7  # every row alone asks for a unit near 1e7 s (~116 days)
+    assert s.hou_time_unit(r, t_seconds, g, s.hou_recall_probability(r, 0, g) + 1e-3) is None  # above p(t=0)
+
+
+def test_hou_table_1_units_only_agree_when_all_printed_values_are_rounded():
+    """Taking r and g as exact, rows 1 and 3 admit disjoint units (no unit prints all four p's);
+    with r, g and p all rounded, units in about 1.01e7-1.22e7 s reproduce every row."""
+    only_p = [_unit_range(*row) for row in HOU_TABLE_1]
+    assert only_p[2][1] < only_p[0][0]  # row 3's largest unit < row 1's smallest
+    all_rounded = [_unit_range(*row, rounded=("r", "g", "p")) for row in HOU_TABLE_1]
+    lo, hi = max(a for a, _ in all_rounded), min(b for _, b in all_rounded)
+    assert 1.00e7 < lo < 1.02e7 and 1.21e7 < hi < 1.23e7
+
+
+def test_hou_consolidation_cannot_match_table_1_s_unit_and_g_1_998():
+    """g = 1.998 after one recall (from g0 = 1) needs S(t) = 0.998, i.e. t = 6.9 units: 7
+    messages in the released code's message counter, but ~800 days in Table 1's ~1e7 s unit,
+    where a day between recalls adds only S = 0.0043."""
+    t_needed = 2 * math.atanh(0.998)
+    assert t_needed == pytest.approx(6.907, abs=1e-3)
+    assert s.hou_consolidate(1.0, 7) == pytest.approx(1.998, abs=5e-4)  # 7 messages later
+    assert t_needed * s.HOU_TIME_UNIT_S / s.DAY_S == pytest.approx(799.4, abs=0.1)  # days at 1e7 s
+    assert s.hou_consolidation_step(s.DAY_S / s.HOU_TIME_UNIT_S) == pytest.approx(0.00432, abs=1e-5)
+    # And the message-count unit cannot give Table 1: t = 55,800 messages leaves nothing to recall.
+    assert s.hou_recall_probability(0.756, 55800, 1.0) == pytest.approx(0.0, abs=1e-12)
+
+
 def test_hou_probability_bounds_and_monotonicity():
     assert s.hou_recall_probability(1.0, 0.0, 1.0) == pytest.approx(1.0)
     assert s.hou_recall_probability(0.0, 0.0, 1.0) == 0.0

@@ -279,3 +279,49 @@ async def test_qdrant_embedded_in_memory_and_in_a_folder(name, episode, tmp_path
         assert target.id in [i.id for i in items]  # found through Qdrant (GA's ranking mixes in more)
         system.close()
     assert any((tmp_path / name).iterdir())  # the folder holds Qdrant's local storage
+
+
+async def test_human_like_puts_one_memory_in_the_prompt_by_default(episode):
+    """The paper (and its code) recall the single most probable memory; top_k asks for more and
+    min_relevance drops candidates below a cosine first."""
+    last = episode.sessions[-1]
+    hl = make("human_like", {"threshold": 0.0})  # every memory passes k: only top_k limits
+    await hl.ingest_all(episode.sessions)
+    target = fact_item(hl, last.id)
+    one = await hl.recall(target.text, last.date + timedelta(hours=1))
+    assert [i.id for i in one] == [target.id]
+    more = make("human_like", {"threshold": 0.0, "top_k": 4})
+    await more.ingest_all(episode.sessions)
+    got = await more.recall(target.text, last.date + timedelta(hours=1))
+    assert len(got) == 4 and got[0].id == target.id
+    assert [i.scores["p"] for i in got] == sorted((i.scores["p"] for i in got), reverse=True)
+    floor = make("human_like", {"threshold": 0.0, "top_k": 50, "min_relevance": 0.99})
+    await floor.ingest_all(episode.sessions)
+    kept = await floor.recall(target.text, last.date + timedelta(hours=1))
+    assert kept and all(i.scores["relevance"] >= 0.99 for i in kept) and len(kept) < len(floor.items)
+    assert HumanLike.parse_settings({}).top_k == 1
+
+
+async def test_human_like_released_variant_counts_messages_and_consolidates_first(episode):
+    """variant=released (the authors' code): t = messages since the memory's source turn or last
+    recall, the candidate's g gets S(t) before p, no p > k test, cosine floor 0.8."""
+    from chateval.memory import scoring
+
+    last = episode.sessions[-1]
+    hl = make("human_like", {"variant": "released"})
+    await hl.ingest(last)
+    target = fact_item(hl, last.id)
+    n = len(last.turns)
+    src = max(i + 1 for i, t in enumerate(last.turns) if t.id in target.turn_ids)
+    assert hl.messages == n and hl.traces[target.id].last_message == src
+    (item,) = await hl.recall(target.text, last.date)  # the question is message n + 1
+    t = n + 1 - src
+    g = 1.0 + scoring.hou_consolidation_step(t)
+    assert item.id == target.id and item.scores["g"] == pytest.approx(g)
+    assert item.scores["p"] == pytest.approx(scoring.hou_recall_probability(item.scores["relevance"], t, g))
+    (again,) = await hl.recall(target.text, last.date)  # one message later: S(1) = 0.462
+    assert again.scores["g"] == pytest.approx(g + 0.462117, abs=1e-6) and hl.traces[target.id].recalls == 2
+    assert await hl.recall("completely unrelated words", last.date) == []  # nothing reaches cosine 0.8
+    paper = make("human_like")
+    await paper.ingest(last)
+    assert paper.settings.variant == "paper" and (await paper.recall(target.text, last.date))[0].scores["g"] == 1.0

@@ -121,33 +121,36 @@ def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
     (conv,) = bag["conversations"]
     assert len(conv["summaries"]) == 5
     qs = conv["questions"]
-    assert len(qs) == 4 and sorted(q["asker"] for q in qs) == ["Speaker A"] * 2 + ["Speaker B"] * 2  # both points of view
+    # TeaBag's default: two questions per episode, one per speaker (both points of view)
+    assert len(qs) == 2 and sorted(q["asker"] for q in qs) == ["Speaker A", "Speaker B"] and bag["per_speaker"] == 1
     for q in qs:
         assert q["fact"] and q["fact"] in q["answer"] and q["fact"] not in q["question"]
         assert q["listener"] != q["asker"] and q["turns"]
 
     summary = json.loads((out1 / "summary.json").read_text())
-    assert summary["n_questions"] == 4 and summary["n_units"] == 8 and summary["n_failed"] == 0
-    assert summary["offline"] and "offline" in summary["note"]
-    assert not summary["generation"]["reused"] and summary["generation"]["usage"]["calls"] == 5 + 2 + 4
+    assert summary["n_questions"] == 2 and summary["n_units"] == 4 and summary["n_failed"] == 0
+    assert summary["offline"] and "offline" in summary["note"] and summary["judge"] == "single"
+    assert not summary["generation"]["reused"] and summary["generation"]["usage"]["calls"] == 5 + 2 + 2
+    rows = read_jsonl(out1 / "samples.jsonl")
+    assert len(rows) == 4
     for name in ("theanine", "retrieval"):
         e = summary["systems"][name]
-        assert e["n_ok"] == 4 and e["n"] + e["ties"] == 4
-        if e["n"]:
-            assert 0 <= e["success_rate"] <= 1 and e["ci95"][0] <= e["success_rate"] <= e["ci95"][1]
-        assert set(e["by_pov"]) == {"speaker_1", "speaker_2"}
-    rows = read_jsonl(out1 / "samples.jsonl")
-    assert len(rows) == 8
+        mine = [r for r in rows if r["system"] == name]
+        assert e["n_ok"] == 2 and e["n"] == 2 and e["ties"] == 0  # every question is in the denominator
+        assert e["not_fooled"] == sum(r["correct"] is True for r in mine) and e["success_rate"] == e["not_fooled"] / 2
+        assert e["ci95"][0] <= e["success_rate"] <= e["ci95"][1]
+        assert set(e["by_pov"]) == {"speaker_1", "speaker_2"} and set(e["by_judge"]) == {"single"}
     for r in rows:
         assert r["status"] == "ok" and r["response"].startswith("[offline]")
-        assert r["judge"]["agents"] and r["fooled"] is (None if r["correct"] is None else not r["correct"])
+        assert set(r["judge"]) >= {"single", "correct", "usage"} and "debate" not in r["judge"]
+        assert r["correct"] == r["judge"]["single"]["correct"] and r["fooled"] is (not r["correct"])
         assert r["latency"]["judge_s"] >= 0 and r["context_tokens"] > 0
-    for name in ("theanine", "retrieval"):  # each system ingests the past sessions once, for all 4 questions
+    for name in ("theanine", "retrieval"):  # each system ingests the past sessions once, for all its questions
         assert sum("ingest_s" in r["latency"] for r in rows if r["system"] == name) == 1
     report = (out1 / "report.md").read_text()
     assert "## Success rate" in report and "| theanine |" in report and "Example questions" in report
     config = json.loads((out1 / "config.json").read_text())
-    assert config["judging"]["judge"] == "debate-correctness" and config["judging"]["judge_panel"]
+    assert config["judging"]["judge"] == "single" and config["judging"]["judge_panel"] is None
 
     # A later run meets the same questions: nothing is generated again.
     out2 = tmp_path / "run2"
@@ -163,7 +166,7 @@ def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
     # --resume of the first run reuses its own TeaBag and has nothing left to do.
     assert teafarm(out1, "--resume") == 0
     s3 = json.loads((out1 / "summary.json").read_text())
-    assert s3["generation"]["usage"]["calls"] == 0 and s3["n_units"] == 8
+    assert s3["generation"]["usage"]["calls"] == 0 and s3["n_units"] == 4
 
 
 @needs_shared("locomo")
@@ -184,8 +187,8 @@ def test_teafarm_on_locomo(tmp_path):
 def test_bad_options_are_one_line_errors(tmp_path, capsys):
     assert teafarm(tmp_path / "a", "--per-speaker", "0") == 2
     one_line_error(capsys.readouterr().err, "--per-speaker")
-    assert teafarm(tmp_path / "b", "--judge", "single") == 2
-    one_line_error(capsys.readouterr().err, "--judge", "teafarm")
+    assert teafarm(tmp_path / "b", "--judge-protocol", "official") == 2
+    one_line_error(capsys.readouterr().err, "--judge-protocol", "teafarm")
     bad = tmp_path / "bag.json"
     bad.write_text(json.dumps({"format": "something-else"}))
     assert teafarm(tmp_path / "c", "--questions", str(bad)) == 2
@@ -210,3 +213,106 @@ def test_questions_file_of_the_wrong_shape_is_refused_not_regenerated(tmp_path, 
         assert teafarm(out, "--limit", "1", "--questions", str(path), data=data, systems="retrieval") == 2
         one_line_error(capsys.readouterr().err, str(path), needle)
         assert not out.exists()  # refused before anything was generated or written
+
+
+# --- issue 16: the paper's success rate, the judge choice, current-state questions ---------------
+def test_success_rate_is_over_all_questions_and_ties_are_not_passed():
+    from chateval.bench.teafarm import success_table, summarize_teafarm
+
+    rows = [{"correct": True, "tie": False}, {"correct": False, "tie": False},
+            {"correct": None, "tie": True}, {"correct": True, "tie": False}]
+    t = success_table(rows)
+    assert (t["n"], t["not_fooled"], t["fooled"], t["ties"]) == (4, 2, 1, 1)
+    assert t["success_rate"] == 0.5  # 2 / 4, not 2 / 3
+    # Per judge, from the verdicts kept for each; agreement counts only unsplit panels.
+    recs = [{"system": "s", "status": "ok", "correct": c, "tie": False,
+             "judge": {"single": {"correct": c}, "debate": {"correct": d, "tie": d is None}, "agreement": a}}
+            for c, d, a in [(True, True, True), (True, None, None), (False, True, False)]]
+    e = summarize_teafarm(recs, systems=["s"], offline=True, judge="both")["systems"]["s"]
+    assert e["success_rate"] == pytest.approx(2 / 3) and e["ties"] == 0
+    assert e["by_judge"]["debate"]["success_rate"] == pytest.approx(2 / 3) and e["by_judge"]["debate"]["ties"] == 1
+    assert e["by_judge"]["debate"]["n"] == 3
+    assert e["judge_agreement"] == {"n": 2, "rate": 0.5}
+
+
+def tiny_teafarm(out: Path, *extra: str) -> int:
+    return teafarm(out, "--limit", "1", *extra, data=FIXTURES / "locomo_tiny.json", systems="retrieval")
+
+
+def test_judge_debate_and_both(tmp_path):
+    assert tiny_teafarm(tmp_path / "d", "--judge", "debate") == 0
+    s = json.loads((tmp_path / "d" / "summary.json").read_text())
+    rows = read_jsonl(tmp_path / "d" / "samples.jsonl")
+    e = s["systems"]["retrieval"]
+    assert s["judge"] == "debate" and set(e["by_judge"]) == {"debate"}
+    assert e["n"] == len(rows) and e["ties"] == sum(r["tie"] for r in rows)
+    assert e["not_fooled"] == sum(r["correct"] is True for r in rows)
+    for r in rows:
+        assert r["judge"]["debate"]["agents"] and "single" not in r["judge"]
+    config = json.loads((tmp_path / "d" / "config.json").read_text())["judging"]
+    assert config["judge"] == "debate" and config["judge_panel"]["task"] == "correctness"
+
+    assert tiny_teafarm(tmp_path / "b", "--judge", "both") == 0
+    s = json.loads((tmp_path / "b" / "summary.json").read_text())
+    rows = read_jsonl(tmp_path / "b" / "samples.jsonl")
+    e = s["systems"]["retrieval"]
+    assert set(e["by_judge"]) == {"single", "debate"} and e["success_rate"] == e["by_judge"]["single"]["success_rate"]
+    unsplit = [r for r in rows if r["judge"]["debate"]["correct"] is not None]
+    assert e["judge_agreement"]["n"] == len(unsplit)
+    assert e["judge_agreement"]["rate"] == pytest.approx(
+        sum(r["judge"]["debate"]["correct"] == r["judge"]["single"]["correct"] for r in unsplit) / len(unsplit))
+    assert "Both judges" in (tmp_path / "b" / "report.md").read_text()
+
+
+def test_single_judge_request_on_the_wire(tmp_path):
+    """The single judge gets TeaFarm's rule, the question, the true answer and the response (not the
+    summaries); its verdict is the score."""
+    from chateval.bench.teafarm import JUDGE_RULE
+    from chateval.testing.fake_openai import FakeOpenAIServer
+
+    with FakeOpenAIServer(responder=lambda body: '{"correct": false, "reason": "accepted the premise"}') as server:
+        assert tiny_teafarm(tmp_path / "w", "--judge-model", "openai-compatible/judge", "--base-url",
+                            server.base_url, "--generator-model", "offline", "--structured", "off") == 0
+        sent = [r["messages"][-1]["content"] for r in server.requests]
+    rows = read_jsonl(tmp_path / "w" / "samples.jsonl")
+    assert len(sent) == len(rows) >= 2  # one judge call per question, nothing else went to the server
+    for r in rows:
+        prompt = next(p for p in sent if r["question"] in p)
+        assert JUDGE_RULE in prompt and r["true_answer"] in prompt and r["response"] in prompt
+        assert "Session 1 (" not in prompt  # the past summaries go to the panel only
+        assert r["correct"] is False and r["fooled"] is True
+    e = json.loads((tmp_path / "w" / "summary.json").read_text())["systems"]["retrieval"]
+    assert e["success_rate"] == 0.0 and e["n"] == len(rows)
+
+
+def test_questions_target_the_current_state_of_each_event():
+    summaries = [
+        summary("s1", ("A", "My dog Rex is three years old and loves the beach."),
+                ("A", "I was captain of my high school football team.")),
+        summary("s2", ("A", "Sadly my dog Rex died last month, I miss him every day.")),
+    ]
+    summaries[1].date = datetime(2024, 3, 1, tzinfo=timezone.utc)
+    current = [e.event for _, e in tb.current_events(summaries, "A")]
+    assert current == ["I was captain of my high school football team.",
+                       "Sadly my dog Rex died last month, I miss him every day."]
+    out = tb.offline_counterfactuals(tb.QuestionInputs(speakers=["A", "B"], asker="A", listener="B",
+                                                       summaries=summaries, n=3))
+    assert out.questions and not any("three years old" in q.fact for q in out.questions)
+    # Time order decides, not list order.
+    assert [e.event for _, e in tb.current_events(summaries[::-1], "A")] == current
+    text = "\n".join(m.content for m in tb.GENERATE_QUESTIONS.messages(tb.QuestionInputs(
+        speakers=["A", "B"], asker="A", listener="B", summaries=summaries, n=1), get_prompts()))
+    assert "a later session can update what an earlier one said" in text and "current state" in text
+
+
+def test_questions_file_with_a_malformed_question_is_refused(tmp_path, capsys):
+    data = FIXTURES / "locomo_tiny.json"
+    assert tiny_teafarm(tmp_path / "ok") == 0
+    bag = json.loads((tmp_path / "ok" / TEABAG_FILE).read_text())
+    capsys.readouterr()
+    del bag["conversations"][0]["questions"][0]["answer"]
+    path = tmp_path / "bag.json"
+    path.write_text(json.dumps(bag))
+    assert teafarm(tmp_path / "r", "--limit", "1", "--questions", str(path), data=data, systems="retrieval") == 2
+    one_line_error(capsys.readouterr().err, str(path), "conversations.0.questions.0.answer")
+    assert not (tmp_path / "r").exists()

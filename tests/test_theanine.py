@@ -88,7 +88,7 @@ def test_system_links_to_the_most_recent_related_memory_of_each_component(monkey
             for c in inputs.candidates])
 
     monkeypatch.setattr(th.RELATE_MEMORIES, "run", fake_run)
-    s = make()
+    s = make({"linking": "batch"})
 
     async def go():
         await s.ingest(session(1, "alpha apples grow in the orchard", "beta bananas grow on the island"))
@@ -226,7 +226,8 @@ async def test_puppy_chain_graph_and_refinement():
     before = steps(s)
     resp = await s.respond(BEACH, day(4))
     after = steps(s) - before
-    assert after == Counter({"theanine_refine": 1, "memory_answer": 1})  # one distinct timeline
+    assert after == Counter({"theanine_refine": 1, "theanine_response": 1})  # one distinct timeline
+    assert resp.prompt == "theanine_response"
     (t,) = s.last_timelines
     assert t.path == ["s1#m1", "s2#m1", "s3#m1"] and t.retrieved == ["s3#m1"] == [i.id for i in resp.recalled]
     assert t.kept == ["s3#m1"]  # offline refinement keeps what shares words with the dialogue
@@ -267,12 +268,14 @@ async def test_ablation_relation_aware_false_links_by_similarity_without_llm_cal
     s = await puppy_system({"relation_aware": False})
     assert "theanine_relation" not in steps(s)
     g = s.graph
-    assert g.g.number_of_edges() == 2  # each later memory: one edge, to its most similar older memory
+    # The paper's ablation: each later memory is linked to all its j (= 3) associative memories.
+    assert sorted(g.g.edges) == [("s1#m1", "s2#m1"), ("s1#m1", "s3#m1"), ("s2#m1", "s3#m1")]
     for a, b, d in g.g.edges(data=True):
         assert d["relation"] is None and d["kind"] == "similarity" and g.key(a) < g.key(b)
-    assert all(g.g.in_degree(m) == 1 for m in ("s2#m1", "s3#m1"))
+    one = await puppy_system({"relation_aware": False, "j": 1})
+    assert sorted(one.graph.g.edges) == [("s1#m1", "s2#m1"), ("s2#m1", "s3#m1")]  # j = 1: the most similar only
     aware = await puppy_system()
-    assert steps(aware)["theanine_relation"] == 2
+    assert steps(aware)["theanine_relation_pair"] == 3  # one call per (earlier, new) pair: 1 + 2
 
 
 # --- persistence --------------------------------------------------------------------------------
@@ -354,11 +357,15 @@ async def test_sample_episode_graph_and_timelines(episode):
     assert labels and set(labels) <= set(RELATIONS) and len(labels) >= 2
     for a, b in g.g.edges:
         assert g.node(a)["time"] < g.node(b)["time"]  # old -> new, across sessions
-    # LLM calls per session: 1 summary + 1 relation call per memory that has associative memories.
+    # LLM calls per session: 1 extraction + 1 relation call per (new, associative) pair, j = 3.
     st = steps(s)
-    assert st["extract_facts"] == 5
-    first = sum(1 for m in g.g.nodes if g.node(m)["session_id"] == episode.sessions[0].id)
-    assert st["theanine_relation"] == len(g) - first
+    assert st["theanine_events"] == 5 and "extract_facts" not in st
+    before_per_session = [sum(1 for m in g.g.nodes if g.node(m)["session_id"] in {x.id for x in episode.sessions[:i]})
+                          for i in range(len(episode.sessions))]
+    per_session = [sum(1 for m in g.g.nodes if g.node(m)["session_id"] == x.id) for x in episode.sessions]
+    assert st["theanine_relation_pair"] == sum(n * min(3, b) for n, b in zip(per_session, before_per_session))
+    # Both speakers' events are memories, attributed by name.
+    assert {g.node(m)["text"].split(" said:")[0] for m in g.g.nodes} == {"Speaker A", "Speaker B"}
 
     dialogue = [Turn(id="x1", role="Speaker B", content="How is the proposal planning going?"),
                 Turn(id="x2", role="Speaker A", content="I want to propose at Universal Studios with the ring.")]
@@ -373,7 +380,7 @@ async def test_sample_episode_graph_and_timelines(episode):
             assert g.g.out_degree(p[-1]) == 0 or len(p) == s.settings.max_events
     assert any(len(p) > 1 for p in paths) or g.g.number_of_edges() == 0
     used = steps(s) - before
-    assert used["memory_answer"] == 1 and used["theanine_refine"] == len({tuple(p) for p in paths})
+    assert used["theanine_response"] == 1 and used["theanine_refine"] == len({tuple(p) for p in paths})
     assert resp.context.count("Timeline ") == len(s.last_timelines)
     for t in s.last_timelines:
         assert set(t.kept) <= set(t.path) and set(t.retrieved) <= set(t.path)

@@ -9,6 +9,7 @@ from . import head2head  # noqa: F401  (registration)
 from . import faireval  # noqa: F401  (registration)
 from . import topical_chat  # noqa: F401  (registration)
 from . import teafarm  # noqa: F401  (registration)
+from . import msc_response  # noqa: F401  (registration)
 from .api import arun, config_model, make_config, run
 
 __all__ = ["BENCHMARKS", "BenchConfig", "Benchmark", "JudgeMetaConfig", "MemoryBenchConfig", "arun", "benchmark",

@@ -12,10 +12,11 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from ..config import EvalConfig, LayerSettings
-from ..options import check_base_url, merge_layers, opt
+from ..options import check_base_url, check_dir, merge_layers, opt
 
 LIMIT_HELP = ("the number of questions to run (LongMemEval questions; LoCoMo QA items across conversations; "
-              "head-to-head cases; TeaFarm conversations; judge-benchmark items), after --question-ids and --per-type")
+              "head-to-head cases; TeaFarm conversations; msc-response episodes; judge-benchmark items), "
+              "after --question-ids and --per-type")
 
 
 class BenchConfig(BaseModel):
@@ -148,6 +149,11 @@ class JudgeMetaConfig(_PanelBase):  # type: ignore[misc, valid-type]
     preset: str | None = opt(None, "a strategies/ preset name or a YAML file; options given here override it")
     price: list[str] = opt(list, "USD per million input/output tokens for a model missing from the price table",
                            metavar="MODEL=IN,OUT", repeat=True)
+
+    # The copied fields lose LayerSettings' validators: the same checks (a repeated --base-url
+    # becomes one comma-separated pool) apply here.
+    _base_url = field_validator("base_url", mode="before")(check_base_url)
+    _cache_dir = field_validator("cache_dir")(check_dir)
 
     def panel_settings(self) -> dict[str, Any]:
         """The panel settings that were given (None = not given)."""

@@ -100,6 +100,16 @@ class FairEval(JudgeMetaBenchmark):
         return {"accuracy": [s["metrics"]["accuracy"]["value"] for s in summaries],
                 "Cohen's kappa": [s["metrics"]["kappa"]["value"] for s in summaries]}
 
+    def plot_baselines(self, summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
+        """Accuracy of always answering the most frequent human label (every setting judges the
+        same questions; the first summary's labels are used): what accuracy must beat."""
+        labels = (summaries[0]["metrics"].get("human_labels") or {}) if summaries else {}
+        total = sum(labels.values())
+        if not total:
+            return {}
+        top = max(labels, key=labels.get)
+        return {f"majority-label accuracy (always {NAMES.get(top, top)})": labels[top] / total}
+
     def header_lines(self, summary: dict[str, Any]) -> list[str]:
         return [f"Data: `{summary['data']}` — {summary['n_items']} questions. Assistant 1 = ChatGPT "
                 "(gpt-3.5-turbo), Assistant 2 = Vicuna-13B; human label = the annotators' majority "

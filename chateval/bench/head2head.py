@@ -36,6 +36,7 @@ from ..datasets.locomo import CATEGORIES, _conversation
 from ..datasets.longmemeval import _question
 from ..debate.panel import JudgeResult
 from ..debate.samples import Sample, Verdict
+from ..debate.transcript import turn_records
 from ..errors import ConfigError
 from ..evaluator import Evaluator
 from ..memory.types import Session
@@ -163,8 +164,7 @@ def verdict_record(result: JudgeResult) -> dict[str, Any]:
         "orders": {"original": ({"shown_first": "A"} | (_side_verdict(orders.get("original")) or {"winner": None})),
                    "swapped": ({"shown_first": "B"} | (_side_verdict(orders.get("swapped")) or {"winner": None}))},
         "order_disagreement": result.order_disagreement,
-        "transcript": [{"speaker": t.speaker, "round": t.round, "kind": t.kind, "order": t.order, "text": t.text}
-                       for t in result.transcript],
+        "transcript": turn_records(result.transcript),
     }
 
 

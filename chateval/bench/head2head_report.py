@@ -106,8 +106,10 @@ def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
               f"({_pct(od['rate'])}%, 95% CI {_ci(od)}). First-shown answer won {fs['count']} of {fs['n']} "
               f"order verdicts with a winner ({_pct(fs['rate'])}%; 50% means no position preference).", ""]
     rows: dict[str, list[float | None]] = {}
+    cis: dict[str, tuple[Any, Any]] = {}  # 95% Wilson intervals of A's wins and B's wins, per row
     if summary["n"]:
         rows[f"overall (n={summary['n']})"] = [summary[k]["rate"] for k, _ in OUTCOMES]
+        cis[f"overall (n={summary['n']})"] = (summary["wins"].get("ci95"), summary["losses"].get("ci95"))
     by_type = summary.get("by_type") or {}
     if by_type:
         lines += ["## Per question type", "", "| type | n | win % | tie % | loss % | win 95% CI |",
@@ -116,10 +118,11 @@ def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
             lines.append(f"| {t} | {v['n']} | {_pct(v['wins']['rate'])} | {_pct(v['ties']['rate'])} | "
                          f"{_pct(v['losses']['rate'])} | {_ci(v['wins'])} |")
             rows[f"{t} (n={v['n']})"] = [v[k]["rate"] for k, _ in OUTCOMES]
+            cis[f"{t} (n={v['n']})"] = (v["wins"].get("ci95"), v["losses"].get("ci95"))
         lines.append("")
     if rows:
         plots.stacked_bars(out / "win_tie_loss.png", rows, [f"{a} wins", "tie", f"{b} wins"],
-                           title=f"{a} vs {b}")
+                           title=f"{a} vs {b}", intervals=cis)
         lines += ["![win / tie / loss](win_tie_loss.png)", ""]
     lat, ctx, use = summary["latency"], summary["context_tokens"], summary["usage"]
     lines += ["## Latency, context and cost", "",

@@ -53,6 +53,10 @@ def headline(name: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
         return _per_system(summary, "success rate", lambda e: (
             e.get("success_rate"), e.get("n_units"), e.get("n_failed"),
             _cost(e.get("answer_usage"), e.get("judge_usage"))))
+    if name == "msc-response":
+        return _per_system(summary, "ROUGE-L", lambda e: (
+            ((e.get("metrics") or {}).get("rouge_l") or {}).get("mean"), e.get("n_units"), e.get("n_failed"),
+            _cost(e.get("answer_usage"), e.get("judge_usage"))))
     if name == "head2head" and summary.get("ranking") is not None:
         return [{"system": r["system"], "n": summary.get("n"), "metric": "P(beats average), Bradley–Terry",
                  "value": r["win_prob_vs_average"], "recall_all@5": None, "failed": summary.get("n_failed"),

@@ -146,6 +146,10 @@ class JudgeMetaBenchmark(Benchmark):
     @abstractmethod
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]: ...
 
+    async def judge_item(self, ev: Evaluator, item: Item) -> dict[str, Any]:
+        """One unit of samples.jsonl: by default one debate over the item's sample."""
+        return self.unit_record(item, await ev.judge(item.sample))
+
     @abstractmethod
     def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """The benchmark's agreement metrics over one setting's records."""
@@ -159,6 +163,10 @@ class JudgeMetaBenchmark(Benchmark):
     @abstractmethod
     def plot_series(self, summaries: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
         """Series for comparison plots, one value per summary (e.g. accuracy, kappa)."""
+
+    def plot_baselines(self, summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
+        """Reference values drawn as lines in the comparison plots (e.g. a majority-label baseline)."""
+        return {}
 
     def base_defaults(self, args: JudgeMetaConfig) -> dict[str, Any]:
         return {"task": self.task, "swap": self.swap_default}
@@ -284,8 +292,7 @@ class JudgeMetaBenchmark(Benchmark):
         config = self.run_config(ev, setting, args)
 
         async def unit(item: Item) -> dict[str, Any]:
-            result = await ev.judge(item.sample)
-            return self.unit_record(item, result)
+            return await self.judge_item(ev, item)
 
         with RunDir(path, config, resume=args.resume, overwrite=args.overwrite, key="key") as run:
             try:
@@ -363,6 +370,11 @@ class JudgeMetaBenchmark(Benchmark):
             lines.append("| " + " | ".join(cells) + " |")
         return lines
 
+    def _baseline_note(self, sums: Sequence[dict[str, Any]]) -> list[str]:
+        base = self.plot_baselines(sums)
+        return ["Dashed line" + ("s" if len(base) > 1 else "") + ": " + "; ".join(
+            f"{name} = {value:.3f}" for name, value in base.items()) + ".", ""] if base else []
+
     def _write_report(self, out: Path, summary: dict[str, Any], settings: list[Setting],
                       sweeps: dict[str, list[Setting]]) -> None:
         lines = [f"# {self.title} — chateval report", ""]
@@ -378,8 +390,9 @@ class JudgeMetaBenchmark(Benchmark):
             lines += ["", "Sub-runs: " + ", ".join(f"`{s.name}` → `{out / s.run_dir}`" for s in settings), ""]
             if len(settings) > 1:
                 bars(out / "settings.png", [s.name for s in settings], self.plot_series(sums),
-                     title=f"{self.title}: settings (judge: {sums[0]['judge']})", ylabel=self.plot_ylabel)
-                lines += ["![settings](settings.png)", ""]
+                     title=f"{self.title}: settings (judge: {sums[0]['judge']})", ylabel=self.plot_ylabel,
+                     baselines=self.plot_baselines(sums))
+                lines += ["![settings](settings.png)", ""] + self._baseline_note(sums)
         for dim, pts in sweeps.items():
             sums = [summary["runs"][s.run_dir] for s in pts]
             lines += [f"## Sweep: {dim}", ""]
@@ -390,12 +403,14 @@ class JudgeMetaBenchmark(Benchmark):
             series = self.plot_series(sums)
             png = f"sweep_{dim}.png"
             title = f"{self.title}: {dim} sweep (judge: {sums[0]['judge']})"
+            base = self.plot_baselines(sums)
             if dim in NUMERIC_DIMS:
                 sweep_lines(out / png, [s.value for s in pts], series, title=title, xlabel=dim,
-                            ylabel=self.plot_ylabel, ylim=_ylim(series))
+                            ylabel=self.plot_ylabel, ylim=_ylim(series), baselines=base)
             else:
-                bars(out / png, [str(s.value) for s in pts], series, title=title, ylabel=self.plot_ylabel)
-            lines += ["", f"![sweep {dim}]({png})", ""]
+                bars(out / png, [str(s.value) for s in pts], series, title=title, ylabel=self.plot_ylabel,
+                     baselines=base)
+            lines += ["", f"![sweep {dim}]({png})", ""] + self._baseline_note(sums)
         atomic_write(out / "report.md", "\n".join(lines) + "\n")
 
 

@@ -39,10 +39,11 @@ class JudgeInputs(BaseModel):
     response: str
     question_type: str
     abstention: bool = False
+    rule: str = ""  # a benchmark's own judging rule (TeaFarm's "not fooled"), instead of the type's
 
     @property
     def guidelines(self) -> str:
-        return guidelines_for(self.question_type, self.abstention)
+        return self.rule or guidelines_for(self.question_type, self.abstention)
 
 
 class JudgeOut(BaseModel):

@@ -217,5 +217,9 @@ class LongMemEval(Benchmark):
 
     @staticmethod
     def _base(q: LMEQuestion, method: str) -> dict[str, Any]:
+        # The gold evidence ids ride along so a reader of the run alone (the viewer) can mark them
+        # in a system's ranking and context.
+        gold_s, gold_t = gold_evidence(q)
         return {"question_id": q.question_id, "question_type": q.question_type, "method": method,
-                "abstention": q.is_abstention, "question": q.question, "gold": q.answer}
+                "abstention": q.is_abstention, "question": q.question, "gold": q.answer,
+                "gold_sessions": sorted(gold_s), "gold_turns": sorted(gold_t)}

@@ -8,6 +8,7 @@ from typing import Any
 from ..runs import atomic_write
 from . import plots
 from .retrieval_metrics import KS
+from .stats import wilson
 from .summaries import SMALL_N
 
 
@@ -66,21 +67,7 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
         if agree:
             lines += ["Single-vs-debate judge agreement: " + ", ".join(
                 f"{m} {_pct(a['rate'])}% of {a['n']}" for m, a in agree.items()), ""]
-        plots.grouped_bars(out / "qa_by_type.png", types + ["overall"],
-                           {m: [v["by_type"].get(t, {}).get("accuracy") for t in types] + [v["overall"]]
-                            for m, v in qa_rows.items()},
-                           title=f"{title}: accuracy per question type", ylabel="accuracy")
-        lines += ["![accuracy per type](qa_by_type.png)", ""]
-        eff = {m: (methods[m]["mean_context_tokens"] or 0.0, v["overall"]) for m, v in qa_rows.items()}
-        plots.scatter(out / "accuracy_vs_tokens.png", eff, title="accuracy vs mean context tokens",
-                      xlabel="mean context tokens (~)", ylabel="accuracy", logx=True)
-        costs = {m: (methods[m]["answer_usage"]["cost_usd"], v["overall"]) for m, v in qa_rows.items()
-                 if methods[m]["answer_usage"].get("cost_usd") is not None}
-        lines += ["![accuracy vs context](accuracy_vs_tokens.png)", ""]
-        if costs:
-            plots.scatter(out / "accuracy_vs_cost.png", costs, title="accuracy vs answer cost",
-                          xlabel="answer cost (USD)", ylabel="accuracy")
-            lines += ["![accuracy vs cost](accuracy_vs_cost.png)", ""]
+        lines += _qa_plots(out, title, methods, qa_rows, types)
 
     ret = {m: e["retrieval"] for m, e in methods.items() if e.get("retrieval") and e["retrieval"]["n_evaluable"]}
     if ret:
@@ -103,13 +90,44 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
         if excluded:
             lines += ["Excluded from retrieval metrics: " + ", ".join(f"{k}: {v}" for k, v in excluded.items()), ""]
         plots.line_panels(out / "recall_at_k.png", list(KS),
-                          {f"{lvl} level": {m: [r[lvl].get(f"recall_any@{k}") for k in KS] for m, r in ret.items()}
-                           for lvl in ("session", "turn")},
-                          title="recall_any@k", xlabel="k", ylabel="recall_any")
+                          {f"{lvl} level": {m: {name: [r[lvl].get(f"{name}@{k}") for k in KS]
+                                                for name in ("recall_any", "recall_all")} for m, r in ret.items()}
+                           for lvl in ("session", "turn") if any(r.get(lvl) for r in ret.values())},
+                          title="recall@k (recall_any: some gold item retrieved; recall_all: every one)",
+                          xlabel="k", ylabel="recall")
         lines += ["![recall@k](recall_at_k.png)", ""]
 
     lines += latency_table("method", methods, failed_column=True)
     return finish_report(out, lines, [f for e in methods.values() for f in e["failed"]])
+
+
+def _qa_plots(out: Path, title: str, methods: dict[str, Any], qa_rows: dict[str, Any], types: list[str]) -> list[str]:
+    """Accuracy per type (%, n in the labels, 95% Wilson whiskers), accuracy vs context and vs cost."""
+    lines: list[str] = []
+    cells = {m: [v["by_type"].get(t) for t in types] + [{"n": v["n"], "correct": round(v["overall"] * v["n"])
+                                                          if v["overall"] is not None else None}]
+             for m, v in qa_rows.items()}
+    labels = [plots.n_label(g, [c["n"] for c in col if c]) for g, col in zip(types + ["overall"], zip(*cells.values()))]
+    plots.grouped_bars(out / "qa_by_type.png", labels,
+                       {m: [v["by_type"].get(t, {}).get("accuracy") for t in types] + [v["overall"]]
+                        for m, v in qa_rows.items()},
+                       intervals={m: [wilson(c["correct"], c["n"]) if c and c.get("correct") is not None else None
+                                      for c in col] for m, col in cells.items()},
+                       title=f"{title}: accuracy per question type (95% Wilson intervals)", ylabel="accuracy",
+                       pct=True)
+    lines += ["![accuracy per type](qa_by_type.png)", ""]
+    eff = {m: (methods[m]["mean_context_tokens"], v["overall"]) for m, v in qa_rows.items()}
+    drawn = plots.scatter(out / "accuracy_vs_tokens.png", eff, title="accuracy vs mean context tokens",
+                          xlabel="mean context tokens (~, log scale)", ylabel="accuracy", logx=True, pct=True,
+                          what="mean context size")
+    lines += ["![accuracy vs context](accuracy_vs_tokens.png)", ""] if isinstance(drawn, Path) \
+        else plots.skipped("accuracy_vs_tokens.png", drawn)
+    costs = {m: (methods[m]["answer_usage"].get("cost_usd"), v["overall"]) for m, v in qa_rows.items()}
+    drawn = plots.scatter(out / "accuracy_vs_cost.png", costs, title="accuracy vs answer cost",
+                          xlabel="answer cost (USD)", ylabel="accuracy", pct=True, what="known answer cost")
+    lines += ["![accuracy vs cost](accuracy_vs_cost.png)", ""] if isinstance(drawn, Path) \
+        else plots.skipped("accuracy_vs_cost.png", drawn)
+    return lines
 
 
 def latency_table(first: str, entries: dict[str, dict[str, Any]], *, ingest_note: str = "",

@@ -8,6 +8,7 @@ from typing import Any, AsyncIterator
 
 from ..config import EvalConfig, config_hash, find_preset, load_preset, redact_url
 from ..debate.samples import Sample
+from ..debate.transcript import turn_records
 from ..errors import ConfigError
 from ..evaluator import Evaluator, package_versions
 from ..models.providers import env_secrets
@@ -174,14 +175,16 @@ class MemoryBench:
                 "qdrant": "server" if self.args.qdrant_url else "embedded"}
 
     async def judge(self, *, question: str, gold: str, response: str, question_type: str,
-                    abstention: bool) -> dict[str, Any]:
-        """Judge one answer with the configured judge(s); returns verdicts, agreement and usage."""
+                    abstention: bool, rule: str = "", context: str | None = None) -> dict[str, Any]:
+        """Judge one answer with the configured judge(s); returns verdicts, agreement and usage.
+        ``rule`` replaces the question type's judging instructions (both judges); ``context``
+        is shown to the panel only (the single judge sees question, gold answer and response)."""
         out: dict[str, Any] = {}
         usage = UsageTotals()
         if self.judge_mode in ("single", "both"):
             log = CallLog()
             inputs = JudgeInputs(question=question, gold=gold, response=response, question_type=question_type,
-                                 abstention=abstention)
+                                 abstention=abstention, rule=rule)
             if self.judge_protocol == "official":
                 reply = await OFFICIAL_JUDGE.run(self.judge_layer, inputs, log=log, prompts=self.prompts)
                 out["single"] = {"correct": official_correct(reply), "reason": reply[:200], "protocol": "official"}
@@ -191,8 +194,8 @@ class MemoryBench:
             usage.merge(log.totals())
         if self.judge_mode in ("debate", "both") and self.evaluator is not None:
             result = await self.evaluator.judge(Sample(
-                id="judge", question=question, answer=response, reference=gold,
-                guidelines=guidelines_for(question_type, abstention), meta={"abstention": abstention},
+                id="judge", question=question, answer=response, reference=gold, context=context,
+                guidelines=rule or guidelines_for(question_type, abstention), meta={"abstention": abstention},
             ), "correctness")
             verdict = result.verdict
             out["debate"] = {
@@ -200,6 +203,7 @@ class MemoryBench:
                 "tie": bool(verdict and verdict.tie), "votes": verdict.votes if verdict else {},
                 "status": result.status, "error": result.error,
                 "agents": [a.model_dump() for a in result.agents],
+                "transcript": turn_records(result.transcript),
             }
             usage.merge(result.usage)
         if "single" in out and "debate" in out:

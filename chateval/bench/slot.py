@@ -7,19 +7,23 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
 from ..errors import ModelCallError
 from ..memory import MemorySystem
 from ..memory.types import Session, Turn
 from ..models import CallLog, UsageTotals
+from ..runs import write_json
 from .base import _error_text
 from .setup import MemoryBench
 
 
 class SystemSlot:
-    def __init__(self, bench: MemoryBench, name: str, sessions: list[Session]) -> None:
+    def __init__(self, bench: MemoryBench, name: str, sessions: list[Session], *,
+                 export_to: Path | None = None) -> None:
         self.bench, self.name, self.sessions = bench, name, sessions
+        self.export_to = export_to  # where to save the system's memory after ingest (``export()``), if anything
         self.lock = asyncio.Lock()  # ingest once, then one respond at a time (systems are stateful)
         self.log = CallLog()
         self.system: MemorySystem | None = None
@@ -37,9 +41,13 @@ class SystemSlot:
                 try:
                     self.system = self.bench.new_system(self.name, self.log)
                     await self.system.ingest_all(self.sessions)
+                    memory = self.system.export() if self.export_to is not None else None
                 except Exception as exc:
                     self.failed = f"ingest failed: {_error_text(exc)}"
                     raise ModelCallError(self.failed) from None
+                if memory is not None and self.export_to is not None:
+                    self.export_to.parent.mkdir(parents=True, exist_ok=True)
+                    write_json(self.export_to, memory)
                 latency["ingest_s"] = time.perf_counter() - t0
             recall_before = self.system.stats().recall_s
             t1 = time.perf_counter()
@@ -48,10 +56,42 @@ class SystemSlot:
             recall_s = self.system.stats().recall_s - recall_before
             latency |= {"recall_s": recall_s, "answer_s": total - recall_s}
             return {"answer": resp.answer, "context": resp.context, "context_tokens": resp.context_tokens,
-                    "tokens_approx": resp.tokens_approx, "latency": latency,
-                    "usage": UsageTotals.of(self.log.records[before:]).model_dump()}
+                    "tokens_approx": resp.tokens_approx, "latency": latency, "prompt": resp.prompt,
+                    "usage": UsageTotals.of(self.log.records[before:]).model_dump()} | (
+                        {"trace": resp.trace} if resp.trace else {})
 
     def close(self) -> None:
         if self.system is not None:
             self.bench.release(self.name, self.system)
             self.system = None
+
+
+class SlotPool:
+    """The slots of a run: one per (group, system), built on first use, closed as soon as the
+    last unit that needs it has run (``pending``: the (group, system) of every unit to run)."""
+
+    def __init__(self, bench: MemoryBench, pending: Iterable[tuple[str, str]],
+                 sessions: Callable[[str], list[Session]], export_to: Callable[[str, str], Path] | None = None) -> None:
+        self.bench, self.sessions, self.export_to = bench, sessions, export_to
+        self.left: dict[tuple[str, str], int] = {}
+        for k in pending:
+            self.left[k] = self.left.get(k, 0) + 1
+        self.slots: dict[tuple[str, str], SystemSlot] = {}
+
+    def get(self, group: str, name: str) -> SystemSlot:
+        slot = self.slots.get((group, name))
+        if slot is None:
+            slot = self.slots[(group, name)] = SystemSlot(
+                self.bench, name, self.sessions(group),
+                export_to=self.export_to(group, name) if self.export_to else None)
+        return slot
+
+    def done(self, group: str, name: str) -> None:
+        """One unit of (group, system) finished (well or not): close its slot after the last."""
+        self.left[(group, name)] = self.left.get((group, name), 1) - 1
+        if self.left[(group, name)] <= 0 and (group, name) in self.slots:
+            self.slots[(group, name)].close()
+
+    def close(self) -> None:
+        for s in self.slots.values():
+            s.close()

@@ -123,12 +123,34 @@ def counterfactual_edit(event: str, elsewhere: list[str]) -> tuple[str, str, str
     return re.sub(rf"\b{re.escape(old)}\b", new, event, count=1, flags=re.IGNORECASE), old, new
 
 
+def same_topic(a: str, b: str) -> bool:
+    """Offline stand-in for "b is about what a was about": two shared content words, or one
+    when either event has at most three (short statements such as "I live in Paris")."""
+    wa, wb = set(content_words(a)), set(content_words(b))
+    shared = len(wa & wb)
+    return shared >= 2 or (shared == 1 and min(len(wa), len(wb)) <= 3)
+
+
+def current_events(summaries: list[SessionSummary], speaker: str) -> list[tuple[SessionSummary, SpeakerEvent]]:
+    """The speaker's events in their current state: the summaries are read in time order and an
+    event is dropped when a later session has an event of the same speaker on the same topic
+    (the later one states how things are now). Step 2 only targets events that still hold, so a
+    question never treats as true a fact a later session changed."""
+    ordered = sorted(summaries, key=lambda s: s.date)
+    kept: list[tuple[SessionSummary, SpeakerEvent]] = []
+    for s in ordered:
+        mine = [e for e in s.events if e.speaker == speaker and not e.event.rstrip().endswith("?")]
+        kept = [(t, e) for t, e in kept if not any(same_topic(e.event, n.event) for n in mine)]
+        kept += [(s, e) for e in mine]
+    return kept
+
+
 def offline_counterfactuals(inp: QuestionInputs) -> Counterfactuals:
-    """The asker's own past statements (not questions), spread over the sessions; one detail of
-    each is changed and the asker asks as if the changed version were true. The answer gives the
-    real one. Statements with a word of ``SWAPS`` (or a number) come first; others borrow a word."""
-    own = [(s, e) for s in inp.summaries for e in s.events
-           if e.speaker == inp.asker and len(content_words(e.event)) >= 4 and not e.event.rstrip().endswith("?")]
+    """The asker's own past statements in their current state (``current_events``), spread over
+    the sessions; one detail of each is changed and the asker asks as if the changed version were
+    true. The answer gives the real one. Statements with a word of ``SWAPS`` (or a number) come
+    first; others borrow a word."""
+    own = [(s, e) for s, e in current_events(inp.summaries, inp.asker) if len(content_words(e.event)) >= 4]
     swapped, borrowed = [], []
     for s, e in own:
         elsewhere = [x.event for t in inp.summaries if t.session_id != s.session_id for x in t.events]

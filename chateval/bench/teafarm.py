@@ -13,12 +13,13 @@ For each conversation of a LoCoMo file or a Multi-Session Chat file (auto-detect
 4. each system under test ingests the past sessions (once per conversation), then continues the
    new session: ``respond`` gets the dialogue turns and replies to the question, as the other
    speaker (turn roles: ``<name> (user)`` for the asker, ``<name> (you)`` for the system);
-5. the debate panel (correctness task, ``--judge-preset``) judges the reply with the true answer as
-   reference, the past summaries as context and a rule saying what being fooled means. Correct =
-   not fooled.
+5. the judge checks the reply with the true answer as reference and a rule saying what being
+   fooled means: ``--judge single`` (the paper's setup: one LLM judge; the default), ``debate``
+   (the panel's correctness task, which also sees the past summaries) or ``both`` (single
+   scores, the panel's agreement with it is reported). Correct = not fooled.
 
-The score is the success rate (not fooled / judged) per system, with a 95% Wilson interval; a
-split panel is a tie and is left out of the rate (counted apart). Steps 1-3 are written to
+The score is the paper's success rate: not fooled / all questions, with a 95% Wilson interval.
+A split panel (a tie) is not a pass; ties are also counted in a column of their own. Steps 1-3 are written to
 ``teabag.json`` in the run directory (TeaBag: the summaries, questions, answers and simulated
 sessions) and reused by later runs with ``--questions FILE`` (and by ``--resume``), so systems
 compared in different runs meet the same questions and no generation call is repeated.
@@ -32,11 +33,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import EvalConfig, find_preset, load_preset
+from ..config import find_preset
 from ..datasets.common import DatasetError
-from ..debate.samples import Sample
 from ..errors import ConfigError, ModelCallError
-from ..evaluator import Evaluator
 from ..models import CallLog, ModelLayer, ModelSpec
 from ..progress import RunProgress
 from ..runs import write_json
@@ -46,7 +45,7 @@ from .base import Benchmark, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
 from .report import _cost, _num, _pct, finish_report
 from .selection import select
-from .setup import MemoryBench, resolve_system
+from .setup import MemoryBench, judge_error, resolve_system
 from .slot import SystemSlot
 from .stats import mean_or_none, wilson
 from .summaries import latency_table, run_counts, usage_sum
@@ -63,17 +62,22 @@ JUDGE_RULE = (
 
 
 # --- summary and report -------------------------------------------------------------------------
-def success_table(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Success (not fooled) over judged rows; ties apart. Rate and 95% Wilson interval."""
-    judged = [r for r in rows if r.get("correct") is not None]
-    ok = sum(1 for r in judged if r["correct"])
-    ci = wilson(ok, len(judged))
-    return {"n": len(judged), "not_fooled": ok, "fooled": len(judged) - ok,
-            "ties": sum(1 for r in rows if r.get("correct") is None and (r.get("judge") or {}).get("tie")),
-            "success_rate": ok / len(judged) if judged else None, "ci95": list(ci) if ci else None}
+def success_table(rows: list[dict[str, Any]], judge: str | None = None) -> dict[str, Any]:
+    """The paper's success rate: not fooled / all questions answered (a tied panel is not a pass,
+    and is counted apart too), with its 95% Wilson interval. ``judge``: read that judge's verdict
+    ("single" / "debate") instead of the run's primary one."""
+    def verdict(r: dict[str, Any]) -> dict[str, Any]:
+        return ((r.get("judge") or {}).get(judge) or {}) if judge else r
+
+    ok = sum(1 for r in rows if verdict(r).get("correct") is True)
+    ties = sum(1 for r in rows if verdict(r).get("correct") is None and verdict(r).get("tie"))
+    ci = wilson(ok, len(rows))
+    return {"n": len(rows), "not_fooled": ok, "fooled": len(rows) - ok - ties, "ties": ties,
+            "success_rate": ok / len(rows) if rows else None, "ci95": list(ci) if ci else None}
 
 
-def summarize_teafarm(records: list[dict[str, Any]], *, systems: list[str], offline: bool) -> dict[str, Any]:
+def summarize_teafarm(records: list[dict[str, Any]], *, systems: list[str], offline: bool,
+                      judge: str = "single") -> dict[str, Any]:
     per: dict[str, Any] = {}
     for name in systems:
         rows = [r for r in records if r.get("system") == name or str(r.get("key", "")).endswith(f"::{name}")]
@@ -81,16 +85,21 @@ def summarize_teafarm(records: list[dict[str, Any]], *, systems: list[str], offl
         by_pov: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in ok:
             by_pov[r.get("pov", "?")].append(r)
+        agree = [r["judge"]["agreement"] for r in ok if (r.get("judge") or {}).get("agreement") is not None]
         per[name] = success_table(ok) | {
             "n_units": len(rows), "n_ok": len(ok), "n_failed": len(rows) - len(ok),
             "failed": [{"key": r.get("key"), "error": r.get("error")} for r in rows if r.get("status") != "ok"][:20],
+            "by_judge": {j: success_table(ok, j) for j in ("single", "debate") if judge in (j, "both")},
+            # both: how often the panel (when not split) agrees with the single judge
+            "judge_agreement": {"n": len(agree), "rate": sum(agree) / len(agree)} if agree else None,
             "by_pov": {k: success_table(v) for k, v in sorted(by_pov.items())},
             "mean_context_tokens": mean_or_none(r.get("context_tokens") for r in ok),
             "latency": latency_table(ok),
             "answer_usage": usage_sum(r.get("usage") for r in ok),
             "judge_usage": usage_sum((r.get("judge") or {}).get("usage") for r in ok),
         }
-    return {"systems": per} | run_counts(records, offline=offline, what="questions, answers and/or judgements")
+    return {"systems": per, "judge": judge} | run_counts(records, offline=offline,
+                                                         what="questions, answers and/or judgements")
 
 
 def _ci(t: dict[str, Any]) -> str:
@@ -108,14 +117,22 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
               + (f"reused from `{gen['source']}`" if gen["reused"] else f"generated by {bag.generator_model}")
               + f" ({gen['usage']['calls']} generation calls in this run); saved in `{TEABAG_FILE}`. "
               f"Units: {summary['n_units']} ({summary['n_failed']} failed).", "",
-              "Success = the system was *not fooled* by the false premise (debate panel, correctness task, true "
-              "answer as reference, past summaries as context). Ties (split panels) are left out of the rate.", ""]
-    lines += ["## Success rate", "", "| system | success % | 95% CI (Wilson) % | not fooled / judged | ties | "
+              f"Success = the system was *not fooled* by the false premise; judge: {JUDGE_NAMES[summary['judge']]}, "
+              "with the true answer as reference. Success rate = not fooled / all questions (the paper's "
+              "definition): a tied panel counts as not passed, and ties have their own column.", ""]
+    lines += ["## Success rate", "", "| system | success % | 95% CI (Wilson) % | not fooled / questions | ties | "
               "context tokens (~) | answer cost | judge cost | failed |", "|---|---|---|---|---|---|---|---|---|"]
     for name, e in systems.items():
         lines.append(f"| {name} | {_pct(e['success_rate'])} | {_ci(e)} | {e['not_fooled']} / {e['n']} | {e['ties']} | "
                      f"{_num(e['mean_context_tokens'], '{:.0f}')} | {_cost(e['answer_usage'])} | "
                      f"{_cost(e['judge_usage'])} | {e['n_failed']} |")
+    if summary["judge"] == "both":
+        lines += ["", "Both judges (the single judge's verdict is the headline):", "",
+                  "| system | single success % | debate success % | debate ties | agreement % (n) |", "|---|---|---|---|---|"]
+        for name, e in systems.items():
+            sj, dj, ag = e["by_judge"]["single"], e["by_judge"]["debate"], e["judge_agreement"]
+            lines.append(f"| {name} | {_pct(sj['success_rate'])} | {_pct(dj['success_rate'])} | {dj['ties']} | "
+                         + (f"{_pct(ag['rate'])} ({ag['n']})" if ag else "–") + " |")
     povs = sorted({p for e in systems.values() for p in e["by_pov"]})
     if len(povs) > 1:
         lines += ["", "Per point of view (which speaker asks; the system answers as the other):", "",
@@ -138,32 +155,41 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
 
 
 # --- the benchmark ------------------------------------------------------------------------------
+JUDGE_NAMES = {"single": "a single LLM judge (as in the paper)",
+               "debate": "the debate panel (correctness task, past summaries as context)",
+               "both": "a single LLM judge, with the debate panel run alongside for agreement"}
+
+
 class TeaFarmConfig(MemoryBenchConfig):
     data: str = opt(..., "a LoCoMo file (locomo10.json format) or a Multi-Session Chat file (THEANINE / msc-raw "
                          "columns: first_session_dialogue, ...); the format is detected")
     questions: str | None = opt(None, f"a {TEABAG_FILE} of an earlier run: reuse its summaries, questions and "
-                                      "simulated sessions (conversations missing from it are generated)")
-    per_speaker: int = opt(2, "counterfactual questions per speaker (as the one asking) and conversation", ge=1)
+                                      "simulated sessions (every selected conversation must be in it; a file of another "
+                                      "shape is an error, never regenerated)")
+    per_speaker: int = opt(1, "counterfactual questions per speaker (as the one asking) and conversation; 1 "
+                              "follows TeaBag (two questions per episode, one per speaker)", ge=1)
     generator_model: str | None = opt(None, "model that summarises, writes questions and simulates sessions; "
                                             "unset: the answer model")
-    # TeaFarm is always judged by the debate panel: the single/debate choice does not apply.
-    judge: Literal["single", "debate", "both"] | None = opt(None, hidden=True)  # type: ignore[assignment]
+    judge: Literal["single", "debate", "both"] = opt(
+        "single", "single: one LLM judge, as in the paper; debate: the panel's correctness task (also sees the "
+        "past summaries); both: single scores, the panel's agreement is reported")
 
 
 @benchmark("teafarm")
 class TeaFarm(Benchmark):
     description = ("TeaFarm (THEANINE): counterfactual questions about the past in a simulated new session; "
-                   "success rate = not fooled, judged by the debate panel")
+                   "success rate = not fooled / all questions (single judge, the panel, or both)")
 
     config_model = TeaFarmConfig
 
     async def run(self, args: TeaFarmConfig, progress: RunProgress | None) -> dict[str, Any]:
-        if args.judge is not None:
-            raise ConfigError("--judge does not apply to teafarm: the debate panel always judges "
-                              "(choose it with --judge-preset and --judge-model)")
+        if args.judge_protocol != "chateval":
+            raise ConfigError(f"--judge-protocol {args.judge_protocol}: LongMemEval's scoring does not apply to "
+                              "teafarm (its judge rule is TeaFarm's 'not fooled')")
         for spec in args.systems:
             resolve_system(spec)  # unknown names fail before the data is read
-        preset = load_preset(find_preset(args.judge_preset))
+        if args.judge in ("debate", "both"):
+            find_preset(args.judge_preset)  # an unknown preset fails before the data is read
         data_format, convs = load_conversations(args.data)
         convs = select(convs, args, key=lambda c: c.id, what="conversation")
         if len({c.id for c in convs}) != len(convs):
@@ -179,21 +205,16 @@ class TeaFarm(Benchmark):
         bag_path = Path(args.out) / TEABAG_FILE
         if reused is None and args.resume and bag_path.exists():
             reused = TeaBag.load(bag_path)
-        bench = MemoryBench(args, need_judges=False)
+        bench = MemoryBench(args)
         systems = bench.systems
         if progress:
             progress.totals = bench.answer_layer.totals
         gen_spec = args.generator_model or args.answer_model
         gen_layer = (bench.answer_layer if gen_spec == args.answer_model
                      else bench.answer_layer.derive(ModelSpec.parse(gen_spec, args.base_url)))
-        judge_spec = args.judge_model or args.answer_model
-        evaluator = Evaluator(EvalConfig.merged(preset, {"task": "correctness", "model": judge_spec,
-                                                         "structured": args.structured}),
-                              layer=bench.judge_layer)
         config = bench.config({"benchmark": "teafarm", "data": str(args.data), "data_format": data_format,
                                "per_speaker": args.per_speaker, "generator_model": gen_layer.label,
-                               "questions": str(args.questions) if args.questions else None,
-                               "judge": "debate-correctness", "judge_panel": evaluator.run_config()["judging"]})
+                               "questions": str(args.questions) if args.questions else None})
         with open_run(args, config) as run:  # --overwrite moves an earlier teabag.json aside with the run
             gen_log = CallLog()
             bag, generated, gen_failed = await self._teabag(convs, reused, gen_layer, args, data_format, gen_log)
@@ -213,7 +234,7 @@ class TeaFarm(Benchmark):
                 if slot is None:
                     slot = slots[(tc.id, name)] = SystemSlot(bench, name, by_conv[tc.id].sessions)
                 try:
-                    return await self._unit(evaluator, slot, tc, q, name)
+                    return await self._unit(bench, slot, tc, q, name)
                 finally:
                     remaining[(tc.id, name)] -= 1
                     if remaining[(tc.id, name)] <= 0:
@@ -224,7 +245,7 @@ class TeaFarm(Benchmark):
             finally:
                 for s in slots.values():
                     s.close()
-            summary = summarize_teafarm(records, systems=systems, offline=config["offline"])
+            summary = summarize_teafarm(records, systems=systems, offline=config["offline"], judge=args.judge)
             summary |= {
                 "benchmark": "teafarm", "data": str(args.data), "data_format": data_format,
                 "n_conversations": len(bag.conversations),
@@ -270,24 +291,22 @@ class TeaFarm(Benchmark):
                      conversations=[have.get(c.id) or made[c.id] for c in convs if c.id in have or c.id in made])
         return bag, list(made), failed
 
-    async def _unit(self, evaluator: Evaluator, slot: SystemSlot, tc: TeaConversation, q: TeaQuestion,
+    async def _unit(self, bench: MemoryBench, slot: SystemSlot, tc: TeaConversation, q: TeaQuestion,
                     name: str) -> dict[str, Any]:
         got = await slot.respond(q.dialogue(), q.date)
         answered = {"response": got.pop("answer"), **got}
         t0 = time.perf_counter()
-        result = await evaluator.judge(Sample(
-            id=f"{tc.id}::{q.id}", question=q.question, answer=answered["response"], reference=q.answer,
-            context=summaries_text(tc.summaries), guidelines=JUDGE_RULE, meta={"counterfactual": True}),
-            "correctness")
-        verdict = result.verdict
-        correct = None if verdict is None else verdict.correct
-        pov = f"speaker_{tc.speakers.index(q.asker) + 1}" if q.asker in tc.speakers else "?"
+        verdict = await bench.judge(question=q.question, gold=q.answer, response=answered["response"],
+                                    question_type="teafarm", abstention=False, rule=JUDGE_RULE,
+                                    context=summaries_text(tc.summaries))
         answered["latency"]["judge_s"] = time.perf_counter() - t0
+        correct = verdict["correct"]
+        # The primary judge's tie: only the panel can split (single scores when both run).
+        tie = bench.judge_mode == "debate" and bool(verdict["debate"]["tie"])
+        pov = f"speaker_{tc.speakers.index(q.asker) + 1}" if q.asker in tc.speakers else "?"
+        error = judge_error(verdict)
         return {
             "conversation": tc.id, "question_id": q.id, "system": name, "asker": q.asker, "listener": q.listener,
             "pov": pov, "question": q.question, "true_answer": q.answer, **answered,
-            "judge": {"correct": correct, "tie": bool(verdict and verdict.tie),
-                      "votes": verdict.votes if verdict else {}, "status": result.status, "error": result.error,
-                      "agents": [a.model_dump() for a in result.agents], "usage": result.usage.model_dump()},
-            "correct": correct, "fooled": None if correct is None else not correct,
-        } | ({} if result.status == "ok" else {"status": "failed", "error": f"judge: {result.error or 'failed'}"})
+            "judge": verdict, "correct": correct, "tie": tie, "fooled": None if correct is None else not correct,
+        } | ({} if error is None else {"status": "failed", "error": error})

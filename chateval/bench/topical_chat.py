@@ -27,16 +27,17 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata as md
+import time
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
 from ..config import config_hash
 from ..datasets.common import DatasetError
-from ..datasets.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, OTHER_SCORES, SCALES, SHORT, UNIEVAL,
-                                       USR, TCRow, load_topical_chat)
+from ..datasets.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, OTHER_SCORES, SCALES, SHORT, UNIEVAL, USR,
+                                       TCRow, load_topical_chat)
 from ..debate.panel import JudgeResult
-from ..debate.samples import Sample
 from ..errors import ConfigError
+from ..evaluator import Evaluator
 from ..progress import RunProgress
 from ..runs import RunDir, atomic_write
 from .agreement import correlations
@@ -46,17 +47,8 @@ from .config import JudgeMetaConfig
 from .data_paths import resolve_data
 from .judge_meta import Item, JudgeMetaBenchmark
 from .meta_plots import bars, fmt
+from .topical_samples import build_aspect_sample, build_sample, merge_aspect_results
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
-
-DEFINITIONS = {
-    "naturalness": "does the response read like something a person would naturally say at this point?",
-    "coherence": "does it follow on from the conversation so far — on topic, consistent, a sensible next turn?",
-    "engagingness": "is it interesting, does it add something and make the other speaker want to go on?",
-    "groundedness": "does it make use of the knowledge fact, and use it correctly? Ignoring the fact scores low.",
-    "understandability": "can it be understood on its own terms?",
-    "overall": "its overall quality as the next turn of this conversation.",
-}
-
 
 def assign_references(rows: list[TCRow], gt_reference: str = "exclude") -> None:
     """reference = the context's Original Ground Truth response; for that row itself, None
@@ -70,23 +62,6 @@ def assign_references(rows: list[TCRow], gt_reference: str = "exclude") -> None:
             r.reference = sys.get(NEW_HUMAN) if gt_reference == "new-human" else None
         else:
             r.reference = sys.get(GROUND_TRUTH)
-
-
-def build_sample(row: TCRow, aspects: Sequence[str]) -> Sample:
-    turns = row.history or ["(the conversation starts here)"]
-    n = len(turns)
-
-    def who(i: int) -> str:  # the last turn is Speaker A's; the response is Speaker B's next turn
-        return "Speaker A" if (n - 1 - i) % 2 == 0 else "Speaker B"
-
-    earlier = "\n".join(f"{who(i)}: {t}" for i, t in enumerate(turns[:-1])) or "(no earlier turns)"
-    context = (f"Knowledge fact available to Speaker B, who gives the response:\n{row.fact}\n\n"
-               f"Conversation so far:\n{earlier}")
-    guidelines = ("The response to rate is Speaker B's next turn in this conversation. Rate each aspect "
-                  "from 1 to 10:\n" + "\n".join(f"- {a}: {DEFINITIONS.get(a, a)}" for a in aspects))
-    return Sample(id=row.key, question=f"Speaker A: {turns[-1]}", answer=row.response, context=context,
-                  aspects=list(aspects), guidelines=guidelines,
-                  meta={"context_index": row.context_index, "system": row.system})
 
 
 def aspect_correlations(pred: Sequence[float | None], human: Sequence[float | None], what: str) -> dict[str, Any]:
@@ -108,6 +83,9 @@ def correlation_block(scores: Sequence[dict[str, float | None]], humans: Sequenc
 
 
 class TopicalChatConfig(JudgeMetaConfig):
+    aspect_mode: Literal["per-aspect", "joint"] = opt(
+        "per-aspect", "per-aspect: one debate per aspect on its USR scale (1-3; groundedness 0-1), as ChatEval's "
+                      "code does; joint: all aspects rated 1-10 in one debate")
     baselines: list[str] | None = opt(None, f"non-LLM baselines to compute (default all: {','.join(ALL_METRICS)}; "
                                             "'' for none)")
     baselines_only: bool = opt(False, "compute the baselines only, no judge")
@@ -143,6 +121,7 @@ class TopicalChat(JudgeMetaBenchmark):
         self.baselines = self._baseline_names(args)
         if args.baselines_only and not self.baselines:
             raise ConfigError("--baselines-only with no --baselines: nothing to do")
+        self.aspect_mode = args.aspect_mode
         return [Item(key=r.key, sample=build_sample(r, self.aspects), meta={"row": r}) for r in self.rows]
 
     @staticmethod
@@ -165,12 +144,23 @@ class TopicalChat(JudgeMetaBenchmark):
         return {"task": "score", "aspects": self.aspects}
 
     def data_config(self, args: TopicalChatConfig) -> dict[str, Any]:
-        return {"aspects_shown": self.aspects}
+        return {"aspects_shown": self.aspects, "aspect_mode": args.aspect_mode}
 
     def extra_dirs(self, args: TopicalChatConfig) -> list[str]:
         return ["baselines"] if self.baselines else []
 
     # -- judge units --
+    async def judge_item(self, ev: Evaluator, item: Item) -> dict[str, Any]:
+        if self.aspect_mode == "joint":
+            return await super().judge_item(ev, item)
+        row: TCRow = item.meta["row"]
+        start = time.perf_counter()
+        results = await asyncio.gather(*(ev.judge(build_aspect_sample(row, a)) for a in self.aspects))
+        per_aspect = dict(zip(self.aspects, results))
+        record = self.unit_record(item, merge_aspect_results(item.key, per_aspect, time.perf_counter() - start))
+        # Each aspect's debate in full (transcripts, verdicts, usage), for reading runs.
+        return record | {"per_aspect": {a: r.model_dump(mode="json") for a, r in per_aspect.items()}}
+
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]:
         row: TCRow = item.meta["row"]
         rec = result.model_dump(mode="json")
@@ -199,8 +189,9 @@ class TopicalChat(JudgeMetaBenchmark):
     # -- baselines --
     async def before_settings(self, args: TopicalChatConfig, items: list[Item], out: Path,
                               progress: RunProgress | None) -> dict[str, Any]:
+        protocol = {"aspect_mode": args.aspect_mode}
         if not self.baselines:
-            return {}
+            return protocol
         rows = [it.meta["row"] for it in items]
         path = out / "baselines"
         versions = {}
@@ -238,7 +229,7 @@ class TopicalChat(JudgeMetaBenchmark):
             summary = self._baseline_summary(records, note, config)
             run.write_summary(summary)
             self._baseline_report(path, summary)
-        return {"baselines": summary, "n_baseline_units": len(rows), "gt_reference": args.gt_reference}
+        return protocol | {"baselines": summary, "n_baseline_units": len(rows), "gt_reference": args.gt_reference}
 
     def _baseline_summary(self, records: list[dict[str, Any]], note: str | None,
                           config: dict[str, Any]) -> dict[str, Any]:
@@ -288,9 +279,13 @@ class TopicalChat(JudgeMetaBenchmark):
 
     def header_lines(self, summary: dict[str, Any]) -> list[str]:
         scales = ", ".join(f"{a} {SCALES.get(a, '?')}" for a in self.aspects)
+        protocol = ("**per-aspect**: one debate per aspect and response, with that aspect's criterion, rated on "
+                    "its USR scale (as above)" if summary.get("aspect_mode", "per-aspect") == "per-aspect" else
+                    "**joint**: one debate per response rating every aspect from 1 to 10")
         return [f"Data: `{summary['data']}` — {summary['n_items']} responses. Human score = mean of 3 annotators "
                 f"({scales}). ρ = Spearman, τ = Kendall tau-b (scipy), **turn-level, pooled over all rows** "
-                "(one correlation per aspect, no per-context grouping). avg = mean over the aspects.", ""]
+                "(one correlation per aspect, no per-context grouping). avg = mean over the aspects.", "",
+                f"Judge protocol: {protocol}.", ""]
 
     def extra_sections(self, out: Path, summary: dict[str, Any]) -> list[str]:
         rows: list[tuple[str, str, dict[str, Any]]] = []

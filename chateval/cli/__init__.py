@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 
 from ..errors import ChatevalError
-from . import bench, evaluate, listing, memory
+from . import bench, evaluate, listing, memory, view
 
 EPILOG = evaluate.EXIT_CODES
 
@@ -25,11 +25,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     listing.add_parsers(sub)
     memory.add_parser(sub)
     bench.add_parser(sub, with_benchmarks=argv is None or "bench" in argv)
+    view.add_parser(sub)
     return parser
 
 
 COMMANDS = {"evaluate": evaluate.run, "personas": listing.personas, "strategies": listing.strategies,
-            "memory": memory.run, "bench": bench.run}
+            "memory": memory.run, "bench": bench.run, "view": view.run}
 
 
 def _quiet_library_logs() -> None:

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     headline_table(summary.get("headline") or [], console)
     failed = summary.get("n_failed", 0)
     console.print(f"{args.benchmark}: {summary.get('n_units', '?')} units, {failed} failed; "
-                  f"results in {cfg.out}/ (summary.json, report.md)")
+                  f"results in {cfg.out}/ (summary.json, report.md); samples and debates: chateval view {cfg.out}")
     return 1 if failed else 0
 
 

@@ -89,7 +89,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     for bad in summary.get("invalid_lines", []):
         console.print(f"[red]skipped[/red] {bad['error']}")
     summary_table(summary, console)
-    console.print(f"results in {args.out}/ (config.json, samples.jsonl, summary.json)")
+    console.print(f"results in {args.out}/ (config.json, samples.jsonl, summary.json, report.md); "
+                  f"read the debates: chateval view {args.out}")
     return 1 if summary["n_failed"] else 0
 
 

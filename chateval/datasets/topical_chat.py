@@ -18,6 +18,8 @@ USR_FIELDS = {"naturalness": "Natural", "coherence": "Maintains Context", "engag
               "groundedness": "Uses Knowledge", "understandability": "Understandable", "overall": "Overall"}
 SCALES = {"naturalness": "1-3", "coherence": "1-3", "engagingness": "1-3", "groundedness": "0-1",
           "understandability": "0-1", "overall": "1-5"}
+# The same scales as (lowest, highest) integers, for judges asked to rate on them.
+SCALE_RANGES: dict[str, tuple[int, int]] = {a: (int(v.split("-")[0]), int(v.split("-")[1])) for a, v in SCALES.items()}
 GROUND_TRUTH = "Original Ground Truth"
 NEW_HUMAN = "New Human Generated"
 SHORT = {"naturalness": "nat", "coherence": "coh", "engagingness": "eng", "groundedness": "gro",

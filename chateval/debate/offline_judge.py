@@ -87,11 +87,18 @@ def pairwise_scores(inp: DebateTurnInputs) -> tuple[int, int]:
     )
 
 
+def on_scale(score: int, scale: tuple[int, int] | None) -> int:
+    """A 1-10 heuristic score mapped linearly onto the sample's scale (e.g. USR's 1-3, 0-1)."""
+    low, high = scale or (1, 10)
+    return low + int(round((score - 1) * (high - low) / 9))
+
+
 def aspect_scores(inp: DebateTurnInputs) -> dict[str, int]:
     s, others = inp.sample, _heard_personas(inp)
     names = s.aspects or ["Score"]
     return {
-        a: _persuaded(quality(s.answer, s, inp.persona, a), [quality(s.answer, s, p, a) for p in others])
+        a: on_scale(_persuaded(quality(s.answer, s, inp.persona, a), [quality(s.answer, s, p, a) for p in others]),
+                    s.scale)
         for a in names
     }
 

@@ -18,7 +18,7 @@ from . import offline_judge  # noqa: F401  (registers the offline model's debate
 from .aggregate import Method, aggregate, combine_swapped, unswap
 from .debaters import MODERATOR, SUMMARIZER, Debater
 from .offline_judge import SummaryInputs
-from .parsing import VerdictParseError
+from .parsing import DEFAULT_SCALE, VerdictParseError
 from .personas import Persona, agent_names
 from .samples import AgentVerdict, Sample, TaskName, Verdict
 from .strategies import STRATEGIES, Strategy
@@ -27,6 +27,9 @@ from .tasks import TaskFormat, get_task
 from .transcript import TranscriptTurn
 
 Order = Literal["original", "swapped"]
+
+
+INPUT_FIELDS = {"question", "answer", "answer_1", "answer_2", "reference", "context", "meta"}
 
 
 class JudgeResult(BaseModel):
@@ -45,6 +48,9 @@ class JudgeResult(BaseModel):
     error: str | None = None
     label: Any = None
     model: str = ""
+    # What was judged (question, answers, reference, context), so a run directory can be read
+    # on its own: the viewer shows it next to the debate without the input file.
+    inputs: dict[str, Any] = Field(default_factory=dict)
 
 
 class DebateRun:
@@ -75,7 +81,7 @@ class DebateRun:
                 turns=panel.turns,
                 panel=roster,
                 structured=panel.structured_for(persona),
-                response_schema=panel.task.schema,
+                response_schema=panel.task.schema_for(sample),
             )
             for name, persona in zip(names, panel.personas)
         ]
@@ -216,10 +222,15 @@ class Panel:
             "question": sample.question, "answer": sample.answer, "answer_1": sample.answer_1,
             "answer_2": sample.answer_2, "reference": sample.reference, "context": sample.context,
             "aspects": sample.aspects or [], "guidelines": sample.guidelines,
-        }
+        } | self._scale_vars(sample)
+
+    @staticmethod
+    def _scale_vars(sample: Sample) -> dict[str, int]:
+        low, high = sample.scale or DEFAULT_SCALE
+        return {"scale_min": low, "scale_max": high}
 
     def verdict_vars(self, sample: Sample, structured: bool) -> dict[str, Any]:
-        return {"task": self.task.name, "aspects": sample.aspects or [], "structured": structured}
+        return {"task": self.task.name, "aspects": sample.aspects or [], "structured": structured} | self._scale_vars(sample)
 
     def templates(self) -> list[str]:
         names = self.task.templates + ["round.j2", "reask.j2", "_panel.j2", "_data_blocks.j2"]
@@ -244,7 +255,8 @@ class Panel:
         if missing:
             raise ConfigError(f"sample '{sample.id}': the {self.task.name} task needs {', '.join(missing)}")
         t0 = time.perf_counter()
-        result = JudgeResult(id=sample.id, task=self.task.name, label=sample.label, model=self.layer.label)  # type: ignore[arg-type]
+        result = JudgeResult(id=sample.id, task=self.task.name, label=sample.label, model=self.layer.label,  # type: ignore[arg-type]
+                             inputs=sample.model_dump(include=INPUT_FIELDS, exclude_none=True))
         runs: list[DebateRun] = []
         try:
             run, verdicts = await self._debate(sample, "original")

@@ -8,9 +8,10 @@ that yields no valid verdict raises ``VerdictParseError``; it is never turned in
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from ..models import parse_json_reply
 
@@ -38,6 +39,22 @@ class ScoreOut(BaseModel):
     scores: dict[str, Annotated[float, Field(json_schema_extra=_RANGE)]] = Field(default_factory=dict)
 
 
+Scale = tuple[int, int]
+DEFAULT_SCALE: Scale = (1, 10)
+
+
+@lru_cache(maxsize=None)
+def score_schema(scale: Scale = DEFAULT_SCALE) -> type[ScoreOut]:
+    """The score verdict's schema for a rating scale other than 1-10 (e.g. USR's 1-3 and 0-1),
+    so guided decoding on the server keeps to the scale the prompt asks for. One class per
+    scale: backends cache JSON schemas by class."""
+    if scale == DEFAULT_SCALE:
+        return ScoreOut
+    bounds = {"minimum": scale[0], "maximum": scale[1]}
+    return create_model(f"ScoreOut_{scale[0]}_{scale[1]}", __base__=ScoreOut,
+                        scores=(dict[str, Annotated[float, Field(json_schema_extra=bounds)]], Field(default_factory=dict)))
+
+
 class CorrectnessOut(BaseModel):
     reasoning: str = ""
     verdict: Literal["correct", "incorrect"]
@@ -59,9 +76,9 @@ def _tail(text: str, extra: int = 0) -> list[str]:
     return own_lines(text)[-(TAIL_LINES + extra) :]
 
 
-def _check_range(name: str, value: float) -> float:
-    if not 1 <= value <= 10:
-        raise VerdictParseError(f"{name} score {value:g} is outside 1-10")
+def _check_range(name: str, value: float, scale: Scale = DEFAULT_SCALE) -> float:
+    if not scale[0] <= value <= scale[1]:
+        raise VerdictParseError(f"{name} score {value:g} is outside {scale[0]}-{scale[1]}")
     return value
 
 
@@ -102,7 +119,7 @@ def parse_pairwise(text: str) -> tuple[float, float]:
     return scores[0], scores[1]
 
 
-def parse_scores(text: str, aspects: list[str] | None) -> dict[str, float]:
+def parse_scores(text: str, aspects: list[str] | None, scale: Scale = DEFAULT_SCALE) -> dict[str, float]:
     names = aspects or ["Score"]
     out = _json(text, ScoreOut)
     if isinstance(out, ScoreOut):
@@ -110,14 +127,14 @@ def parse_scores(text: str, aspects: list[str] | None) -> dict[str, float]:
         missing = [a for a in names if a.lower() not in lowered]
         if missing:
             raise VerdictParseError(f"JSON verdict lacks scores for: {', '.join(missing)}")
-        return {_key(a): _check_range(a, lowered[a.lower()]) for a in names}
+        return {_key(a): _check_range(a, lowered[a.lower()], scale) for a in names}
     lines = _tail(text, extra=len(names))
     result: dict[str, float] = {}
     for a in names:
         m = _last_match(rf"(?:^|[^a-z]){re.escape(a)}\s*\**\s*[:=]\s*\**\s*{_NUM}", lines)
         if not m:
             raise VerdictParseError(f"no '{a}: N' line at the end of the reply")
-        result[_key(a)] = _check_range(a, float(m.group(1)))
+        result[_key(a)] = _check_range(a, float(m.group(1)), scale)
     return result
 
 

@@ -44,12 +44,22 @@ class Sample(BaseModel):
     label: Any = None
     aspects: list[str] | None = None
     guidelines: str | None = None  # extra judging instructions, e.g. per benchmark question type
+    # score task: the rating scale (lowest, highest); None = 1-10. Topical-Chat's per-aspect
+    # protocol rates each aspect on its USR scale (1-3, or 0-1 for groundedness).
+    scale: tuple[int, int] | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("context", mode="before")
     @classmethod
     def _ctx(cls, v: Any) -> Any:
         return context_text(v)
+
+    @field_validator("scale")
+    @classmethod
+    def _scale(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        if v is not None and not v[0] < v[1]:
+            raise ValueError(f"scale {v[0]}-{v[1]}: the lowest score must be below the highest")
+        return v
 
     def swapped(self) -> "Sample":
         return self.model_copy(update={"answer_1": self.answer_2, "answer_2": self.answer_1})

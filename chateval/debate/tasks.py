@@ -7,7 +7,8 @@ from pydantic import BaseModel
 from ..errors import ConfigError
 from ..registry import Registry
 from .aggregate import Method, winner_of
-from .parsing import CorrectnessOut, PairwiseOut, ScoreOut, parse_correctness, parse_pairwise, parse_scores
+from .parsing import (DEFAULT_SCALE, CorrectnessOut, PairwiseOut, ScoreOut, parse_correctness, parse_pairwise,
+                      parse_scores, score_schema)
 from .samples import AgentVerdict, Sample
 
 
@@ -26,6 +27,10 @@ class TaskFormat:
     @property
     def templates(self) -> list[str]:
         return [self.system_template, f"{self.name}_verdict.j2"]
+
+    def schema_for(self, sample: Sample) -> type[BaseModel]:
+        """The verdict schema sent to the server for this sample."""
+        return self.schema
 
     def missing(self, sample: Sample) -> list[str]:
         # Empty strings are allowed here (an assistant may say nothing); files reject them earlier.
@@ -70,8 +75,11 @@ class Score(TaskFormat):
     aggregates = ("mean",)
     default_aggregate = "mean"
 
+    def schema_for(self, sample):
+        return score_schema(sample.scale or DEFAULT_SCALE)
+
     def read(self, text, sample, verdict):
-        verdict.scores = parse_scores(text, sample.aspects)
+        verdict.scores = parse_scores(text, sample.aspects, sample.scale or DEFAULT_SCALE)
 
 
 @TASKS.register("correctness")

@@ -33,3 +33,9 @@ class TranscriptTurn(BaseModel):
             cached=bool(calls) and all(c.cached for c in calls),
             latency_s=sum(c.latency_s for c in calls),
         )
+
+
+def turn_records(turns: Sequence[TranscriptTurn]) -> list[dict[str, object]]:
+    """The turns as a benchmark records them: who said what, when; usage is counted elsewhere.
+    Kept in samples.jsonl so the viewer can show a judge's debate from the run directory alone."""
+    return [{"speaker": t.speaker, "round": t.round, "kind": t.kind, "order": t.order, "text": t.text} for t in turns]

@@ -136,19 +136,30 @@ class MemorySystem(ABC):
         before = len(self.log.records)
         items = await self.recall(question, now) if self.supports_recall else []
         context = await self.context(question, now, items)
-        answer = await ANSWER.run(
-            self.layer,
+        answer, prompt = await self.generate(
             AnswerInputs(question=question, dialogue=dialogue, context=context, now=now,
-                         memories=[i.text for i in items] or context.splitlines(), style=self.answer_style),
-            log=self.log, prompts=self.prompts,
-        )
+                         memories=[i.text for i in items] or context.splitlines(), style=self.answer_style))
         self._stats.respond_s += time.perf_counter() - t0
         from ..models import UsageTotals
 
         return Response(
             answer=answer, context=context, context_tokens=approx_tokens(context), recalled=items,
             usage=UsageTotals.of(self.log.records[before:]), latency_s=time.perf_counter() - t0,
+            prompt=prompt, trace=self.trace(),
         )
+
+    async def generate(self, inputs: AnswerInputs) -> tuple[str, str]:
+        """The reply and the name of the step that wrote it (the shared answer step; a system
+        with its own response step overrides this)."""
+        return await ANSWER.run(self.layer, inputs, log=self.log, prompts=self.prompts), ANSWER.name
+
+    def trace(self) -> dict[str, Any]:
+        """What the latest respond() used beyond its context string, for run records."""
+        return {}
+
+    def export(self) -> dict[str, Any] | None:
+        """The system's memory as JSON for inspection after a benchmark case (None: nothing to save)."""
+        return None
 
     def reset(self) -> None:
         self._sessions.clear()

@@ -24,7 +24,14 @@ human-like memory recall and consolidation in LLM-based agents")
     p_n(t) = (1 - exp(-r * exp(-t / g_n))) / (1 - exp(-1))
     r: relevance (cosine); t: time since the previous recall; g_0 = 1 and on each recall
     g_n = g_{n-1} + S(t), S(t) = (1 - exp(-t)) / (1 + exp(-t)) (= tanh(t/2)); a memory is
-    recalled when p > k = 0.86. With t in units of 1e7 s the paper's Table 1 is reproduced.
+    recalled when p > k = 0.86. With t in units of 1e7 s the paper's Table 1 is reproduced
+    within 0.001 (``hou_time_unit`` shows that no unit reproduces all four rows to the printed
+    three decimals).
+
+Hou et al., released code (tamoharu/Agent-Memory-CHI24, memory/utils/memory_model.py, core.py)
+    The same two formulas, but t is a message counter (ids of stored messages), not seconds;
+    each candidate (cosine >= 0.8) is consolidated with S(t) *before* its p is computed; no
+    p > k test: the single most probable candidate is recalled and put in the prompt.
 """
 
 from __future__ import annotations
@@ -120,6 +127,18 @@ def hou_consolidation_step(t: float) -> float:
 def hou_consolidate(g: float, t: float) -> float:
     """g_n = g_{n-1} + S(t), t: time since the previous recall."""
     return g + hou_consolidation_step(t)
+
+
+def hou_time_unit(r: float, t: float, g: float, p: float) -> float | None:
+    """The time unit u for which p(r, t/u, g) = p exactly (closed form; t in the caller's unit,
+    e.g. seconds). None when no elapsed time gives p: p at or above its t = 0 value, or p <= 0."""
+    inner = 1.0 - p * _HOU_NORM
+    if not 0.0 < inner < 1.0 or r <= 0:
+        return None
+    decay = -math.log(inner) / r  # = exp(-x), x = t / (g u)
+    if not 0.0 < decay < 1.0:
+        return None
+    return t / (g * -math.log(decay))
 
 
 def hou_min_relevance(k: float = HOU_THRESHOLD) -> float:

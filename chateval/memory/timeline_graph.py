@@ -7,15 +7,18 @@ plain similarity edges of the ``relation_aware=False`` ablation).
 - ``linking_targets``: Phase I-2's rule. Given the new memory's associative memories that the
   model related to it, link it to the most recent related memory of each weakly connected
   component (so one edge per component, never to an older memory of a chain it already joins).
+  The paper computes it on G_t, the graph before the current session: call it for every new
+  memory of a session before linking any of them.
 - ``count_timelines`` / ``enumerate_timelines`` / ``sample_timelines``: Phase II-1's raw
-  timelines. In the component of a retrieved memory m, start at the oldest memory from which m
-  can be reached and follow directed edges through m to a memory with no outgoing edge. Paths
-  are counted by dynamic programming (never listed to count them); up to a cap they are listed
-  and sampled, beyond it they are drawn uniformly by count-weighted walks, so a query costs
-  O(component) however many paths there are.
+  timelines. Start at the oldest memory of the retrieved memory m's component (the paper; if it
+  cannot reach m along edges, at the oldest memory that can) and follow directed edges through m
+  to a memory with no outgoing edge. Paths are counted by dynamic programming (never listed to
+  count them); up to a cap they are listed and sampled, beyond it they are drawn uniformly by
+  count-weighted walks, so a query costs O(component) however many paths there are.
 
-Components only ever merge (memories are never deleted), so a union-find keeps them current in
-near-constant time per link. Times are compared in UTC; ties by insertion order.
+Components only ever merge (memories are never deleted), so a union-find keeps them (and each
+one's oldest memory) current in near-constant time per link. Times are compared in UTC; ties by
+insertion order.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class TimelineGraph:
     def __init__(self) -> None:
         self.g = nx.DiGraph()
         self._parent: dict[str, str] = {}  # union-find over weakly connected components
+        self._oldest: dict[str, str] = {}  # component root -> its oldest memory
         self._next = 0  # insertion order, the tie-break between memories of the same time
         self.meta: dict[str, Any] = {}  # saved with the graph (e.g. the ingested sessions)
 
@@ -58,12 +62,14 @@ class TimelineGraph:
                         source=source, order=self._next, **extra)
         self._next += 1
         self._parent[mid] = mid
+        self._oldest[mid] = mid
 
-    def link(self, old: str, new: str, relation: str | None, *, kind: str = "relation") -> None:
-        """An edge old -> new. Edges must go forward in time (older or same time, earlier order)."""
+    def link(self, old: str, new: str, relation: str | None, *, kind: str = "relation", **extra: Any) -> None:
+        """An edge old -> new. Edges must go forward in time (older or same time, earlier order).
+        ``extra``: more edge attributes (e.g. the model's explanation of the relation)."""
         if self.key(old) >= self.key(new):
             raise ValueError(f"edge {old} -> {new} would point back in time")
-        self.g.add_edge(old, new, relation=relation, kind=kind)
+        self.g.add_edge(old, new, relation=relation, kind=kind, **extra)
         self._union(old, new)
 
     def key(self, mid: str) -> tuple[datetime, int]:
@@ -96,6 +102,11 @@ class TimelineGraph:
         ra, rb = self.component_of(a), self.component_of(b)
         if ra != rb:
             self._parent[rb] = ra
+            self._oldest[ra] = min(self._oldest[ra], self._oldest.pop(rb), key=self.key)
+
+    def component_oldest(self, mid: str) -> str:
+        """The oldest memory of the weakly connected component holding ``mid``."""
+        return self._oldest[self.component_of(mid)]
 
     def components(self) -> list[set[str]]:
         return [set(c) for c in nx.weakly_connected_components(self.g)]
@@ -122,7 +133,12 @@ class TimelineGraph:
         if through not in self.g:
             raise KeyError(through)
         anc = nx.ancestors(self.g, through)
-        start = min(anc | {through}, key=self.key)  # the component's oldest memory that leads here
+        # The paper starts at the component's oldest memory. Edges point forward in time, so when
+        # that memory leads here it is also the oldest ancestor; when it does not (a later memory
+        # joined two chains below this one), no path from it passes here, and the timeline starts
+        # at the oldest memory that does lead here.
+        oldest = self.component_oldest(through)
+        start = oldest if oldest in anc or oldest == through else min(anc | {through}, key=self.key)
         prefix = (nx.descendants(self.g, start) | {start}) & (anc | {through})
         suffix = nx.descendants(self.g, through) | {through}
         return start, sorted(prefix, key=self.key), sorted(suffix, key=self.key, reverse=True)
@@ -243,7 +259,8 @@ class TimelineGraph:
                 attrs = {k: v for k, v in node.items() if k not in ("id", "order", "time", "text")}
                 out.add_memory(node["id"], text=node["text"], time=datetime.fromisoformat(node["time"]), **attrs)
             for e in data["edges"]:
-                out.link(e["source"], e["target"], e.get("relation"), kind=e.get("kind", "relation"))
+                extra = {k: v for k, v in e.items() if k not in ("source", "target", "relation", "kind")}
+                out.link(e["source"], e["target"], e.get("relation"), kind=e.get("kind", "relation"), **extra)
         except GraphFileError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as e:

@@ -35,6 +35,8 @@ class Response(BaseModel):
     recalled: list[MemoryItem] = Field(default_factory=list)
     usage: UsageTotals = Field(default_factory=UsageTotals)
     latency_s: float = 0.0
+    prompt: str | None = None  # the step that wrote the answer (None: not one of ours, e.g. an HTTP agent)
+    trace: dict[str, Any] = Field(default_factory=dict)  # what the system used beyond the context (retrievals, ...)
 
 
 class MemoryStats(BaseModel):

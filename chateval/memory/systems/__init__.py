@@ -8,6 +8,7 @@ from . import memorybank  # noqa: F401
 from . import generative_agents  # noqa: F401
 from . import human_like  # noqa: F401
 from . import theanine  # noqa: F401
+from . import theanine_ablations  # noqa: F401
 from . import longmemeval_rag  # noqa: F401
 from . import http_agent  # noqa: F401
 

@@ -3,26 +3,35 @@
 Memories are never deleted; they are linked into a graph by time and cause-effect relations,
 and the response is conditioned on *timelines* of memories rather than on isolated memories.
 
-- Memory: each session is summarised into memory sentences m = (event, time) with provenance
-  (``extract_facts``), embedded into the shared vector store.
+- Memory: each session is summarised into events m = (event, time) about *both* speakers,
+  attributed by name, with provenance (``theanine_events``), embedded into the vector store.
 - Phase I-1: each new memory's associative memories are the ``j`` most similar memories of
   earlier sessions.
-- Phase I-2: one typed step per new memory asks the model for the relation of the new memory to
-  each associative memory (``RELATIONS`` or none), from their events, times and the turns they
-  come from. In every weakly connected component holding a related memory, the new memory is
-  linked to the most recent related one (edge old -> new, labelled with that relation).
+- Phase I-2: the model gives the relation of the new memory to each associative memory
+  (``RELATIONS`` or none). ``linking="pair"`` (default, the paper's protocol): one call per
+  (earlier, new) pair, explanation before relation, both memories' whole source sessions within
+  ``session_tokens``; ``linking="batch"``: one call per new memory for all its candidates with
+  ``source_chars`` of cited turns. In every weakly connected component *of G_t, the graph as it
+  was before this session*, holding a related memory, the new memory is linked to the most
+  recent related one (edge old -> new, labelled with that relation); so the result does not
+  depend on the order of memories within a session.
 - Phase II-1: the current dialogue is the query; the ``k`` most similar memories are retrieved;
-  for each, the raw timelines through it (from the oldest memory of its component that leads to
-  it, to a memory with no outgoing edge) are untangled and ``n`` are sampled (seeded).
+  for each, the raw timelines through it (from the oldest memory of its component, to a memory
+  with no outgoing edge) are untangled and ``n`` are sampled (seeded).
 - Phase II-2: one typed step per raw timeline refines it for the current dialogue (drops what is
   redundant, rewrites what helps).
-- Phase III: the answer step sees the dialogue and the refined timelines (``context()``).
+- Phase III: continuing a dialogue, the next utterance is generated *as the speaker* from the
+  dialogue and the refined timelines (``theanine_response``); a question (a plain string) gets
+  the shared QA step. ``Response.prompt`` names the step that ran.
 
-Ablations (the paper's Table 2): ``relation_aware=False`` links each new memory to its most
-similar older memory with no relation and no LLM call; ``refine=False`` gives the raw timelines
-to the answer; ``timeline_format="events"`` breaks the retrieved timelines into single events in
-a seeded random order (the "top-k" format). ``graph_path`` keeps the user's graph on disk
-(node-link JSON, written after every session, read back at start).
+Ablations (the paper's Table 2): ``relation_aware=False`` links each new memory to all of its
+``j`` associative memories by similarity, with no relation and no LLM call; ``refine=False``
+gives the raw timelines to the answer; ``timeline_format="events"`` breaks the retrieved
+timelines into single events in a seeded random order (the "top-k" format);
+``timeline_format="dynamic_k"`` is the paper's Table 5 baseline: the top-N memories by
+similarity alone, N = the number of distinct memories in the timelines, as a plain dated list.
+``graph_path`` keeps the user's graph on disk (node-link JSON, written after every session,
+read back at start).
 """
 
 from __future__ import annotations
@@ -30,20 +39,24 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
-import re
 from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from ...steps import TypedStep
-from ...text import content_words
-from ..base import memory_system
-from ..timeline_graph import RELATIONS, Relation, TimelineGraph, window
+from ..answer import AnswerInputs
+from ..base import format_items, memory_system
+from ..extract import session_inputs
+from ..timeline_graph import TimelineGraph, window
 from ..types import MemoryItem, Response, Session, Turn
 from .retrieval import VectorMemory
+from .theanine_steps import (  # noqa: F401  (re-exported: the steps belong to this system)
+    EXTRACT_EVENTS, REFINE_TIMELINE, RELATE_MEMORIES, RELATE_PAIR, RESPOND_AS_SPEAKER, EventInputs, MemoryRef,
+    PairInputs, PairRelation, RefinedTimeline, RefineInputs, RelationInputs, RelationLabel, RelationOutput,
+    SpeakerInputs, TimelineEvent, next_speaker, offline_relation, session_excerpt, topic_words,
+)
 
 
 class TheanineSettings(BaseModel):
@@ -53,142 +66,17 @@ class TheanineSettings(BaseModel):
     n: int = Field(1, ge=1, le=20)  # raw timelines sampled per retrieved memory
     max_paths: int = Field(256, ge=1, le=100_000)  # list every timeline up to this many; beyond, sample by walks
     max_events: int = Field(12, ge=2, le=1000)  # a timeline is cut to this many events around the retrieved one
-    relation_aware: bool = True  # False: link to the most similar older memory, no relation, no LLM call
+    relation_aware: bool = True  # False: link to all j associative memories by similarity, no LLM call
+    linking: Literal["pair", "batch"] = "pair"  # pair: one call per (earlier, new) pair (paper); batch: one per memory
+    session_tokens: int = Field(1500, ge=50, le=100_000)  # pair linking: ~tokens of each source session shown
     refine: bool = True  # False: raw timelines go to the response (no refinement calls)
-    timeline_format: Literal["timeline", "events"] = "timeline"  # events: shuffled single events (top-k format)
+    # events: shuffled single events (top-k format); dynamic_k: the paper's Table 5 retrieval baseline
+    timeline_format: Literal["timeline", "events", "dynamic_k"] = "timeline"
     query_turns: int = Field(6, ge=1, le=1000)  # latest dialogue turns that form the retrieval query
-    source_chars: int = Field(600, ge=0, le=20_000)  # characters of source conversation per memory in prompts
+    source_chars: int = Field(600, ge=0, le=20_000)  # batch linking: characters of cited turns per memory
+    dialogue_prompt: Literal["speaker", "qa"] = "speaker"  # dialogue continuation: as the speaker, or the QA prompt
     seed: int = 0  # timeline sampling and event shuffling
     graph_path: str | None = None  # the user's graph file (node-link JSON); None: in memory only
-
-
-# --- Phase I-2: relation-aware linking (typed step) -------------------------------------------
-class MemoryRef(BaseModel):
-    id: str  # the step's alias: "NEW", "M1", "M2", ...
-    event: str
-    time: datetime
-    conversation: str = ""  # the turns the memory was summarised from (cut to source_chars)
-
-
-class RelationInputs(BaseModel):
-    new: MemoryRef
-    candidates: list[MemoryRef]
-    relations: list[str] = Field(default_factory=lambda: list(RELATIONS))
-
-
-_RELATION_ALIASES = {r.lower(): r for r in RELATIONS} | {
-    "changes": "Changed", "change": "Changed", "causes": "Cause", "caused": "Cause", "xreason": "Reason",
-    "hindered": "HinderedBy", "hindered by": "HinderedBy", "hinderedby": "HinderedBy", "xreact": "React",
-    "reaction": "React", "xwant": "Want", "wants": "Want", "same topic": "SameTopic", "sametopic": "SameTopic",
-    "same_topic": "SameTopic",
-}
-
-
-class RelationLabel(BaseModel):
-    memory_id: str = Field(description="id of the earlier memory (M1, M2, ...)")
-    relation: Relation | None = Field(description="how the new memory relates to it, or null if unrelated")
-
-    @field_validator("relation", mode="before")
-    @classmethod
-    def _canonical(cls, v: object) -> object:
-        if isinstance(v, str):
-            key = v.strip().lower()
-            if key in ("", "none", "null", "no relation", "unrelated", "n/a"):
-                return None
-            return _RELATION_ALIASES.get(key, v.strip())
-        return v
-
-
-class RelationOutput(BaseModel):
-    relations: list[RelationLabel]
-
-
-_SAID = re.compile(r"^[^:]{1,40}\bsaid:\s*")  # the offline extractor writes "<speaker> said: ..."
-# Chat filler that two unrelated utterances share all the time: not evidence of a shared topic.
-_FILLER = frozenset("""yeah yes oh wow well like really good great nice lot lots thing things know think get got
-    going go one much many sure thanks thank maybe actually pretty kind sounds sound fun cool okay ok lol haha
-    time way make made said say tell told want would could""".split())
-_MARKERS: list[tuple[str, re.Pattern[str]]] = [
-    ("Changed", re.compile(r"\b(now|moved|no longer|anymore|any more|changed|switched|used to|instead|quit|"
-                           r"stopped|finally|decided|officially)\b")),
-    ("Reason", re.compile(r"\b(because|since|due to|that's why|the reason)\b")),
-    ("Cause", re.compile(r"\b(so that|as a result|led to|ended up|caused|therefore|thanks to|helped)\b")),
-    ("HinderedBy", re.compile(r"\b(can't|cannot|couldn't|unable|too busy|prevent\w*|hard to|not able|never had)\b")),
-    ("Want", re.compile(r"\b(want|wanna|plan|planning|hope|wish|going to|would like|looking forward|"
-                        r"thinking of|thinking about)\b")),
-    ("React", re.compile(r"\b(feel|felt|happy|sad|excited|glad|proud|worried|upset|nervous|jealous|thrilled|"
-                         r"disappointed|love)\b")),
-]
-OFFLINE_MIN_SHARED = 2  # shared topic words the offline rule needs before it relates two memories
-
-
-def topic_words(event: str) -> set[str]:
-    """Content words of an event without the speaker prefix and chat filler."""
-    return {w for w in content_words(_SAID.sub("", event.strip())) if w not in _FILLER}
-
-
-def offline_relation(new_event: str, old_event: str) -> str | None:
-    """Deterministic stand-in for the relation judgement, from the texts alone: no relation
-    unless the events share at least two topic words; then the first marker found in the new
-    event decides (a change word -> Changed, 'because' -> Reason, 'as a result' -> Cause,
-    'can't' -> HinderedBy, 'want'/'plan' -> Want, 'feel'/'glad' -> React), else SameTopic."""
-    if len(topic_words(new_event) & topic_words(old_event)) < OFFLINE_MIN_SHARED:
-        return None
-    low = _SAID.sub("", new_event.strip()).lower()
-    for relation, pattern in _MARKERS:
-        if pattern.search(low):
-            return relation
-    return "SameTopic"
-
-
-def offline_relations(inp: RelationInputs) -> RelationOutput:
-    return RelationOutput(relations=[RelationLabel(memory_id=c.id, relation=offline_relation(inp.new.event, c.event))
-                                     for c in inp.candidates])
-
-
-RELATE_MEMORIES: TypedStep[RelationInputs, RelationOutput] = TypedStep(
-    "theanine_relation", template="memory/theanine_relation.j2", inputs=RelationInputs, output=RelationOutput,
-    offline=offline_relations,
-)
-
-
-# --- Phase II-2: context-aware timeline refinement (typed step) -------------------------------
-class TimelineEvent(BaseModel):
-    id: str  # "E1", ... oldest first
-    event: str
-    time: datetime
-    relation: str | None = None  # relation of the edge from the previous event of the timeline
-    retrieved: bool = False  # the memory the timeline was retrieved for
-
-
-class RefineInputs(BaseModel):
-    dialogue: list[Turn]
-    timeline: list[TimelineEvent]
-    now: datetime
-
-
-class RefinedEvent(BaseModel):
-    id: str = Field(description="id of the timeline event (E1, E2, ...)")
-    text: str = Field(description="the event, rewritten to stress what matters for the current conversation")
-
-
-class RefinedTimeline(BaseModel):
-    events: list[RefinedEvent] = Field(description="the events worth keeping, oldest first")
-    note: str = Field("", description="one sentence on how the timeline bears on the current conversation")
-
-
-def offline_refine(inp: RefineInputs) -> RefinedTimeline:
-    """Keep the retrieved event and every event sharing a topic word with the dialogue; events
-    are kept verbatim and no note is written."""
-    said = set().union(*(topic_words(t.content) for t in inp.dialogue)) if inp.dialogue else set()
-    return RefinedTimeline(events=[RefinedEvent(id=e.id, text=e.event) for e in inp.timeline
-                                   if e.retrieved or topic_words(e.event) & said])
-
-
-REFINE_TIMELINE: TypedStep[RefineInputs, RefinedTimeline] = TypedStep(
-    "theanine_refine", template="memory/theanine_refine.j2", inputs=RefineInputs, output=RefinedTimeline,
-    offline=offline_refine,
-)
 
 
 # --- what one response used -------------------------------------------------------------------
@@ -198,6 +86,7 @@ class Timeline(BaseModel):
     retrieved: list[str]  # the retrieved memories on it (one, unless several share the timeline)
     path: list[str]  # raw timeline (memory ids, oldest first; cut to max_events)
     truncated: bool = False
+    start: str | None = None  # where the untruncated timeline starts (the component's oldest memory, if it leads here)
     kept: list[str] | None = None  # refined: the memory ids kept, in order
     texts: dict[str, str] = Field(default_factory=dict)  # refined: memory id -> rewritten text
     note: str = ""
@@ -227,6 +116,7 @@ class Theanine(VectorMemory):
         super().__init__(*args, **kwargs)
         self.graph = TimelineGraph()
         self.last_timelines: list[Timeline] = []  # what the latest context() used, for inspection
+        self.last_recalled: list[MemoryItem] = []
         self._restored = True
         path = self.settings.graph_path
         if path and Path(path).exists():
@@ -259,6 +149,13 @@ class Theanine(VectorMemory):
             self.graph.save(self.settings.graph_path)
 
     # --- Phase I: memory graph construction ---------------------------------------------
+    async def extract(self, session: Session) -> list[MemoryItem]:
+        """Events about every speaker of the session, each attributed by name."""
+        speakers = list(dict.fromkeys(t.role for t in session.turns))
+        inputs = EventInputs(**session_inputs(session).model_dump(), speakers=speakers)
+        out = await EXTRACT_EVENTS.run(self.layer, inputs, log=self.log, prompts=self.prompts)
+        return [self._item(session, n, f) for n, f in enumerate(f for f in out.facts if f.text.strip())]
+
     async def _ingest(self, session: Session) -> None:
         await self._ensure_store()
         new = await self.extract(session)
@@ -272,45 +169,62 @@ class Theanine(VectorMemory):
         assoc = [await self.search(v, self.settings.j) for v in vectors]
         if self.settings.relation_aware:
             labels = await asyncio.gather(*(self._relate(session, item, hits) for item, hits in zip(new, assoc)))
-        for n, item in enumerate(new):
+            # Every target is chosen on G_t (no link of this session exists yet), so the memories
+            # of one session do not change each other's targets: the order within it is irrelevant.
+            targets = [[(old, rel, why[old]) for old, rel in self.graph.linking_targets(related)]
+                       for related, why in labels]
+        else:
+            # Ablation "w/o relation-aware linking": an unlabelled edge to each associative memory.
+            targets = [[(m.id, None, "") for m, _ in hits] for hits in assoc]
+        for item, links in zip(new, targets):
             self.graph.add_memory(item.id, text=item.text, time=item.time, session_id=item.session_id,
-                                  turn_ids=item.turn_ids, source=self._source(session, item),
-                                  meta=item.meta)
-            if self.settings.relation_aware:
-                for old, relation in self.graph.linking_targets(labels[n]):
-                    self.graph.link(old, item.id, relation)
-            elif assoc[n]:
-                # Ablation: plain similarity edge to the most similar older memory, no relation.
-                self.graph.link(assoc[n][0][0].id, item.id, None, kind="similarity")
+                                  turn_ids=item.turn_ids, source=self._source(session, item), meta=item.meta)
+            for old, relation, why in links:
+                kind = "relation" if self.settings.relation_aware else "similarity"
+                self.graph.link(old, item.id, relation, kind=kind, **({"explanation": why} if why else {}))
         await self.add(new, vectors)
         self.save()
 
     def _source(self, session: Session, item: MemoryItem) -> str:
-        """The turns a memory comes from: its 'source conversation' in the relation prompt."""
+        """A memory's source conversation in the relation prompt: its whole session within the
+        token budget (pair linking, the paper's protocol), or its cited turns (batch linking)."""
+        if self.settings.linking == "pair":
+            return session_excerpt(session.turns, item.turn_ids, self.settings.session_tokens)
         cited = set(item.turn_ids)
         text = "\n".join(f"{t.role}: {t.content}" for t in session.turns if t.id in cited)
         cap = self.settings.source_chars
         return text if len(text) <= cap else text[: max(0, cap - 1)] + "…"
 
     async def _relate(self, session: Session, item: MemoryItem,
-                      hits: list[tuple[MemoryItem, float]]) -> dict[str, str]:
-        """{associative memory id: relation} for the associative memories the model related."""
+                      hits: list[tuple[MemoryItem, float]]) -> tuple[dict[str, str], dict[str, str]]:
+        """({associative memory id: relation}, {id: the model's explanation}) for the
+        associative memories the model related to the new one."""
         if not hits:
-            return {}
-        alias = {f"M{i + 1}": m.id for i, (m, _) in enumerate(hits)}
-        inputs = RelationInputs(
-            new=MemoryRef(id="NEW", event=item.text, time=item.time, conversation=self._source(session, item)),
-            candidates=[MemoryRef(id=a, event=self.graph.node(mid)["text"], time=self.graph.node(mid)["time"],
-                                  conversation=self.graph.node(mid).get("source", ""))
-                        for a, mid in alias.items()],
-        )
-        out = await RELATE_MEMORIES.run(self.layer, inputs, log=self.log, prompts=self.prompts)
+            return {}, {}
+        new = MemoryRef(id="NEW", event=item.text, time=item.time, conversation=self._source(session, item))
+
+        def ref(alias: str, mid: str) -> MemoryRef:
+            d = self.graph.node(mid)
+            return MemoryRef(id=alias, event=d["text"], time=d["time"], conversation=d.get("source", ""))
+
         related: dict[str, str] = {}
+        why: dict[str, str] = {}
+        if self.settings.linking == "pair":
+            outs = await asyncio.gather(*(
+                RELATE_PAIR.run(self.layer, PairInputs(earlier=ref("EARLIER", m.id), new=new), log=self.log,
+                                prompts=self.prompts) for m, _ in hits))
+            for (m, _), out in zip(hits, outs):
+                if out.relation is not None:
+                    related[m.id], why[m.id] = out.relation, out.explanation.strip()
+            return related, why
+        alias = {f"M{i + 1}": m.id for i, (m, _) in enumerate(hits)}
+        inputs = RelationInputs(new=new, candidates=[ref(a, mid) for a, mid in alias.items()])
+        out = await RELATE_MEMORIES.run(self.layer, inputs, log=self.log, prompts=self.prompts)
         for label in out.relations:
             mid = alias.get(label.memory_id.strip().upper())
             if mid is not None and label.relation is not None:
                 related.setdefault(mid, label.relation)  # the first label for a memory counts
-        return related
+        return related, {m: "" for m in related}
 
     # --- Phase II: timeline retrieval and refinement ------------------------------------
     async def respond(self, query: str | list[Turn], now: datetime) -> Response:
@@ -319,6 +233,22 @@ class Theanine(VectorMemory):
             return await super().respond(query, now)
         finally:
             _DIALOGUE.reset(token)
+
+    async def generate(self, inputs: AnswerInputs) -> tuple[str, str]:
+        """Phase III. Continuing a dialogue: the next utterance as the speaker (the paper's
+        response step); a question: the shared QA step."""
+        if not inputs.dialogue or self.settings.dialogue_prompt == "qa":
+            return await super().generate(inputs)
+        known = [t.role for s in self._sessions.values() for t in s.turns]
+        speaker = next_speaker(inputs.dialogue, known)
+        units = [line.split("] ", 1)[-1] for line in inputs.context.splitlines() if line.startswith("- [")]
+        reply = await RESPOND_AS_SPEAKER.run(
+            self.layer, SpeakerInputs(dialogue=inputs.dialogue, speaker=speaker, memory=inputs.context,
+                                      now=inputs.now, memories=units),
+            log=self.log, prompts=self.prompts)
+        name = f"{speaker}:"
+        reply = reply[len(name):].strip() if reply.startswith(name) else reply  # a model may echo the name
+        return reply, RESPOND_AS_SPEAKER.name
 
     async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
         await self._ensure_store()
@@ -330,8 +260,16 @@ class Theanine(VectorMemory):
         for item, score in await self.search(qv, k or self.settings.k):
             timelines = self.raw_timelines(item.id, text)
             meta = {**item.meta, "timelines": [t.path for t in timelines],
-                    "timelines_truncated": [t.truncated for t in timelines]}
+                    "timelines_truncated": [t.truncated for t in timelines],
+                    "timelines_start": [t.start for t in timelines]}
             out.append(item.model_copy(update={"score": score, "scores": {"relevance": score}, "meta": meta}))
+        if self.settings.timeline_format == "dynamic_k":
+            # The paper's "dynamic k" retrieval baseline: as many memories, by similarity alone, as
+            # the timelines would have held; they are given as a plain list (no timelines).
+            n = len({m for item in out for path in item.meta["timelines"] for m in path})
+            out = [item.model_copy(update={"score": score, "scores": {"relevance": score},
+                                           "meta": {**item.meta, "dynamic_k": n}})
+                   for item, score in await self.search(qv, n)]
         return out
 
     def raw_timelines(self, memory_id: str, query: str) -> list[Timeline]:
@@ -344,19 +282,26 @@ class Theanine(VectorMemory):
         out: dict[tuple[str, ...], Timeline] = {}
         for path in self.graph.sample_timelines(memory_id, s.n, rng, cap=s.max_paths):
             cut = window(path, memory_id, s.max_events)
-            out.setdefault(tuple(cut), Timeline(retrieved=[memory_id], path=cut, truncated=len(cut) < len(path)))
+            out.setdefault(tuple(cut), Timeline(retrieved=[memory_id], path=cut, truncated=len(cut) < len(path),
+                                                start=path[0]))
         return list(out.values())
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
+        if self.settings.timeline_format == "dynamic_k":
+            self.last_timelines, self.last_recalled = [], list(items)
+            return format_items(items)
         dialogue = _DIALOGUE.get() or [Turn(id="q", role="user", content=question)]
         timelines: dict[tuple[str, ...], Timeline] = {}
         for item in items:
             paths = item.meta.get("timelines") or [[item.id]]
             cut = item.meta.get("timelines_truncated") or [False] * len(paths)
-            for path, truncated in zip(paths, cut):
-                t = timelines.setdefault(tuple(path), Timeline(retrieved=[], path=list(path), truncated=truncated))
+            starts = item.meta.get("timelines_start") or [None] * len(paths)
+            for path, truncated, start in zip(paths, cut, starts):
+                t = timelines.setdefault(tuple(path), Timeline(retrieved=[], path=list(path), truncated=truncated,
+                                                               start=start))
                 t.retrieved.append(item.id)  # a timeline retrieved through several memories is given once
         chosen = list(timelines.values())
+        self.last_recalled = list(items)
         if self.settings.refine and chosen:
             chosen = list(await asyncio.gather(*(self._refine(t, dialogue, now) for t in chosen)))
         self.last_timelines = chosen
@@ -414,6 +359,35 @@ class Theanine(VectorMemory):
         random.Random(f"{self.settings.seed}|events|{digest}").shuffle(ids)
         return "\n".join(f"- [{self.graph.node(m)['time']:%Y-%m-%d}] {texts[m]}" for m in ids)
 
+    # --- inspection -------------------------------------------------------------------
+    def trace(self) -> dict[str, Any]:
+        """What the latest response used, as the original code writes it per turn: the retrieved
+        memories, the raw timelines (events with the relation of the edge into each) and, when
+        refined, the timelines after refinement."""
+        def event(mid: str, prev: str | None, text: str | None = None) -> dict[str, Any]:
+            d = self.graph.node(mid)
+            rel = self.graph.relation(prev, mid) if prev and self.graph.g.has_edge(prev, mid) else None
+            return {"id": mid, "time": d["time"].isoformat(), "relation": rel, "text": text or d["text"]}
+
+        timelines = []
+        for t in self.last_timelines:
+            entry: dict[str, Any] = {
+                "retrieved": t.retrieved, "start": t.start, "truncated": t.truncated,
+                "start_is_component_oldest": t.start == self.graph.component_oldest(t.start) if t.start else None,
+                "raw": [event(m, t.path[i - 1] if i else None) for i, m in enumerate(t.path)]}
+            if t.kept is not None:
+                entry["refined"] = [event(m, t.kept[i - 1] if i else None, t.texts.get(m))
+                                    for i, m in enumerate(t.kept)]
+                entry["note"] = t.note
+            timelines.append(entry)
+        return {"retrieved": [{"id": i.id, "text": i.text, "time": i.time.isoformat(), "score": i.score}
+                              for i in self.last_recalled],
+                "timelines": timelines}
+
+    def export(self) -> dict[str, Any]:
+        """The memory graph as networkx node-link JSON (the format of ``graph_path``)."""
+        return self.graph.to_json()
+
     # --- MemorySystem -------------------------------------------------------------------
     def item_count(self) -> int:
         return len(self.graph)
@@ -421,6 +395,6 @@ class Theanine(VectorMemory):
     def _reset(self) -> None:
         super()._reset()
         self.graph = TimelineGraph()
-        self.last_timelines = []
+        self.last_timelines, self.last_recalled = [], []
         self._restored = True
         self.save()  # the file mirrors the memory: an emptied memory is an emptied file

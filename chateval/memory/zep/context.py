@@ -24,18 +24,25 @@ FACTS and ENTITIES represent relevant context to the current conversation.
 </ENTITIES>"""
 
 
-def date_range(valid_at: datetime | None, invalid_at: datetime | None) -> str:
+def stamp(t: datetime, times: str = "auto") -> str:
+    """A fact date: with the time of day where the data has one (LongMemEval and LoCoMo sessions
+    do; a timestamp at exactly 00:00 is read as a date), or always / never (``times``)."""
+    with_time = times == "datetime" or (times == "auto" and (t.hour, t.minute, t.second) != (0, 0, 0))
+    return f"{t:%Y-%m-%d %H:%M}" if with_time else f"{t:%Y-%m-%d}"
+
+
+def date_range(valid_at: datetime | None, invalid_at: datetime | None, times: str = "auto") -> str:
     """"from - to": an open end is "present", an unknown start "unknown"."""
-    start = f"{valid_at:%Y-%m-%d}" if valid_at else "unknown"
-    end = f"{invalid_at:%Y-%m-%d}" if invalid_at else "present"
+    start = stamp(valid_at, times) if valid_at else "unknown"
+    end = stamp(invalid_at, times) if invalid_at else "present"
     return f"{start} - {end}"
 
 
-def fact_line(item: MemoryItem) -> str:
+def fact_line(item: MemoryItem, times: str = "auto") -> str:
     # Invalidated facts stay, with their range: "lived in Paris until June" answers questions too.
     valid, invalid = item.meta.get("valid_at"), item.meta.get("invalid_at")
     rng = date_range(datetime.fromisoformat(valid) if valid else None,
-                     datetime.fromisoformat(invalid) if invalid else None)
+                     datetime.fromisoformat(invalid) if invalid else None, times)
     return f"  - {item.text} (Date range: {rng})"
 
 
@@ -45,8 +52,8 @@ def entity_line(name: str, summary: str) -> str:
     return f"  - {name}: {'; '.join(lines)}"
 
 
-def format_context(facts: list[MemoryItem], entities: list[tuple[str, str]]) -> str:
+def format_context(facts: list[MemoryItem], entities: list[tuple[str, str]], times: str = "auto") -> str:
     if not facts and not entities:
         return ""
-    return TEMPLATE.format(facts="\n".join(fact_line(f) for f in facts),
+    return TEMPLATE.format(facts="\n".join(fact_line(f, times) for f in facts),
                            entities="\n".join(entity_line(n, s) for n, s in entities))

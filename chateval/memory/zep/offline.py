@@ -4,6 +4,8 @@ THE ONE PLACE THE OFFLINE MODEL READS A PROMPT. Our own steps hand the offline m
 inputs; graphiti's steps are not ours, and all graphiti passes its LLM client is the messages it
 built. So these handlers read the structured blocks graphiti embeds in them (``<CURRENT
 MESSAGE>``, ``<ENTITIES>`` JSON, ``<REFERENCE TIME>``, ...) — the data, never the instructions.
+The community prompts (summarize_nodes) carry their data untagged, after a label
+(``Summaries:``, ``Summary:``); those handlers read the JSON value after it.
 A test builds graphiti's own prompts and checks the blocks are still found.
 
 What the handlers do with the text (``offline_text``): entities by capitalisation and
@@ -163,3 +165,32 @@ def summarized_entities(inp: GraphitiStepInputs, fmt: type[BaseModel] | None) ->
             kept.insert(0, line)
         summaries.append({"name": name, "summary": "\n".join(kept) or name})
     return _out(fmt, {"summaries": summaries})
+
+
+# --- communities (graphiti's summarize_nodes prompts carry their data after a label, untagged) ----
+def _after_label(inp: GraphitiStepInputs, label: str) -> Any:
+    """The JSON value written right after ``label`` in the last user message, or None."""
+    text = next((m.content for m in reversed(inp.messages) if m.role != "system"), "")
+    at = text.rfind(label)
+    values = _json_values(text[at + len(label):].strip()) if at >= 0 else []
+    return values[0] if values else None
+
+
+@offline_step("graphiti:Summary")
+def community_summary(inp: GraphitiStepInputs, fmt: type[BaseModel] | None) -> BaseModel | str:
+    """Two summaries merged: their sentences, each once, within graphiti's 1000 characters."""
+    parts = _after_label(inp, "Summaries:") or []
+    lines = [s for p in parts if isinstance(p, dict) for s in sentences(str(p.get("summary", "")))]
+    merged = ""
+    for line in dict.fromkeys(lines):
+        if len(merged) + len(line) + 1 > 990:
+            break
+        merged = f"{merged} {line}".strip()
+    return _out(fmt, {"summary": merged})
+
+
+@offline_step("graphiti:SummaryDescription")
+def community_description(inp: GraphitiStepInputs, fmt: type[BaseModel] | None) -> BaseModel | str:
+    """The summary's first sentence stands for its description."""
+    summary = _after_label(inp, "Summary:")
+    return _out(fmt, {"description": first_sentence(str(summary or ""), 200)})

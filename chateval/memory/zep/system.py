@@ -1,9 +1,10 @@
 """zep: Zep's temporal knowledge graph (Rasmussen et al. 2025) on graphiti-core, Zep's engine.
 
-Each session is a message episode (reference time = the session date) in one graph group per
-conversation; graphiti extracts entities and facts, dedupes them, dates them and invalidates
-facts that new ones contradict. Recall is the paper's: top-20 facts and top-20 entities by
-hybrid search (cosine + BM25 + breadth-first) reranked with RRF.
+Each session (or each message: ``episodes="message"``, the paper's choice) is a message episode
+(reference time = the session date) in one graph group per conversation; graphiti extracts
+entities and facts, dedupes them, dates them and invalidates facts that new ones contradict, and,
+when asked, builds communities. Recall is the paper's: top-20 facts and top-20 entities by hybrid
+search (cosine + BM25 + breadth-first) reranked with RRF, or another of graphiti's rerankers.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections import deque
 from datetime import datetime
 from typing import Any, Literal
 from uuid import uuid4
@@ -20,18 +22,12 @@ from graphiti_core.driver.driver import GraphDriver
 from graphiti_core.driver.kuzu_driver import KuzuDriver
 from graphiti_core.edges import EntityEdge
 from graphiti_core.errors import GroupsEdgesNotFoundError
-from graphiti_core.nodes import EntityNode, EpisodeType, EpisodicNode
-from graphiti_core.search.search_config import (
-    EdgeReranker,
-    EdgeSearchConfig,
-    EdgeSearchMethod,
-    NodeReranker,
-    NodeSearchConfig,
-    NodeSearchMethod,
-    SearchConfig,
-)
+from graphiti_core.nodes import CommunityNode, EntityNode, EpisodeType, EpisodicNode
+from graphiti_core.search.search_config import SearchConfig, SearchResults
+from graphiti_core.search.search_utils import RELEVANT_SCHEMA_LIMIT
+from graphiti_core.utils.maintenance.community_operations import update_community
 from graphiti_core.utils.maintenance.graph_data_operations import clear_data
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from ...errors import ConfigError
 from ...models import ModelLayer
@@ -39,10 +35,11 @@ from ..base import MemorySystem, memory_system
 from ..types import MemoryItem, Session, Turn, as_utc
 from . import offline as _offline  # noqa: F401  (registers the offline answers to graphiti's steps)
 from .context import format_context
-from .cross_encoder import EmbeddingCrossEncoder
+from .cross_encoder import EmbeddingCrossEncoder, ModelCrossEncoder
 from .embedder import LayerEmbedder
 from .kuzu_fixes import close_kuzu, ensure_fulltext_indexes, fulltext_safe, open_kuzu
 from .llm import LayerLLMClient
+from .search import SCORE_NAMES, Reranker, center_node, edge_scores, search_config
 
 GRAPHITI_MAX_TOKENS = 16384  # graphiti's own request for fact extraction
 
@@ -60,16 +57,27 @@ class ZepSettings(BaseModel):
     group_id: str | None = Field(None, pattern=r"^[A-Za-z0-9_-]+$", max_length=128)
     facts: int = Field(20, ge=1, le=200)  # facts (edges) recalled, as in the paper
     entities: int = Field(20, ge=0, le=200)  # entities (nodes) in the context
-    reranker: Literal["rrf", "mmr", "cross_encoder"] = "rrf"
+    # graphiti's rerankers; cross_encoder: cross_encoder_model if set, else scored by our embedder
+    reranker: Reranker = "rrf"
+    cross_encoder_model: str | None = None  # a local sentence-transformers CrossEncoder folder (else the stand-in)
+    center_entity: str | None = None  # node_distance: the entity to measure from (None: the top fact's source)
     sim_min_score: float = Field(0.6, ge=-1.0, le=1.0)  # graphiti's cosine floor for candidates
     mmr_lambda: float = Field(0.5, ge=0.0, le=1.0)
     # graphiti's reranker floor is 0, which drops every negative MMR score (often all of them).
     mmr_min_score: float = -2.0
     bfs_max_depth: int = Field(3, ge=1, le=10)
-    episodes: Literal["session", "turn"] = "session"  # one episode per session, or per turn
+    episodes: Literal["session", "message"] = "session"  # one episode per session, or per message (the paper)
+    communities: bool = False  # build graphiti's communities on ingest (then update them per episode)
     # Not in the paper: among the recalled facts, those valid at question time come first.
-    current_first: bool = True
+    current_first: bool = False
+    # Fact dates in the context: auto shows the time of day when the timestamp has one (not 00:00).
+    fact_times: Literal["auto", "date", "datetime"] = "auto"
     max_coroutines: int | None = Field(None, ge=1)  # graphiti's own parallelism (None: its default)
+
+    @field_validator("episodes", mode="before")
+    @classmethod
+    def _turn_is_message(cls, v: Any) -> Any:
+        return "message" if v == "turn" else v  # the earlier name of the same choice
 
     @model_validator(mode="after")
     def _one_database(self) -> "ZepSettings":
@@ -98,6 +106,11 @@ class Zep(MemorySystem):
         self._provenance: dict[str, Provenance] = {}  # graphiti episode uuid -> our session
         self._edges: set[str] = set()
         self._last_search: tuple[str, list[EntityNode]] | None = None
+        self._communities_built = False
+        # Message episodes share their session's time, so graphiti's own window of previous
+        # episodes (the latest RELEVANT_SCHEMA_LIMIT by time) would pick among equal times at
+        # random: in message mode we hand it the messages just before, in ingest order.
+        self._recent: deque[str] = deque(maxlen=RELEVANT_SCHEMA_LIMIT)
         self._closing: asyncio.Task | None = None
 
     # --- the graph ---------------------------------------------------------------------------
@@ -133,10 +146,11 @@ class Zep(MemorySystem):
     async def graph(self) -> Graphiti:
         """The graphiti instance, connected (and resumed from a persisted graph) on first use."""
         if self._graphiti is None:
+            cross_encoder = self._cross_encoder()  # a bad model folder fails before a database opens
             driver = await self._connect()
             self._graphiti = Graphiti(
                 graph_driver=driver, llm_client=LayerLLMClient(self._graphiti_layer(), self.log),
-                embedder=LayerEmbedder(self.embedder), cross_encoder=EmbeddingCrossEncoder(self.embedder),
+                embedder=LayerEmbedder(self.embedder), cross_encoder=cross_encoder,
                 max_coroutines=self.settings.max_coroutines,
             )
             if not self._clear_pending:
@@ -145,6 +159,15 @@ class Zep(MemorySystem):
             await clear_data(self._graphiti.driver, [self.group_id])
             self._clear_pending = False
         return self._graphiti
+
+    def _cross_encoder(self) -> EmbeddingCrossEncoder | ModelCrossEncoder:
+        path = self.settings.cross_encoder_model
+        return ModelCrossEncoder(path) if path else EmbeddingCrossEncoder(self.embedder)
+
+    def _score_name(self) -> str:
+        if self.settings.reranker == "cross_encoder" and self.settings.cross_encoder_model:
+            return f"cross_encoder (model: {self.settings.cross_encoder_model})"
+        return SCORE_NAMES[self.settings.reranker]
 
     async def _resume(self) -> None:
         """A persisted graph group continues where it was: its sessions count as ingested."""
@@ -168,6 +191,11 @@ class Zep(MemorySystem):
             self._edges.update(e.uuid for e in await EntityEdge.get_by_group_ids(driver, [self.group_id]))
         except GroupsEdgesNotFoundError:  # graphiti's answer for a group with no facts yet
             pass
+        self._communities_built = bool(await self.community_nodes())
+
+    async def community_nodes(self) -> list[CommunityNode]:
+        assert self._graphiti is not None
+        return await CommunityNode.get_by_group_ids(self._graphiti.driver, [self.group_id])
 
     def _remember(self, ep: EpisodicNode) -> Provenance | None:
         if not ep.source_description.startswith(SOURCE_PREFIX):
@@ -190,13 +218,16 @@ class Zep(MemorySystem):
         await super().ingest_all(sessions)
 
     def _episodes(self, session: Session) -> list[tuple[str, list[Turn]]]:
-        if self.settings.episodes == "turn":
+        if self.settings.episodes == "message":
             return [(f"{session.id}/{t.id}", [t]) for t in session.turns]
         return [(session.id, session.turns)]
 
     async def _ingest(self, session: Session) -> None:
         g = await self.graph()
         self._last_search = None  # its entities may change now
+        # Communities: built once there is a graph, then updated by each new episode (graphiti's
+        # incremental label propagation); the paper's periodic full refresh is build_communities().
+        update = self.settings.communities and self._communities_built
         for name, turns in self._episodes(session):
             # One line per turn ("role: text", graphiti's message format), so a resumed graph
             # gives each line back to its turn id.
@@ -205,26 +236,25 @@ class Zep(MemorySystem):
             result = await g.add_episode(
                 name=name, episode_body=body, source_description=SOURCE_PREFIX + meta,
                 reference_time=session.date, source=EpisodeType.message, group_id=self.group_id,
+                previous_episode_uuids=list(self._recent) if self.settings.episodes == "message" and self._recent
+                else None,
             )
+            self._recent.append(result.episode.uuid)
+            if update:
+                # graphiti 0.30.2's add_episode(update_communities=True) unpacks its per-entity
+                # results as two lists (fails unless exactly two entities): same update, here.
+                for node in result.nodes:
+                    await update_community(g.driver, g.llm_client, g.embedder, node)
             self._provenance[result.episode.uuid] = Provenance(
                 session_id=session.id, turn_ids=[t.id for t in turns], time=session.date)
             self._edges.update(e.uuid for e in result.edges)  # new, duplicate and invalidated
+        if self.settings.communities and not self._communities_built:
+            await g.build_communities(group_ids=[self.group_id])
+            self._communities_built = True
 
     # --- recall --------------------------------------------------------------------------------
     def search_config(self, limit: int) -> SearchConfig:
-        s = self.settings
-        edge_reranker, node_reranker = {"rrf": (EdgeReranker.rrf, NodeReranker.rrf),
-                                         "mmr": (EdgeReranker.mmr, NodeReranker.mmr),
-                                         "cross_encoder": (EdgeReranker.cross_encoder, NodeReranker.cross_encoder)}[s.reranker]
-        common = {"sim_min_score": s.sim_min_score, "mmr_lambda": s.mmr_lambda, "bfs_max_depth": s.bfs_max_depth}
-        return SearchConfig(
-            edge_config=EdgeSearchConfig(search_methods=[EdgeSearchMethod.cosine_similarity, EdgeSearchMethod.bm25,
-                                                         EdgeSearchMethod.bfs], reranker=edge_reranker, **common),
-            node_config=NodeSearchConfig(search_methods=[NodeSearchMethod.cosine_similarity, NodeSearchMethod.bm25,
-                                                         NodeSearchMethod.bfs], reranker=node_reranker, **common)
-            if s.entities else None,
-            limit=limit, reranker_min_score=s.mmr_min_score if s.reranker == "mmr" else 0.0,
-        )
+        return search_config(self.settings, limit)
 
     async def recall(self, query: str, now: datetime, k: int | None = None) -> list[MemoryItem]:
         await self.graph()
@@ -233,18 +263,27 @@ class Zep(MemorySystem):
     async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
         g = await self.graph()
         n = k or self.settings.facts
-        res = await g.search_(self._query(g, query), config=self.search_config(max(n, self.settings.entities)),
-                              group_ids=[self.group_id])
+        res = await self._search(g, query, self.search_config(max(n, self.settings.entities)))
         self._last_search = (query, res.nodes[: self.settings.entities])
         edges = res.edges[:n]
         missing = {u for e in edges for u in e.episodes if u not in self._provenance}
         if missing:  # written by another instance of this group
             for ep in await EpisodicNode.get_by_uuids(g.driver, sorted(missing)):
                 self._remember(ep)
-        items = [self._item(e, score, now) for e, score in zip(edges, res.edge_reranker_scores)]
+        items = [self._item(e, score, now) for e, score in
+                 zip(edges, edge_scores(self.settings.reranker, edges, res.edge_reranker_scores))]
         if self.settings.current_first:
             items.sort(key=lambda i: not i.meta["current"])  # stable: graphiti's order otherwise
         return items
+
+    async def _search(self, g: Graphiti, query: str, config: SearchConfig) -> SearchResults:
+        q = self._query(g, query)
+        center = None
+        if self.settings.reranker == "node_distance":
+            center = await center_node(g, self.group_id, q, self.settings.center_entity, config)
+            if center is None:
+                return SearchResults()  # no fact in the graph: nothing to measure from
+        return await g.search_(q, config=config, group_ids=[self.group_id], center_node_uuid=center)
 
     @staticmethod
     def _query(g: Graphiti, query: str) -> str:
@@ -260,7 +299,7 @@ class Zep(MemorySystem):
         return MemoryItem(
             id=edge.uuid, text=edge.fact, time=valid or (first.time if first else as_utc(edge.created_at)),
             session_id=first.session_id if first else "", turn_ids=list(dict.fromkeys(t for p in provs for t in p.turn_ids)),
-            score=float(score), scores={self.settings.reranker: float(score)},
+            score=float(score), scores={self._score_name(): float(score)},
             meta={"relation": edge.name, "valid_at": valid.isoformat() if valid else None,
                   "invalid_at": invalid.isoformat() if invalid else None, "current": current,
                   "session_ids": list(dict.fromkeys(p.session_id for p in provs)),
@@ -274,10 +313,10 @@ class Zep(MemorySystem):
         elif self._sessions and self.settings.entities:
             g = await self.graph()
             config = self.search_config(self.settings.entities).model_copy(update={"edge_config": None})
-            nodes = (await g.search_(self._query(g, question), config=config, group_ids=[self.group_id])).nodes
+            nodes = (await self._search(g, question, config)).nodes
         else:
             nodes = []
-        return format_context(items, [(n.name, n.summary) for n in nodes])
+        return format_context(items, [(n.name, n.summary) for n in nodes], times=self.settings.fact_times)
 
     def item_count(self) -> int:
         return len(self._edges)
@@ -285,6 +324,7 @@ class Zep(MemorySystem):
     def _reset(self) -> None:
         self._provenance.clear()
         self._edges.clear()
+        self._recent.clear()
         self._last_search = None
         self._clear_pending = True
 

@@ -1,0 +1,177 @@
+"""`chateval bench msc-response`: THEANINE's own evaluation (Ong et al., NAACL 2025), next-response
+generation on Multi-Session Chat (Xu et al. 2022).
+
+For each episode of the MSC release file (earlier sessions + the last session):
+
+1. each system ingests the earlier sessions, dated from the release's gaps between sessions
+   (``datasets.msc_release``), once per episode;
+2. at each Speaker-2 turn of the last session (or a seeded sample of ``--turns-per-episode`` of
+   them, kept in dialogue order) it gets the last session's turns before that turn and
+   generates the next utterance (``respond`` with the dialogue);
+3. the utterance is scored against the gold one with BLEU-4, ROUGE-L and a MiniLM BERTScore-style
+   F1 (``text_metrics``: greedy matching of all-MiniLM-L6-v2 token embeddings, no IDF, no
+   rescaling), and the debate panel (score task, one aspect) rates how helpful the system's
+   memory context was for the response, 1-10.
+
+MAUVE, the paper's fourth automatic metric, is left out: its maintained package (mauve-text)
+featurizes with GPT-2 from the model hub, which cannot load here.
+
+One unit = (episode, turn, system); a unit whose response or judgement failed is recorded as
+failed, counted, left out of every mean and redone by --resume. Per unit the record keeps the
+prompt step that wrote the response and, for systems that expose one (theanine), the trace of
+retrieved memories and raw/refined timelines; each system's memory after ingest is saved under
+``memories/`` (theanine: the graph as networkx node-link JSON).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any, Literal
+
+from ..config import EvalConfig, find_preset, load_preset
+from ..datasets.msc_release import MSCDialogue, load_msc_release
+from ..debate.samples import Sample
+from ..errors import ConfigError
+from ..evaluator import Evaluator
+from ..options import opt
+from ..progress import RunProgress
+from .base import Benchmark, benchmark, open_run, run_units
+from .config import MemoryBenchConfig
+from .data_paths import resolve_data
+from .msc_response_report import summarize_msc_response, write_msc_response_report
+from .selection import select
+from .setup import MemoryBench, resolve_system
+from .slot import SlotPool, SystemSlot
+from .text_metrics import bleu4, rouge_l
+
+MSC_FILE = "msc_session3_valid.jsonl"
+ASPECT = "memory helpfulness"
+HELPFULNESS_RULE = (
+    "The context holds what the dialogue agent recalled from its earlier conversations with the same person "
+    "(its memory). Rate only 'memory helpfulness': how much that memory helped the response. 10: the response "
+    "draws on the memory where it matters (remembers what the person said before, follows how things changed) "
+    "and is better for it; 5: the memory is touched on but adds little; 1: the memory is irrelevant, unused where "
+    "it should have been used, or it misled the response into something inconsistent with the past.")
+
+
+class MSCResponseConfig(MemoryBenchConfig):
+    data: str | None = opt(None, f"the MSC release file ({MSC_FILE}: previous_dialogs + dialog per line) or its "
+                                 "folder (default: ../shared/data/msc)")
+    turns_per_episode: int | None = opt(None, "Speaker-2 turns of the last session to predict per episode: a seeded "
+                                              "sample kept in dialogue order (default: all of them)", ge=1)
+    seed: int = opt(0, "seed of the --turns-per-episode sample")
+    bertscore: bool = opt(True, "skip the MiniLM BERTScore-style F1 (it loads the offline all-MiniLM-L6-v2 wheel)",
+                          flags=["--no-bertscore"])
+    helpfulness: bool = opt(True, "skip the debate panel's memory-helpfulness rating (--judge-preset, --judge-model)",
+                            flags=["--no-helpfulness"])
+    # The panel rates memory helpfulness; there is no correct answer to judge.
+    judge: Literal["single", "debate", "both"] | None = opt(None, hidden=True)  # type: ignore[assignment]
+
+
+def turns_to_predict(ep: MSCDialogue, per_episode: int | None, seed: int) -> list[int]:
+    """Indexes of the last session's Speaker-2 turns (each has at least one turn before it)."""
+    idx = [i for i, t in enumerate(ep.current.turns) if t.role == "Speaker 2" and i > 0]
+    if per_episode is None or per_episode >= len(idx):
+        return idx
+    return sorted(random.Random(f"{seed}|{ep.id}").sample(idx, per_episode))
+
+
+@benchmark("msc-response")
+class MSCResponse(Benchmark):
+    description = ("THEANINE's evaluation: next-utterance generation on Multi-Session Chat session 3 "
+                   "(BLEU-4, ROUGE-L, MiniLM BERTScore-style F1; debate-panel memory helpfulness)")
+    config_model = MSCResponseConfig
+
+    async def run(self, args: MSCResponseConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if args.judge is not None:
+            raise ConfigError("--judge does not apply to msc-response: the debate panel rates memory helpfulness "
+                              "(choose it with --judge-preset and --judge-model, or --no-helpfulness)")
+        if not args.systems:
+            raise ConfigError("--systems: give at least one memory system (e.g. theanine,retrieval)")
+        for spec in args.systems:
+            resolve_system(spec)  # unknown names fail before the data is read
+        path = resolve_data(args.data, "msc", [MSC_FILE], "Multi-Session Chat")
+        if path.is_dir():
+            path = path / MSC_FILE
+        episodes = select(load_msc_release(path), args, key=lambda e: e.id, what="episode")
+        bench = MemoryBench(args, need_judges=False)
+        if progress:
+            progress.totals = bench.answer_layer.totals
+        evaluator = None
+        if args.helpfulness:
+            preset = load_preset(find_preset(args.judge_preset))
+            evaluator = Evaluator(EvalConfig.merged(preset, {"task": "score", "model": args.judge_model or args.answer_model,
+                                                             "structured": args.structured}),
+                                  layer=bench.judge_layer)
+        scorer = None
+        if args.bertscore:
+            from .text_metrics import MiniLMScorer
+
+            scorer = MiniLMScorer(cache=args.cache)  # fails here, before any work, if the wheel is missing
+        config = bench.config({
+            "benchmark": "msc-response", "data": str(path), "turns_per_episode": args.turns_per_episode,
+            "seed": args.seed, "metrics": ["bleu4", "rouge_l"] + (["bertscore_minilm"] if scorer else []),
+            "bertscore_model": scorer.name if scorer else None, "mauve": "left out (needs GPT-2 from the hub)",
+            "helpfulness_panel": evaluator.run_config()["judging"] if evaluator else None,
+            "uses_judge": evaluator is not None})
+        with open_run(args, config) as run:
+            plan = [(ep, i) for ep in episodes for i in turns_to_predict(ep, args.turns_per_episode, args.seed)]
+            units = [(f"{ep.id}::t{i + 1}::{name}", (ep, i, name)) for ep, i in plan for name in bench.systems]
+            by_id = {ep.id: ep for ep in episodes}
+            pool = SlotPool(bench, [(ep.id, name) for key, (ep, _, name) in units if key not in run.done],
+                            sessions=lambda eid: by_id[eid].past,
+                            export_to=lambda eid, name: run.path / "memories" / f"{eid}__{name}.json")
+            metric_lock = asyncio.Lock()  # the MiniLM model serves one unit at a time
+
+            async def unit(item: tuple[MSCDialogue, int, str]) -> dict[str, Any]:
+                ep, i, name = item
+                try:
+                    return await self._unit(ep, i, name, pool.get(ep.id, name), evaluator, scorer, metric_lock)
+                finally:
+                    pool.done(ep.id, name)
+
+            try:
+                records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
+            finally:
+                pool.close()
+            summary = summarize_msc_response(records, systems=bench.systems, offline=config["offline"])
+            summary |= {"benchmark": "msc-response", "data": str(path), "n_episodes": len(episodes),
+                        "n_turns": len(plan), "turns_per_episode": args.turns_per_episode, "seed": args.seed,
+                        "metrics": config["judging"]["metrics"], "helpfulness": evaluator is not None,
+                        "config_hash": config["config_hash"], "complete": len(records) == len(units)}
+            run.write_summary(summary)
+            write_msc_response_report(run.path, summary)
+        return summary
+
+    async def _unit(self, ep: MSCDialogue, i: int, name: str, slot: SystemSlot, evaluator: Evaluator | None,
+                    scorer: Any, metric_lock: asyncio.Lock) -> dict[str, Any]:
+        dialogue = ep.current.turns[:i]
+        gold = ep.current.turns[i].content
+        got = await slot.respond(dialogue, ep.current.date)
+        response = got.pop("answer")
+        metrics: dict[str, float | None] = {"bleu4": bleu4(response, gold), "rouge_l": rouge_l(response, gold)}
+        if scorer is not None:
+            async with metric_lock:
+                metrics["bertscore_minilm"] = await asyncio.to_thread(lambda: scorer.bertscore([response], [gold])[0])
+        record: dict[str, Any] = {"episode": ep.id, "turn": i + 1, "turn_id": ep.current.turns[i].id, "system": name,
+                                  "last_turn": dialogue[-1].content, "gold": gold, "response": response,
+                                  "metrics": metrics, **got}
+        if evaluator is None:
+            return record
+        t0 = time.perf_counter()
+        history = "\n".join(f"{t.role}: {t.content}" for t in dialogue)
+        result = await evaluator.judge(Sample(
+            id=f"{ep.id}::t{i + 1}", question=f"{dialogue[-1].role}: {dialogue[-1].content}", answer=response,
+            context=f"Memory the agent recalled:\n{got['context'] or '(nothing)'}\n\nThe conversation so far:\n{history}",
+            aspects=[ASPECT], guidelines=HELPFULNESS_RULE), "score")
+        record["latency"]["judge_s"] = time.perf_counter() - t0
+        verdict = result.verdict
+        record["helpfulness"] = {
+            "score": None if verdict is None else verdict.scores.get(ASPECT, verdict.score), "status": result.status,
+            "error": result.error, "agents": [a.model_dump() for a in result.agents],
+            "usage": result.usage.model_dump()}
+        if result.status != "ok" or record["helpfulness"]["score"] is None:
+            record |= {"status": "failed", "error": f"helpfulness judge: {result.error or 'no score'}"}
+        return record

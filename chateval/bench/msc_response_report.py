@@ -1,0 +1,79 @@
+"""summary.json and report.md of `chateval bench msc-response`: per system, the mean of each metric
+over the units that finished (failed units are counted, never averaged in), the memory-helpfulness
+rating, the prompt steps that wrote the responses, context size, latency and cost."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from statistics import stdev
+from typing import Any
+
+from .report import _cost, _num, finish_report
+from .stats import mean_or_none
+from .summaries import latency_table, run_counts, usage_sum
+from .text_metrics import DESCRIPTIONS
+
+METRICS = ("bleu4", "rouge_l", "bertscore_minilm")
+
+
+def _mean_sd(values: list[float]) -> dict[str, Any]:
+    return {"n": len(values), "mean": mean_or_none(values), "sd": stdev(values) if len(values) > 1 else None}
+
+
+def summarize_msc_response(records: list[dict[str, Any]], *, systems: list[str], offline: bool) -> dict[str, Any]:
+    per: dict[str, Any] = {}
+    for name in systems:
+        rows = [r for r in records if r.get("system") == name or str(r.get("key", "")).endswith(f"::{name}")]
+        ok = [r for r in rows if r.get("status") == "ok"]
+        metrics = {m: _mean_sd([r["metrics"][m] for r in ok if (r.get("metrics") or {}).get(m) is not None])
+                   for m in METRICS}
+        helpful = [r["helpfulness"]["score"] for r in ok if (r.get("helpfulness") or {}).get("score") is not None]
+        per[name] = {
+            "n_units": len(rows), "n_ok": len(ok), "n_failed": len(rows) - len(ok),
+            "failed": [{"key": r.get("key"), "error": r.get("error")} for r in rows if r.get("status") != "ok"][:20],
+            "metrics": {m: v for m, v in metrics.items() if v["n"]},
+            "helpfulness": _mean_sd(helpful) if helpful else None,
+            "prompts": dict(Counter(r.get("prompt") or "not ours" for r in ok)),
+            "mean_context_tokens": mean_or_none(r.get("context_tokens") for r in ok),
+            "latency": latency_table(ok),
+            "answer_usage": usage_sum(r.get("usage") for r in ok),
+            "judge_usage": usage_sum((r.get("helpfulness") or {}).get("usage") for r in ok),
+        }
+    return {"systems": per} | run_counts(records, offline=offline, what="responses and/or helpfulness ratings")
+
+
+def _cell(m: dict[str, Any] | None, scale: float = 100.0) -> str:
+    if not m or m.get("mean") is None:
+        return "–"
+    sd = "" if m.get("sd") is None else f" ± {scale * m['sd']:.2f}"
+    return f"{scale * m['mean']:.2f}{sd}"
+
+
+def write_msc_response_report(out: Path, summary: dict[str, Any]) -> Path:
+    systems: dict[str, Any] = summary["systems"]
+    lines = ["# MSC next-response generation — chateval report", ""]
+    if summary.get("note"):
+        lines += [f"> **Note:** {summary['note']}", ""]
+    lines += [f"Data: `{summary['data']}`, {summary['n_episodes']} episodes, {summary['n_turns']} Speaker-2 turns "
+              f"predicted ({'all' if summary['turns_per_episode'] is None else summary['turns_per_episode']} per "
+              f"episode). Units: {summary['n_units']} ({summary['n_failed']} failed; failed units are not in the "
+              "means). MAUVE is left out (its package needs GPT-2 from the model hub).", "",
+              "Metrics against the gold utterance, mean ± sd over finished units, ×100: "
+              + "; ".join(f"{m}: {DESCRIPTIONS[m]}" for m in summary["metrics"]) + ".", ""]
+    has_help = summary.get("helpfulness")
+    head = "| system | n | " + " | ".join(summary["metrics"]) + (" | memory helpfulness (1-10) |" if has_help else " |")
+    head += " response step | context tokens (~) | answer cost | judge cost | failed |"
+    lines += ["## Results", "", head, "|---|" + "---|" * (len(summary["metrics"]) + (1 if has_help else 0) + 6)]
+    for name, e in systems.items():
+        cells = [_cell(e["metrics"].get(m)) for m in summary["metrics"]]
+        if has_help:
+            cells.append(_cell(e["helpfulness"], 1.0))
+        steps = ", ".join(f"{k} ({v})" for k, v in sorted(e["prompts"].items())) or "–"
+        lines.append(f"| {name} | {e['n_ok']} | " + " | ".join(cells) + f" | {steps} | "
+                     f"{_num(e['mean_context_tokens'], '{:.0f}')} | {_cost(e['answer_usage'])} | "
+                     f"{_cost(e['judge_usage'])} | {e['n_failed']} |")
+    lines += ["", "Per unit, samples.jsonl keeps the response, the gold utterance, the context the system used, "
+              "the step that wrote the response and (theanine) the retrieved memories with the raw and refined "
+              "timelines; `memories/` holds each system's memory after ingest (theanine: node-link JSON graphs)."]
+    return finish_report(out, lines, [f for e in systems.values() for f in e["failed"]])

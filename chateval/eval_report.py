@@ -1,0 +1,119 @@
+"""The report of an ``evaluate`` run: agreement with the labels, order effects, parse failures, cost.
+
+Written by the Evaluator at the end of ``evaluate_file`` (so the Python API gets it too) from the
+records and the summary, next to them in the run directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from .agreement import accuracy, cohen_kappa, correlations
+from .runs import atomic_write
+from .summary import normalise_label
+
+REPORT_FILE = "report.md"
+LABELS = {"pairwise": ["1", "2", "tie"], "correctness": [True, False]}
+
+
+def _score_label(label: Any) -> float | dict[str, float] | None:
+    if isinstance(label, bool):
+        return None
+    if isinstance(label, (int, float)):
+        return float(label)
+    if isinstance(label, dict):
+        return {k: float(v) for k, v in label.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return None
+
+
+def label_agreement(records: list[dict[str, Any]], task: str) -> dict[str, Any]:
+    """Agreement of the panel with the records' labels; {} when no record has a usable label."""
+    ok = [r for r in records if r.get("status") == "ok" and r.get("verdict")]
+    if task in LABELS:
+        key = "winner" if task == "pairwise" else "correct"
+        pairs = [(normalise_label(task, r.get("label")), r["verdict"].get(key)) for r in ok]
+        # A split correctness panel (correct=None) counts as a miss for accuracy and drops from kappa.
+        pairs = [(g, p) for g, p in pairs if g is not None]
+        if not pairs:
+            return {}
+        gold, pred = [g for g, _ in pairs], [p for _, p in pairs]
+        acc = accuracy(gold, ["none" if p is None else p for p in pred])
+        return {"accuracy": acc, "kappa": cohen_kappa(gold, pred, LABELS[task])}
+    out: dict[str, Any] = {}
+    aspects = sorted({a for r in ok for a in (r["verdict"].get("scores") or {})})
+    out["aspect_means"] = {a: mean(vals) if (vals := [r["verdict"]["scores"][a] for r in ok
+                                                      if a in (r["verdict"].get("scores") or {})]) else None
+                           for a in aspects}
+    labels = [_score_label(r.get("label")) for r in ok]
+    if any(isinstance(lab, float) for lab in labels):
+        out["overall"] = correlations([r["verdict"].get("score") for r in ok],
+                                      [lab if isinstance(lab, float) else None for lab in labels],
+                                      x_name="the panel's score", y_name="the label")
+    for a in aspects:
+        human = [lab.get(a) if isinstance(lab, dict) else None for lab in labels]
+        if any(h is not None for h in human):
+            out.setdefault("aspects", {})[a] = correlations(
+                [(r["verdict"].get("scores") or {}).get(a) for r in ok], human,
+                x_name=f"the panel's {a}", y_name=f"the labelled {a}")
+    return out if len(out) > 1 or "overall" in out or out["aspect_means"] else {}
+
+
+def _stat(s: dict[str, Any], pct: bool = False) -> str:
+    if s.get("value") is None:
+        return f"undefined ({s.get('reason')}; n={s.get('n', 0)})"
+    return (f"{100 * s['value']:.1f}%" if pct else f"{s['value']:.3f}") + f" (n={s['n']})"
+
+
+def render_report(summary: dict[str, Any], run_path: Path) -> str:
+    u = summary.get("usage") or {}
+    lines = [f"# chateval evaluate: {run_path.name}", ""]
+    if summary.get("note"):
+        lines += [f"> {summary['note']}", ""]
+    lines += ["| | |", "|---|---|",
+              f"| model | {summary.get('model')} |",
+              f"| task | {summary.get('task')} |",
+              f"| panel | {summary.get('strategy')}, {summary.get('agents')} agents, {summary.get('turns')} turns |",
+              f"| samples | {summary.get('n_ok')} ok, {summary.get('n_failed')} failed of {summary.get('n_samples')}"
+              f"{'' if summary.get('complete', True) else ' (incomplete run)'} |"]
+    if summary.get("verdicts"):
+        lines.append(f"| verdicts | {', '.join(f'{k}: {v}' for k, v in summary['verdicts'].items())} |")
+    if summary.get("mean_score") is not None:
+        lines.append(f"| mean score | {summary['mean_score']:.2f} |")
+    lines += [f"| parse failures | {summary.get('parse_errors', 0)} of {summary.get('agent_verdicts', 0)} agent verdicts"
+              f" ({summary.get('reasked', 0)} re-asked) |"]
+    if "order_disagreement_rate" in summary:
+        lines.append(f"| order disagreement (--swap) | {100 * summary['order_disagreement_rate']:.1f}% of samples |")
+    lines += [f"| model calls | {u.get('calls', 0)} (+{u.get('cached_calls', 0)} from cache) |",
+              f"| tokens | {u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
+              f"{' (approximate: counted locally)' if u.get('tokens_approx') else ''} |",
+              "| cost | " + ("unknown (a price is not known; see --price)" if u.get("cost_usd") is None
+                             else f"${u['cost_usd']:.4f}") + " |",
+              f"| wall time | {summary.get('wall_time_s', 0.0):.1f} s |", ""]
+    agr = summary.get("agreement") or {}
+    lines += ["## Scores and agreement with the labels" if agr.get("aspect_means") else "## Agreement with the labels", ""]
+    if not agr:
+        lines += ["No record carries a usable label, so there is nothing to agree with.", ""]
+    if "accuracy" in agr:
+        lines += [f"- accuracy: {_stat(agr['accuracy'], pct=True)}", f"- Cohen's kappa: {_stat(agr['kappa'])}", ""]
+    if agr.get("aspect_means"):
+        lines += ["| aspect | panel mean | Spearman | Kendall |", "|---|---|---|---|"]
+        for a, m in agr["aspect_means"].items():
+            c = (agr.get("aspects") or {}).get(a)
+            cells = [_stat(c["spearman"]), _stat(c["kendall"])] if c else ["no label", "no label"]
+            lines.append(f"| {a} | {'—' if m is None else f'{m:.2f}'} | {cells[0]} | {cells[1]} |")
+        lines.append("")
+    if "overall" in agr:
+        lines += [f"- overall score: Spearman {_stat(agr['overall']['spearman'])}, "
+                  f"Kendall {_stat(agr['overall']['kendall'])}", ""]
+    if summary.get("failed_ids"):
+        lines += ["## Failed samples", "", ", ".join(str(i) for i in summary["failed_ids"]), ""]
+    lines += ["## Read the debates", "", f"    chateval view {run_path}", ""]
+    return "\n".join(lines)
+
+
+def write_report(run_path: str | Path, summary: dict[str, Any]) -> Path:
+    path = Path(run_path) / REPORT_FILE
+    atomic_write(path, render_report(summary, Path(run_path)))
+    return path

@@ -1,0 +1,144 @@
+"""Render run directories into one self-contained HTML file (inline CSS and JS, no network)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, Undefined, select_autoescape
+
+from .load import NotARunDir, RunView, load_run
+from .samples import SampleView
+
+# Persona colours: distinct, readable on white, assigned in order of first appearance.
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"]
+
+# Settings worth a line in the header, looked up in the run's config (evaluate: "config", benchmarks:
+# "judging") and then in its summary; everything else is in the "full config" block.
+CONFIG_KEYS = ("benchmark", "data", "model", "answer_model", "judge", "judge_model", "judge_protocol", "task",
+               "strategy", "agents", "turns", "personas", "aggregate", "swap", "panel", "systems", "settings",
+               "embedder", "context", "dataset", "judge_panel")
+
+
+SUMMARY_SETTINGS = {"benchmark", "data", "model", "judge", "judge_model", "answer_model", "task", "strategy", "agents",
+                    "turns", "context", "dataset"}
+
+
+def _env() -> Environment:
+    env = Environment(loader=PackageLoader("chateval.view", "templates"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["pretty"] = _pretty
+    env.filters["num"] = _num
+    return env
+
+
+def _pretty(v: Any) -> str:
+    if isinstance(v, Undefined) or v is None:
+        return "–"
+    return v if isinstance(v, str) else json.dumps(v, indent=1, ensure_ascii=False)
+
+
+def _num(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return "–" if v is None else str(v)
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _colours(runs: list[RunView]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for run in runs:
+        for s in run.samples:
+            for d in s.debates:
+                for turns in d.order_turns.values():
+                    for t in turns:
+                        if t.get("kind") != "summary":
+                            out.setdefault(t.get("speaker", ""), PALETTE[len(out) % len(PALETTE)])
+    return out
+
+
+def _rows(runs: list[RunView]) -> list[tuple[str, list[list[SampleView]]]]:
+    """Samples grouped by (sub-run, question) across runs: one row per question, one cell per run
+    holding that run's samples of it (one per system)."""
+    cells: dict[tuple[str, str], list[list[SampleView]]] = {}
+    for i, run in enumerate(runs):
+        for s in run.samples:
+            cells.setdefault((s.setting, s.qid or s.key), [[] for _ in runs])[i].append(s)
+    return [(f"{k[0]}/{k[1]}" if k[0] else k[1], v) for k, v in cells.items()]
+
+
+def settings(run: RunView) -> dict[str, Any]:
+    cfg = run.config.get("config") or run.config.get("judging") or {}
+    # The summary holds results under some of these names (per-system tables): only plain
+    # settings are taken from it, for runs whose top level has no config.json (FairEval, Topical-Chat).
+    summary = {k: v for k, v in run.summary.items() if k in SUMMARY_SETTINGS}
+    out = {}
+    for k in CONFIG_KEYS:
+        for source in (cfg, run.config.get("judging") or {}, run.config, summary):
+            if source.get(k) not in (None, [], {}):
+                out[k] = source[k]
+                break
+    # Judge meta-benchmarks: each setting's panel, from its sub-run summary.
+    panels = {n: s["panel"] for n, s in (run.summary.get("settings") or {}).items()
+              if isinstance(s, dict) and isinstance(s.get("panel"), dict)}
+    if panels:
+        out["panels"] = panels
+    return out
+
+
+def headline(run: RunView) -> list[dict[str, Any]] | dict[str, Any]:
+    """The numbers for the header: the summary's own headline (rows per system or setting), else
+    the evaluate summary's main numbers."""
+    s = run.summary
+    if isinstance(s.get("headline"), (list, dict)):
+        return s["headline"]
+    out = {k: s[k] for k in ("n_samples", "n_ok", "n_failed", "verdicts", "mean_score", "order_disagreement_rate",
+                             "parse_errors") if k in s}
+    for name, stat in (s.get("agreement") or {}).items():
+        if isinstance(stat, dict) and "value" in stat:
+            out[name] = stat["value"]
+    return out
+
+
+def cap_context(s: SampleView, limit: int) -> None:
+    """Keep the first ``limit`` characters of a sample's context on the page; count the rest."""
+    kept, used = [], 0
+    for line, gold in s.context_gold:
+        if used + len(line) > limit:
+            s.context_cut = sum(len(x) + 1 for x, _ in s.context_gold) - 1 - used
+            break
+        kept.append((line, gold))
+        used += len(line) + 1
+    s.context_gold = kept
+
+
+def build_view(run_dirs: list[Path], out: Path | None = None, *, context_chars: int | None = None) -> Path:
+    """Write one HTML page showing the given run directories side by side; returns its path.
+
+    ``out`` defaults to ``view.html`` inside the first run directory. ``context_chars`` caps each
+    memory context shown (full-context systems give the model whole haystacks: a 500-question
+    LongMemEval S run would make a page of hundreds of MB); what is left off is counted on the page.
+    """
+    if not run_dirs:
+        raise NotARunDir("no run directory given")
+    runs = [load_run(Path(p)) for p in run_dirs]
+    out = Path(out) if out else Path(run_dirs[0]) / "view.html"
+    samples = [s for r in runs for s in r.samples]
+    if context_chars is not None:
+        for s in samples:
+            cap_context(s, context_chars)
+    facets = {
+        "setting": sorted({s.setting for s in samples if s.setting}),
+        "system": sorted({s.system for s in samples if s.system}),
+        "category": sorted({s.category for s in samples if s.category}),
+    }
+    html = _env().get_template("view.html.j2").render(
+        runs=runs, rows=_rows(runs), colours=_colours(runs), facets=facets, headline=headline, settings=settings,
+        has_labels=any(s.disagrees is not None for s in samples),
+        has_swap=any(len(d.order_turns) > 1 or d.orders for s in samples for d in s.debates),
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html, encoding="utf-8")
+    return out

@@ -1,0 +1,121 @@
+"""Read a run directory (and the sub-runs a benchmark writes) into what the viewer shows.
+
+Only the run directory is read: config.json, samples.jsonl, summary.json, report.md and the PNG
+plots (how one record becomes samples is :mod:`.samples`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from pydantic import BaseModel, Field
+
+from ..errors import InputError
+from ..models.usage import UsageTotals
+from .samples import SampleView, sample_views
+
+RUN_FILES = ("summary.json", "samples.jsonl", "config.json")
+
+
+class NotARunDir(InputError):
+    """The path is missing or holds none of a run's files."""
+
+
+class RunView(BaseModel):
+    path: str
+    name: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    summary: dict[str, Any] = Field(default_factory=dict)
+    reports: dict[str, str] = Field(default_factory=dict)  # setting -> report.md text
+    plots: list[tuple[str, str]] = Field(default_factory=list)  # (relative name, base64 PNG)
+    samples: list[SampleView] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict)  # summed over every record read
+    n_records: int = 0
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputError(f"{path}: not readable JSON ({e})") from None
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    out = []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            if i == len(lines):
+                continue  # a torn last line of a killed run: the run writer skips it too
+            raise InputError(f"{path}:{i}: not valid JSON") from None
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def _is_run(path: Path) -> bool:
+    return any((path / f).is_file() for f in RUN_FILES)
+
+
+def _judged_inside(x: Any) -> bool:
+    """x is a judged item (it has a transcript), or a map of them without a usage of its own."""
+    if not isinstance(x, dict):
+        return False
+    return "transcript" in x or ("usage" not in x and any(isinstance(y, dict) and "transcript" in y
+                                                          for y in x.values()))
+
+
+def _usages(v: Any) -> Iterator[dict[str, Any]]:
+    """Every usage block inside a record (answer, judge, each system of a head-to-head case)."""
+    if isinstance(v, dict):
+        if "calls" in v and "prompt_tokens" in v:
+            yield v
+            return
+        counted = isinstance(v.get("usage"), dict) and "calls" in v["usage"]
+        for x in v.values():
+            # Judged items nested in a record that has its own usage (Topical-Chat's per-aspect
+            # debates) are already counted in that usage.
+            if not (counted and _judged_inside(x)):
+                yield from _usages(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from _usages(x)
+
+
+def load_run(path: Path) -> RunView:
+    """A run directory, its benchmark sub-runs (one level down) and their plots."""
+    path = Path(path)
+    if not path.is_dir():
+        raise NotARunDir(f"{path}: no such run directory")
+    if not _is_run(path):
+        raise NotARunDir(f"{path}: not a run directory (none of {', '.join(RUN_FILES)})")
+    view = RunView(path=str(path), name=path.name or str(path))
+    if (path / "config.json").is_file():
+        view.config = _json(path / "config.json")
+    if (path / "summary.json").is_file():
+        view.summary = _json(path / "summary.json")
+    usages: list[dict[str, Any]] = []
+    subs = [("", path)] + [(p.name, p) for p in sorted(path.iterdir()) if p.is_dir() and _is_run(p)]
+    for setting, d in subs:
+        if (d / "report.md").is_file():
+            view.reports[setting] = (d / "report.md").read_text(encoding="utf-8")
+        for png in sorted(d.glob("*.png")):
+            name = f"{setting}/{png.name}" if setting else png.name
+            view.plots.append((name, base64.b64encode(png.read_bytes()).decode("ascii")))
+        if (d / "samples.jsonl").is_file():
+            records = _jsonl(d / "samples.jsonl")
+            view.samples += [v for r in records for v in sample_views(r, setting)]
+            view.n_records += len(records)
+            usages += list(_usages(records))
+    total = UsageTotals()
+    for u in usages:
+        total.merge(UsageTotals.model_validate(u))
+    view.usage = total.model_dump()
+    return view

@@ -1,0 +1,204 @@
+"""One samples.jsonl record -> what the viewer shows of it.
+
+Records differ per run kind, so a record is read by the fields it has, not by the command that
+wrote it: a debate is any object with a ``transcript``, a memory answer is a record with
+``answer``/``response``/``prediction`` and ``context``, and a record holding a ``qa`` list (LoCoMo:
+one record per conversation and system) becomes one sample per question.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..summary import normalise_label
+
+
+class Debate(BaseModel):
+    """One judged item with a transcript: an evaluate record or a judge inside a benchmark record."""
+
+    title: str
+    order_turns: dict[str, list[dict[str, Any]]]  # "original" / "swapped" -> turns in recorded order
+    agents: list[dict[str, Any]] = Field(default_factory=list)
+    verdict: dict[str, Any] | None = None
+    orders: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class Ranked(BaseModel):
+    """A system's retrieval ranking with the gold evidence marked."""
+
+    level: str  # "session", "turn" or "evidence"
+    items: list[tuple[str, bool]]  # (id, is gold) in rank order
+    gold: list[str]
+    missed: list[str]  # gold ids the ranking does not contain
+
+
+class SampleView(BaseModel):
+    key: str
+    qid: str = ""  # the question it answers: samples of several systems (or runs) share it
+    setting: str = ""  # the sub-run a benchmark wrote it in ("" for the run itself)
+    system: str = ""
+    category: str = ""
+    status: str = "ok"
+    failed: bool = False
+    split: bool = False
+    disagrees: bool | None = None  # verdict vs human label; None where there is no comparable label
+    order_disagreement: bool = False
+    label: Any = None
+    pred: Any = None
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    debates: list[Debate] = Field(default_factory=list)
+    memory: dict[str, Any] = Field(default_factory=dict)  # answer, gold, verdicts, context
+    context_gold: list[tuple[str, bool]] = Field(default_factory=list)  # context lines, gold-session lines marked
+    context_cut: int = 0  # characters of the context left off the page (chateval view --context-chars)
+    rankings: list[Ranked] = Field(default_factory=list)
+    single_judge: dict[str, Any] | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)  # every other recorded field, shown as is
+
+
+def _debates(rec: Any, title: str = "debate") -> list[Debate]:
+    """Every object with a transcript inside a record, outermost first."""
+    found: list[Debate] = []
+    if isinstance(rec, dict):
+        # An empty transcript without an error is an aggregate of debates recorded inside it
+        # (Topical-Chat's per-aspect protocol): its verdict is the sample's, its debates follow.
+        if isinstance(rec.get("transcript"), list) and (rec["transcript"] or rec.get("error")):
+            turns: dict[str, list[dict[str, Any]]] = {}
+            for t in rec["transcript"]:
+                turns.setdefault(t.get("order", "original"), []).append(t)
+            verdict = rec.get("verdict")
+            if not isinstance(verdict, dict):  # head-to-head records the winner and the panel apart
+                verdict = rec["panel"] if isinstance(rec.get("panel"), dict) else {
+                    "winner": verdict, "correct": rec.get("correct"), "votes": rec.get("votes")}
+            found.append(Debate(title=title, order_turns=turns, agents=rec.get("agents") or [],
+                                verdict=verdict, orders=rec.get("orders"), error=rec.get("error")))
+        for k, v in rec.items():
+            if k != "transcript":
+                found += _debates(v, k if title == "debate" else f"{title} / {k}")
+    elif isinstance(rec, list):
+        for i, v in enumerate(rec):
+            found += _debates(v, f"{title}[{i}]")
+    return found
+
+
+def _split(agents: list[dict[str, Any]]) -> bool:
+    winners = {a.get("winner") for a in agents if not a.get("parse_error") and a.get("winner") is not None}
+    correct = {a.get("correct") for a in agents if not a.get("parse_error") and a.get("correct") is not None}
+    return len(winners) > 1 or len(correct) > 1
+
+
+def _pred(rec: dict[str, Any]) -> Any:
+    if "pred" in rec:
+        return rec["pred"]
+    if "correct" in rec and "verdict" not in rec:  # memory benchmarks: the judged correctness
+        return rec["correct"]
+    v = rec.get("verdict") or {}
+    if not isinstance(v, dict):
+        return v
+    return v.get("winner") if v.get("winner") is not None else v.get("correct", v.get("score"))
+
+
+def _rankings(rec: dict[str, Any]) -> list[Ranked]:
+    out = []
+    ret = rec.get("retrieval") if isinstance(rec.get("retrieval"), dict) else {}
+    for level in ("session", "turn"):
+        ranked, gold = ret.get(f"ranked_{level}s"), rec.get(f"gold_{level}s")
+        if ranked is not None and gold is not None:
+            out.append(Ranked(level=level, items=[(i, i in gold) for i in ranked], gold=list(gold),
+                              missed=[g for g in gold if g not in ranked]))
+    if isinstance(rec.get("retrieved"), list) and isinstance(rec.get("evidence"), list):  # LoCoMo dialogue ids
+        gold = [str(e) for e in rec["evidence"]]
+        out.append(Ranked(level="evidence", items=[(str(i), str(i) in gold) for i in rec["retrieved"]], gold=gold,
+                          missed=[g for g in gold if g not in map(str, rec["retrieved"])]))
+    return out
+
+
+def _context_gold(context: Any, gold: list[str]) -> list[tuple[str, bool]]:
+    """The context split in lines, the block of a gold session marked (full-context systems head
+    each session with its id); no gold ids, no marks."""
+    if not isinstance(context, str):
+        return []
+    pattern = re.compile("|".join(re.escape(g) for g in gold)) if gold else None
+    lines, mark = [], False
+    for line in context.splitlines():
+        if line.startswith("## Session"):  # a session header starts a block: gold or not
+            mark = bool(pattern and pattern.search(line))
+        lines.append((line, mark))
+    return lines
+
+
+# What a memory benchmark records per question and system, in the order the viewer shows it.
+MEMORY_FIELDS = ("answer", "answers", "response", "prediction", "correct", "fooled", "f1",
+                 "bleu1", "evidence_recall", "context_tokens")
+SHOWN = {"id", "key", "task", "status", "verdict", "agents", "transcript", "orders", "order_disagreement", "label",
+         "human", "pred", "inputs", "error", "system", "systems", "panel", "method", "category", "category_name",
+         "question_type", "setting", "context", "retrieval", "retrieved", "evidence", "judge", "question", "asked",
+         "question_id", "case_id", "raw_answer", "gold_sessions", "gold_turns"}
+
+
+def _qid(rec: dict[str, Any]) -> str:
+    if rec.get("question_id") is not None:
+        return f"{rec['conversation']}::{rec['question_id']}" if rec.get("conversation") else str(rec["question_id"])
+    return str(rec.get("case_id") or rec.get("id") or rec.get("key") or "")
+
+
+def sample_view(rec: dict[str, Any], setting: str = "") -> SampleView:
+    debates = _debates(rec)
+    label = rec.get("human", rec.get("label"))
+    pred = _pred(rec)
+    # Compared as the verdict expresses them ("correct" vs True); a score label is not compared.
+    gold = normalise_label(rec["task"], label) if rec.get("task") in ("pairwise", "correctness") else label
+    scalar = (str, bool, int)
+    comparable = gold is not None and isinstance(gold, scalar) and isinstance(pred, scalar)
+    inputs = dict(rec.get("inputs") or {})
+    # Fields of the question (shown once per row), not of one system's answer.
+    for k in ("question", "asked", "answer_1", "answer_2", "reference", "question_date", "gold", "true_answer"):
+        if k in rec and k not in inputs and isinstance(rec[k], str):
+            inputs[k] = rec[k]
+    memory = {k: rec[k] for k in MEMORY_FIELDS if k in rec and not (k == "answer" and "inputs" in rec)}
+    rankings = _rankings(rec)
+    judge = rec.get("judge") if isinstance(rec.get("judge"), dict) else {}
+    meta = inputs.get("meta") if isinstance(inputs.get("meta"), dict) else {}
+    system = rec.get("system") or rec.get("method") or " vs ".join((rec.get("systems") or {}).values())
+    return SampleView(
+        key=str(rec.get("key", rec.get("id", ""))),
+        qid=_qid(rec),
+        setting=setting,
+        system=str(system or rec.get("systems_all") and " / ".join(rec["systems_all"]) or ""),
+        category=str(rec.get("category_name") or rec.get("question_type") or rec.get("category")
+                     or meta.get("category") or ""),
+        status=str(rec.get("status", "ok")),
+        failed=rec.get("status") == "failed" or bool(rec.get("error")) or any(d.error for d in debates),
+        split=any(_split(d.agents) for d in debates),
+        disagrees=(str(gold) != str(pred)) if comparable else None,
+        order_disagreement=bool(rec.get("order_disagreement")) or any(
+            (d.orders or {}).get("original") and (d.orders or {}).get("swapped")
+            and d.orders["original"].get("winner") != d.orders["swapped"].get("winner") for d in debates),
+        label=label, pred=pred, inputs=inputs, debates=debates, memory=memory,
+        context_gold=_context_gold(rec.get("context"), rec.get("gold_sessions") or []) if "context" in rec and "inputs" not in rec else [],
+        rankings=rankings,
+        single_judge=judge.get("single") if isinstance(judge.get("single"), dict) else None,
+        extra={k: v for k, v in rec.items() if k not in SHOWN and k not in memory and k not in inputs},
+    )
+
+
+def sample_views(rec: dict[str, Any], setting: str = "") -> list[SampleView]:
+    """One record's samples: itself, or one per question of a ``qa`` list (LoCoMo)."""
+    if not isinstance(rec.get("qa"), list):
+        return [sample_view(rec, setting)]
+    outer = {k: v for k, v in rec.items() if k not in ("qa", "key", "usage", "stats", "latency", "status")}
+    out = []
+    for i, qa in enumerate(rec["qa"]):
+        if not isinstance(qa, dict):
+            continue
+        conv = rec.get("conversation", rec.get("key", ""))
+        sub = outer | qa | {"key": f"{rec.get('key', conv)}#{qa.get('qa_index', i)}",
+                            "question_id": f"{conv}#{qa.get('qa_index', i)}"}
+        sub.pop("conversation", None)  # already in question_id
+        out.append(sample_view(sub, setting))
+    if not out or rec.get("status") == "failed":  # a failed unit answered nothing: show the unit itself
+        out.append(sample_view({k: v for k, v in rec.items() if k != "qa"}, setting))
+    return out

@@ -1,0 +1,70 @@
+"""Regenerate the viewer screenshots in docs/ (README, "Seeing the debates").
+
+    CHATEVAL_DATA_DIR=../shared/data python docs/screenshots.py
+
+Runs FairEval and LongMemEval on the shared data with the offline model (a few questions each),
+renders them with `chateval view` and photographs the pages in headless Chromium (Debian's
+chromium + chromium-driver, driven by selenium from the `view` extra)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from chateval.cli import main
+
+DOCS = Path(__file__).resolve().parent
+DATA = Path(os.environ.get("CHATEVAL_DATA_DIR", DOCS.parent.parent / "shared" / "data"))
+
+
+def run(*args: str) -> None:
+    if main(list(args)) != 0:
+        sys.exit(f"failed: chateval {' '.join(args)}")
+
+
+def browser() -> webdriver.Chrome:
+    opts = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1100", "--hide-scrollbars"):
+        opts.add_argument(arg)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+
+
+def shoot(driver: webdriver.Chrome, page: Path, name: str, facet: dict[str, str], row: str) -> None:
+    driver.get(page.as_uri())
+    for key, value in facet.items():
+        Select(driver.find_element(By.CSS_SELECTOR, f'[data-facet="{key}"]')).select_by_visible_text(value)
+    target = driver.find_element(By.CSS_SELECTOR, row)
+    # Scroll the row under the sticky filter bar, so both show.
+    driver.execute_script("window.scrollTo(0, arguments[0].getBoundingClientRect().top + window.scrollY - 48)", target)
+    driver.save_screenshot(str(DOCS / name))
+    print(DOCS / name)
+
+
+def main_() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="chateval-shots-"))
+    os.environ["CHATEVAL_CACHE_DIR"] = str(tmp / "cache")
+    fe, lme = tmp / "faireval", tmp / "longmemeval"
+    run("bench", "faireval", "--data", str(DATA / "faireval" / "faireval_gpt35_vs_vicuna13b.jsonl"),
+        "--model", "offline", "--limit", "12", "--out", str(fe))
+    run("bench", "longmemeval", "--data", str(DATA / "longmemeval" / "longmemeval_s_dev.json"), "--limit", "6",
+        "--systems", "full_context,retrieval", "--answer-model", "offline", "--embedder", "hash",
+        "--judge", "both", "--out", str(lme))
+    run("view", str(fe))
+    run("view", str(lme))
+    driver = browser()
+    try:
+        shoot(driver, fe / "view.html", "view_faireval.png", {"setting": "multi"}, '.row[data-key^="multi/"]')
+        shoot(driver, lme / "view.html", "view_longmemeval.png", {}, ".row")
+    finally:
+        driver.quit()
+
+
+if __name__ == "__main__":
+    main_()

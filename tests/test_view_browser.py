@@ -1,0 +1,113 @@
+"""The viewer in headless Chromium (Debian's chromium + chromium-driver, driven by selenium with the
+system chromedriver; nothing is downloaded): filters, debate order, escaping, side by side."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from chateval.view import build_view
+
+from .conftest import read_jsonl
+from .view_fixtures import SCRIPT, evaluate_run, faireval_run, longmemeval_run
+
+CHROMEDRIVER = Path(shutil.which("chromedriver") or "/usr/bin/chromedriver")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[view]')")
+if not CHROMEDRIVER.exists() or not CHROMIUM:
+    pytest.skip("no Chromium here (apt-get install chromium chromium-driver)", allow_module_level=True)
+
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def browser():
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1400"):
+        opts.add_argument(arg)
+    # The Service path is given so Selenium Manager never tries to download a driver.
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=opts)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory):
+    return tmp_path_factory.mktemp("browser")
+
+
+@pytest.fixture(scope="module")
+def ev(tmp):
+    return evaluate_run(tmp)
+
+
+def visible(driver, selector: str = ".sample") -> list[str]:
+    return [r.get_attribute("data-key") for r in driver.find_elements(By.CSS_SELECTOR, selector) if r.is_displayed()]
+
+
+def test_filters_change_the_visible_samples(browser, ev):
+    recs = read_jsonl(ev / "samples.jsonl")
+    browser.get(build_view([ev]).as_uri())
+    assert visible(browser) == [r["id"] for r in recs]
+    browser.find_element(By.CSS_SELECTOR, '[data-flag="disagrees"]').click()
+    want = [r["id"] for r in recs if r["label"] != r["verdict"]["winner"]]
+    assert 0 < len(want) < len(recs)  # the fixture has both kinds, so the filter has something to do
+    assert visible(browser) == want == visible(browser, ".row")
+    assert browser.find_element(By.ID, "count").text == f"{len(want)} of {len(recs)} samples"
+    browser.find_element(By.CSS_SELECTOR, '[data-flag="disagrees"]').click()
+    box = browser.find_element(By.ID, "search")
+    box.send_keys(recs[1]["inputs"]["question"][:25])
+    assert visible(browser) == [recs[1]["id"]]
+
+
+def test_debate_turns_render_in_order_and_script_stays_text(browser, ev):
+    rec = read_jsonl(ev / "samples.jsonl")[0]
+    browser.get(build_view([ev]).as_uri())
+    assert browser.title.startswith("chateval view")  # the candidate's script did not run
+    assert not browser.find_elements(By.CSS_SELECTOR, "main script")  # nor became an element
+    row = browser.find_element(By.CSS_SELECTOR, f'.row[data-key="{rec["id"]}"]')
+    assert SCRIPT in row.find_element(By.CSS_SELECTOR, "pre.input-answer_2").text
+    for order in ("original", "swapped"):  # the swapped order's debate is shown beside the original
+        box = row.find_element(By.CSS_SELECTOR, f'.order[data-order="{order}"]')
+        shown = [(t.get_attribute("data-speaker"), t.get_attribute("data-round"), t.find_element(By.CSS_SELECTOR, ".text").text)
+                 for t in box.find_elements(By.CSS_SELECTOR, ".turn")]
+        assert shown == [(t["speaker"], str(t["round"]), t["text"].strip()) for t in rec["transcript"] if t["order"] == order]
+    summary = row.find_element(By.CSS_SELECTOR, ".turn.summary")
+    assert "summarizer" in summary.text
+    original, swapped = (row.find_element(By.CSS_SELECTOR, f'.order[data-order="{o}"]') for o in ("original", "swapped"))
+    assert original.location["y"] == swapped.location["y"] and original.location["x"] < swapped.location["x"]
+
+
+def test_category_filter_on_a_faireval_run(browser, tmp):
+    run = faireval_run(tmp)
+    browser.get(build_view([run]).as_uri())
+    total = len(visible(browser))
+    Select(browser.find_element(By.CSS_SELECTOR, '[data-facet="category"]')).select_by_visible_text("coding")
+    shown = [s for s in browser.find_elements(By.CSS_SELECTOR, ".sample") if s.is_displayed()]
+    assert 0 < len(shown) < total and all(s.get_attribute("data-category") == "coding" for s in shown)
+
+
+def test_system_filter_and_gold_evidence_on_a_longmemeval_run(browser, tmp):
+    run = longmemeval_run(tmp)
+    browser.get(build_view([run]).as_uri())
+    assert len(visible(browser)) == 4 and len(visible(browser, ".row")) == 2
+    Select(browser.find_element(By.CSS_SELECTOR, '[data-facet="system"]')).select_by_visible_text("retrieval")
+    keys = visible(browser)
+    assert len(keys) == 2 and all(k.endswith("::retrieval") for k in keys)
+    gold = [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".sample .rank.gold") if e.is_displayed()]
+    assert any("answer_q-city" in g for g in gold)
+
+
+def test_two_runs_side_by_side(browser, ev, tmp):
+    other = evaluate_run(tmp, "ev_one", "--agents", "1", "--strategy", "one_by_one")
+    browser.get(build_view([ev, other], out=tmp / "cmp.html").as_uri())
+    row = browser.find_elements(By.CSS_SELECTOR, ".row")[0]
+    left, right = row.find_elements(By.CSS_SELECTOR, ".cell")
+    assert left.location["y"] == right.location["y"] and left.location["x"] < right.location["x"]
+    assert "ev_one" in right.text
+    assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
