@@ -211,6 +211,23 @@ async def test_every_unique_key_is_embedded_once(tmp_path):
     assert again.computed == 0
 
 
+async def test_concurrent_callers_embed_a_shared_text_once():
+    import asyncio
+
+    class Slow(type(make_embedder("hash", cache=False))):
+        calls: list[list[str]] = []
+
+        async def _embed(self, texts):
+            self.calls.append(list(texts))
+            await asyncio.sleep(0.05)  # both callers are in flight at once
+            return await super()._embed(texts)
+
+    embedder = Slow(cache=False)
+    a, b = await asyncio.gather(embedder.embed(["shared", "only a"]), embedder.embed(["shared", "only b"]))
+    assert embedder.computed == 3 and sorted(map(sorted, embedder.calls)) == [["only a", "shared"], ["only b"]]
+    assert (a[0] == b[0]).all() and not embedder._pending
+
+
 async def test_bm25_retriever_embeds_nothing():
     embedder = make_embedder("hash", cache=False)
     system = make(embedder=embedder, retriever="bm25")

@@ -48,6 +48,9 @@ class Embedder(ABC):
         self._cache: diskcache.Cache | None = None
         self.computed = 0  # texts actually embedded (cache misses), for stats and tests
         self.embed_s = 0.0  # time spent embedding them (cache look-ups not included)
+        # Texts being embedded right now: a concurrent caller (another question sharing a
+        # session) waits for them instead of embedding them a second time.
+        self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
 
     def _open_cache(self) -> diskcache.Cache | None:
         if self._cache is None and self._cache_dir is not None:
@@ -72,21 +75,39 @@ class Embedder(ABC):
                 rows[i] = np.frombuffer(hit, dtype=np.float32)
             else:
                 missing.setdefault(t, []).append(i)
-        if missing:
-            unique = list(missing)
-            self._ready()  # loading a local model is not embedding time
-            t0 = time.perf_counter()
-            vectors = normalise(np.asarray(await self._embed(unique), dtype=np.float32))
-            self.embed_s += time.perf_counter() - t0
+        waiting = {t: self._pending[t] for t in missing if t in self._pending}
+        unique = [t for t in missing if t not in waiting]
+        if unique:
+            loop = asyncio.get_running_loop()
+            mine = {t: loop.create_future() for t in unique}
+            self._pending.update(mine)
+            try:
+                self._ready()  # loading a local model is not embedding time
+                t0 = time.perf_counter()
+                vectors = normalise(np.asarray(await self._embed(unique), dtype=np.float32))
+                self.embed_s += time.perf_counter() - t0
+            except BaseException as e:
+                for f in mine.values():
+                    f.set_exception(e)
+                    f.exception()  # retrieved: nobody else may be waiting for it
+                raise
+            finally:
+                for t in unique:
+                    self._pending.pop(t, None)
             self.dim = vectors.shape[1]  # a remote model's dimension is known from its first reply
             self.computed += len(unique)
             for t, v in zip(unique, vectors):
+                mine[t].set_result(v)
                 for i in missing[t]:
                     rows[i] = v
             if cache is not None:
                 with cache.transact():  # one SQLite transaction: about half the cost of a write each
                     for t, v in zip(unique, vectors):
                         cache.set(self._key(t), v.tobytes())
+        for t, f in waiting.items():
+            v = await f
+            for i in missing[t]:
+                rows[i] = v
         if not texts:
             return np.zeros((0, self.dim or 0), dtype=np.float32)
         return np.stack(rows).astype(np.float32, copy=False)  # type: ignore[arg-type]

@@ -252,7 +252,8 @@ class LongMemEvalRAG(MemorySystem):
         out = (offline_rerank(inputs) if self.settings.rerank == "coverage"
                else await RERANK.run(self.layer, inputs, log=self.log, prompts=self.prompts))
         picked = [top[i - 1] for i in dict.fromkeys(out.order) if 1 <= i <= len(top)]
-        return picked + [v for v in top if v not in set(picked)] + ranking[len(top):]  # nothing is lost
+        chosen = set(picked)
+        return picked + [v for v in top if v not in chosen] + ranking[len(top):]  # nothing is lost
 
     async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
         if not self._values:
