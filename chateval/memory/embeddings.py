@@ -14,6 +14,7 @@ import asyncio
 import hashlib
 import os
 import re
+import threading
 import time
 from abc import ABC, abstractmethod
 from pathlib import Path
@@ -145,6 +146,7 @@ class SentenceTransformerEmbedder(Embedder):
         self.name, self.dim = f"local/{model}", 384
         super().__init__(**kw)  # type: ignore[arg-type]
         self._model = None
+        self._turn = threading.Lock()
 
     def _load(self):  # pragma: no cover - exercised by the MiniLM test when the extra is installed
         if self._model is None:
@@ -166,8 +168,14 @@ class SentenceTransformerEmbedder(Embedder):
     async def _embed(self, texts: list[str]) -> np.ndarray:
         model = self._load()
         # Encoding is CPU-bound: keep the event loop free for other work meanwhile.
-        return await asyncio.to_thread(model.encode, texts, batch_size=64, convert_to_numpy=True,
-                                       normalize_embeddings=True, show_progress_bar=False)
+        return await asyncio.to_thread(self._encode, model, texts)
+
+    def _encode(self, model, texts: list[str]) -> np.ndarray:
+        # torch already spreads one encode over every core: two at once (two benchmark workers)
+        # only oversubscribe them, so encodes take turns (a thread lock: no event loop is bound).
+        with self._turn:
+            return model.encode(texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True,
+                                show_progress_bar=False)
 
 
 class RemoteEmbedder(Embedder):
