@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 from ..config import EvalConfig, config_hash, find_preset, load_preset, redact_url
@@ -16,6 +18,7 @@ from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec,
 from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory import systems as _systems  # noqa: F401  (registers the built-in systems)
 from ..memory.embeddings import Embedder, make_embedder
+from ..memory.vector import collection_prefix
 from ..plugins import import_object
 from ..runs import file_sha256
 from .config import MemoryBenchConfig
@@ -114,6 +117,9 @@ class MemoryBench:
             from ..memory.vector import check_server
 
             check_server(args.qdrant_url)  # every unit would fail otherwise: say so once, up front
+        # Qdrant collections of this run: chateval-<run folder>-<6 hex>-<system>-<8 hex>, deleted
+        # as each unit's system closes.
+        self.collection_prefix = collection_prefix(Path(args.out).name, uuid.uuid4().hex[:6])
 
     def embedding_usage(self) -> dict[str, Any] | None:
         """This run's remote embedding calls (step "embed"); None for a local embedder."""
@@ -133,12 +139,14 @@ class MemoryBench:
         if spec.instance is not None:
             spec.instance.reset()
             return spec.instance
-        return spec.cls(self.answer_layer, settings=self.settings[name], embedder=self.embedder,
-                        qdrant=self.args.qdrant_url, log=log)
+        system = spec.cls(self.answer_layer, settings=self.settings[name], embedder=self.embedder,
+                          qdrant=self.args.qdrant_url, log=log)
+        system.collection_prefix = collection_prefix(name, base=self.collection_prefix)
+        return system
 
-    def release(self, name: str, system: MemorySystem) -> None:
+    async def release(self, name: str, system: MemorySystem) -> None:
         if self.spec(name).instance is None:
-            system.close()  # the user closes their own instance
+            await system.aclose()  # the user closes their own instance
 
     @asynccontextmanager
     async def system(self, name: str, log: CallLog) -> AsyncIterator[MemorySystem]:
@@ -146,7 +154,7 @@ class MemoryBench:
         try:
             yield system
         finally:
-            self.release(name, system)
+            await self.release(name, system)
 
     def config(self, extra: dict[str, Any]) -> dict[str, Any]:
         """config.json: everything that changes results is in ``judging`` (hashed for --resume)."""

@@ -126,22 +126,11 @@ def parse_settings(pairs: list[str]) -> dict[str, Any]:
 
 def probe_qdrant(url: str) -> None:
     """Fail fast, in one line, when nothing answers at a Qdrant URL (before any ingest)."""
-    from ..memory.vector import VectorStoreError
-
     if not url.startswith(("http://", "https://")):
         raise ConfigError(f"--qdrant-url '{url}': expected an http:// or https:// URL (e.g. http://localhost:6333)")
-    from qdrant_client import QdrantClient
+    from ..memory.vector import check_server
 
-    client = None
-    try:
-        client = QdrantClient(url=url, timeout=10, check_compatibility=False)  # VectorStore checks it later
-        client.get_collections()
-    except Exception as e:
-        first = str(e).splitlines()[0][:160] if str(e) else "no answer"
-        raise VectorStoreError(f"cannot reach Qdrant at {url}: {type(e).__name__}: {first}") from None
-    finally:
-        if client is not None:
-            client.close()
+    check_server(url)  # with $QDRANT_API_KEY, as the stores will connect
 
 
 def build_layer(args: argparse.Namespace) -> Any:
