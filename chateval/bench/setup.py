@@ -78,8 +78,11 @@ class MemoryBench:
     """Built once per run from the parsed arguments."""
 
     def __init__(self, args: MemoryBenchConfig, *, need_judges: bool = True) -> None:
-        self.args = args
+        self.args, self.need_judges = args, need_judges
         self.specs = [resolve_system(s) for s in args.systems]  # unknown names fail before any work
+        if args.executor == "ray" and any(s.instance is not None for s in self.specs):
+            raise ConfigError("--executor ray: a system given as an instance cannot be copied to the workers; "
+                              "give its class, registered name or import path")
         dup = [n for i, n in enumerate(s.name for s in self.specs) if n in [x.name for x in self.specs[:i]]]
         if dup:
             raise ConfigError(f"--systems: '{dup[0]}' is given twice")
@@ -120,6 +123,11 @@ class MemoryBench:
         # Qdrant collections of this run: chateval-<run folder>-<6 hex>-<system>-<8 hex>, deleted
         # as each unit's system closes.
         self.collection_prefix = collection_prefix(Path(args.out).name, uuid.uuid4().hex[:6])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Sent to a Ray worker as its settings: the worker builds its own model layers, embedder,
+        # caches and clients (none of which can cross a process boundary).
+        return (_rebuilt, (self.args, self.need_judges))
 
     def embedding_usage(self) -> dict[str, Any] | None:
         """This run's remote embedding calls (step "embed"); None for a local embedder."""
@@ -211,6 +219,10 @@ class MemoryBench:
         out["correct"] = primary.get("correct")
         out["usage"] = usage.model_dump()
         return out
+
+
+def _rebuilt(args: MemoryBenchConfig, need_judges: bool) -> MemoryBench:
+    return MemoryBench(args, need_judges=need_judges)
 
 
 def judge_error(verdict: dict[str, Any]) -> str | None:
