@@ -15,6 +15,11 @@ from deepeval.test_case import LLMTestCase  # noqa: E402
 
 from chateval.integrations.deepeval import DebateMetric  # noqa: E402
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # DeepEval writes a .deepeval folder into the working directory
+
+
 RIGHT = LLMTestCase(input="What is the capital of France?", actual_output="Paris is the capital of France.",
                     expected_output="Paris")
 WRONG = LLMTestCase(input="What is the capital of France?", actual_output="The capital is Berlin.",
