@@ -131,3 +131,13 @@ def test_benchmark_run_on_a_server_leaves_no_collection(tmp_path, monkeypatch):
     assert "k-456" not in config and json.loads(config)["qdrant"] == "server"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["n_failed"] == 0
+
+
+def test_memory_ask_on_a_server_deletes_its_collection(capsys):
+    with FakeQdrantServer() as server:
+        code = main(["memory", "ask", "--system", "retrieval", "--data", str(FIXTURES / "lme_tiny.json"),
+                     "--question-id", "t_job", "--model", "offline", "--embedder", "hash", "--qdrant-url", server.url])
+        assert code == 0, capsys.readouterr().err
+        assert len(server.created) == 1 and server.created[0].startswith("chateval-ask-t_job-")
+        assert server.collections == {}
+    assert "recalled" in capsys.readouterr().out  # what it shows comes after the collection is gone
