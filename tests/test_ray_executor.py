@@ -105,6 +105,8 @@ def test_ray_cache_dir_holds_the_workers_caches(tmp_path):
 @pytest.mark.parametrize("argv, needle", [
     (["bench", "head2head", "--systems", "full_context,retrieval", "--executor", "ray"], "share state"),
     (["bench", "longmemeval", "--systems", "retrieval", "--ray-workers", "2"], "need --executor ray"),
+    (["bench", "longmemeval", "--systems", "retrieval", "--executor", "ray", "--ray-workers", "3"],
+     "the Ray cluster has 2 CPU(s)"),
 ])
 def test_refused_before_any_work(tmp_path, capsys, argv, needle):
     out = tmp_path / "o"

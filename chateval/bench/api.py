@@ -16,7 +16,7 @@ from ..plugins import load_plugins
 from ..progress import RunProgress
 from ..runs import write_json
 from .base import BENCHMARKS, Benchmark
-from .executor import Execution, import_ray, reset, use
+from .executor import Execution, connect, import_ray, reset, use
 from .config import BenchConfig
 from .headline import headline
 
@@ -68,11 +68,15 @@ async def arun(name: str, config: BaseModel | dict[str, Any], *, progress: bool 
         from rich.console import Console
 
         progress = RunProgress(UsageTotals(), Console(stderr=True), label="units")
-    token = use(execution_of(cfg, bench))
+    execution = execution_of(cfg, bench)
+    started = execution.executor == "ray" and connect(execution)
+    token = use(execution)
     try:
         summary = await bench.run(cfg, progress or None)
     finally:
         reset(token)
+        if started:
+            import_ray().shutdown()
     if cfg.executor == "ray" and summary.get("embedding_usage") is not None:
         # Remote embedding calls happen on the workers, whose logs stay there: not a number to report.
         summary["embedding_usage"] = None

@@ -79,6 +79,26 @@ def import_ray() -> Any:
     return ray
 
 
+def cluster_cpus() -> int:
+    return max(1, int(import_ray().cluster_resources().get("CPU", 1)))
+
+
+def connect(execution: Execution) -> bool:
+    """Join the cluster at ``ray_address`` (or start a local instance) unless this process is
+    connected already, and check --ray-workers against it; True when this call started Ray
+    (the caller shuts it down)."""
+    ray = import_ray()
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=execution.ray_address, include_dashboard=False, log_to_driver=False)
+    cpus = cluster_cpus()
+    if execution.ray_workers and execution.ray_workers > cpus:  # each actor takes a CPU: more never start
+        if started:
+            ray.shutdown()
+        raise ConfigError(f"--ray-workers {execution.ray_workers}: the Ray cluster has {cpus} CPU(s)")
+    return started
+
+
 class _UnitWorker:
     """A Ray actor: rebuilds the unit function once (plugins first, so their classes resolve),
     then runs units as they come, up to its max_concurrency at once."""
@@ -99,17 +119,13 @@ class _UnitWorker:
 
 
 class RayPool:
-    """Actors on a Ray cluster (joined at ``ray_address``, or a local instance started here)
-    with ``per_actor`` unit slots each."""
+    """Actors on the connected Ray cluster (see ``connect``), ``per_actor`` unit slots each."""
 
     def __init__(self, fn: UnitFn, execution: Execution, per_actor: int) -> None:
         import cloudpickle
 
         ray = self.ray = import_ray()
-        self.started = not ray.is_initialized()
-        if self.started:
-            ray.init(address=execution.ray_address, include_dashboard=False, log_to_driver=False)
-        n = execution.ray_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        n = execution.ray_workers or cluster_cpus()
         try:
             fn_bytes = cloudpickle.dumps(fn)
         except Exception as e:
@@ -143,5 +159,3 @@ class RayPool:
     def close(self) -> None:
         for a in self.actors:
             self.ray.kill(a)
-        if self.started:
-            self.ray.shutdown()
