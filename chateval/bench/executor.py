@@ -104,7 +104,7 @@ class _UnitWorker:
     then runs units as they come, up to its max_concurrency at once."""
 
     def __init__(self, fn_bytes: bytes, plugins: tuple[str, ...], cache_dir: str | None) -> None:
-        import cloudpickle
+        from ray import cloudpickle  # Ray's own copy: no extra dependency
 
         if cache_dir:  # completions in DIR/completions, embeddings in DIR/embeddings
             os.environ["CHATEVAL_CACHE_DIR"] = os.path.join(cache_dir, "completions")
@@ -122,7 +122,7 @@ class RayPool:
     """Actors on the connected Ray cluster (see ``connect``), ``per_actor`` unit slots each."""
 
     def __init__(self, fn: UnitFn, execution: Execution, per_actor: int) -> None:
-        import cloudpickle
+        from ray import cloudpickle  # Ray's own copy: no extra dependency
 
         ray = self.ray = import_ray()
         n = execution.ray_workers or cluster_cpus()
