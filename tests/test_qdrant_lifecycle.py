@@ -141,3 +141,14 @@ def test_memory_ask_on_a_server_deletes_its_collection(capsys):
         assert len(server.created) == 1 and server.created[0].startswith("chateval-ask-t_job-")
         assert server.collections == {}
     assert "recalled" in capsys.readouterr().out  # what it shows comes after the collection is gone
+
+
+def test_head2head_closing_systems_synchronously_leaves_no_collection(tmp_path, monkeypatch):
+    # head2head closes each conversation's systems from synchronous code: the deletions run as
+    # tasks of the loop and the run waits for them before it returns.
+    with FakeQdrantServer() as server:
+        code = main(["bench", "head2head", "--data", str(FIXTURES / "lme_tiny.json"), "--out", str(tmp_path / "h2h"),
+                     "--systems", "retrieval,memory_update", "--embedder", "hash", "--answer-model", "offline",
+                     "--qdrant-url", server.url, "--limit", "2"])
+        assert code == 0
+        assert len(server.created) == 4 and server.collections == {}

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import ConfigError
+from ..memory.vector import settle
 from ..models import UsageTotals
 from ..plugins import load_plugins
 from ..progress import RunProgress
@@ -77,6 +78,7 @@ async def arun(name: str, config: BaseModel | dict[str, Any], *, progress: bool 
         reset(token)
         if started:
             import_ray().shutdown()
+        await settle()  # Qdrant collections whose deletion a synchronous close() started
     if cfg.executor == "ray" and summary.get("embedding_usage") is not None:
         # Remote embedding calls happen on the workers, whose logs stay there: not a number to report.
         summary["embedding_usage"] = None

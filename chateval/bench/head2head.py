@@ -245,14 +245,14 @@ class HeadToHead(Benchmark):
                         for s in systems:
                             closing = slots.pop((c.group, s), None)
                             if closing:
-                                await closing.aclose()
+                                closing.close()
 
             try:
                 records = await run_units([(c.key, c) for c in cases], unit, run, workers=bench.workers,
                                           progress=progress)
             finally:
                 for s in slots.values():
-                    await s.aclose()
+                    s.close()
             multi = len(systems) > 2
             summarize = summarize_multi if multi else summarize_head2head
             summary = summarize(records, systems=systems, offline=config["offline"])

@@ -152,9 +152,15 @@ class MemoryBench:
         system.collection_prefix = collection_prefix(name, base=self.collection_prefix)
         return system
 
-    async def release(self, name: str, system: MemorySystem) -> None:
+    def release(self, name: str, system: MemorySystem) -> None:
+        """Close a unit's system (synchronous callers: a Qdrant deletion then runs as a task of
+        the running loop, awaited by ``vector.settle()`` before the run returns)."""
         if self.spec(name).instance is None:
-            await system.aclose()  # the user closes their own instance
+            system.close()  # the user closes their own instance
+
+    async def arelease(self, name: str, system: MemorySystem) -> None:
+        if self.spec(name).instance is None:
+            await system.aclose()
 
     @asynccontextmanager
     async def system(self, name: str, log: CallLog) -> AsyncIterator[MemorySystem]:
@@ -162,7 +168,7 @@ class MemoryBench:
         try:
             yield system
         finally:
-            await self.release(name, system)
+            await self.arelease(name, system)
 
     def config(self, extra: dict[str, Any]) -> dict[str, Any]:
         """config.json: everything that changes results is in ``judging`` (hashed for --resume)."""

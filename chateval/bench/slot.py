@@ -51,7 +51,7 @@ class SystemSlot:
                     "tokens_approx": resp.tokens_approx, "latency": latency,
                     "usage": UsageTotals.of(self.log.records[before:]).model_dump()}
 
-    async def aclose(self) -> None:
-        system, self.system = self.system, None
-        if system is not None:
-            await self.bench.release(self.name, system)
+    def close(self) -> None:
+        if self.system is not None:
+            self.bench.release(self.name, self.system)
+            self.system = None

@@ -217,13 +217,13 @@ class TeaFarm(Benchmark):
                 finally:
                     remaining[(tc.id, name)] -= 1
                     if remaining[(tc.id, name)] <= 0:
-                        await slot.aclose()
+                        slot.close()
 
             try:
                 records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
             finally:
                 for s in slots.values():
-                    await s.aclose()
+                    s.close()
             summary = summarize_teafarm(records, systems=systems, offline=config["offline"])
             summary |= {
                 "benchmark": "teafarm", "data": str(args.data), "data_format": data_format,

@@ -87,8 +87,9 @@ def _run_now(coro: Coroutine[Any, Any, None]) -> asyncio.Task[None] | None:
 
 async def settle() -> None:
     """Wait for deletions started by synchronous close()/reset() calls in this loop."""
-    while _PENDING:
-        await asyncio.gather(*list(_PENDING), return_exceptions=True)
+    loop = asyncio.get_running_loop()
+    while mine := [t for t in _PENDING if t.get_loop() is loop]:
+        await asyncio.gather(*mine, return_exceptions=True)
 
 
 class VectorStore:
