@@ -107,61 +107,62 @@ def unit(*xs: float) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def fill(store: VectorStore) -> None:
-    store.upsert(["a", "b", "c"], np.stack([unit(1), unit(1, 1), unit(0, 1)]),
-                 [{"text": "A"}, {"text": "B"}, {"text": "C"}])
+async def fill(store: VectorStore) -> None:
+    await store.upsert(["a", "b", "c"], np.stack([unit(1), unit(1, 1), unit(0, 1)]),
+                       [{"text": "A"}, {"text": "B"}, {"text": "C"}])
 
 
-def test_vector_store_in_memory_search_filter_delete_reset():
+async def test_vector_store_in_memory_search_filter_delete_reset():
     store = VectorStore(8)
-    fill(store)
-    assert store.count() == 3
-    hits = store.search(unit(1), 3)
+    await fill(store)
+    assert await store.count() == 3
+    hits = await store.search(unit(1), 3)
     assert [k for k, _ in hits] == ["a", "b", "c"]
     assert hits[0][1] == pytest.approx(1.0, abs=1e-5) and hits[2][1] == pytest.approx(0.0, abs=1e-5)
-    assert [k for k, _ in store.search(unit(1), 1)] == ["a"]
-    assert [k for k, _ in store.search(unit(1), 5, only=["c", "b"])] == ["b", "c"]
-    assert store.search(unit(1), 5, only=[]) == []
-    assert np.allclose(store.vectors(["c", "a"]), np.stack([unit(0, 1), unit(1)]), atol=1e-6)
-    store.upsert(["a"], np.stack([unit(0, 0, 1)]))  # same key: replaced, not added
-    assert store.count() == 3 and store.search(unit(1), 1)[0][0] == "b"
-    store.delete(["b"])
-    store.delete([])
-    assert store.count() == 2 and "b" not in [k for k, _ in store.search(unit(1), 5)]
+    assert [k for k, _ in await store.search(unit(1), 1)] == ["a"]
+    assert [k for k, _ in await store.search(unit(1), 5, only=["c", "b"])] == ["b", "c"]
+    assert await store.search(unit(1), 5, only=[]) == []
+    assert np.allclose(await store.vectors(["c", "a"]), np.stack([unit(0, 1), unit(1)]), atol=1e-6)
+    await store.upsert(["a"], np.stack([unit(0, 0, 1)]))  # same key: replaced, not added
+    assert await store.count() == 3 and (await store.search(unit(1), 1))[0][0] == "b"
+    await store.delete(["b"])
+    await store.delete([])
+    assert await store.count() == 2 and "b" not in [k for k, _ in await store.search(unit(1), 5)]
     store.reset()
-    assert store.count() == 0 and store.search(unit(1), 5) == []
-    store.close()
+    assert await store.count() == 0 and await store.search(unit(1), 5) == []
+    await store.aclose()
 
 
-def test_vector_store_on_a_folder_persists(tmp_path):
+async def test_vector_store_on_a_folder_persists(tmp_path):
     folder = str(tmp_path / "qdrant")
-    store = VectorStore(8, location=folder, collection="memories")
-    fill(store)
-    before = store.search(unit(1, 0.2), 3)
-    store.close()
+    store = VectorStore(8, location=folder, collection="memories")  # named by the caller: kept on close
+    await fill(store)
+    before = await store.search(unit(1, 0.2), 3)
+    await store.aclose()
     reopened = VectorStore(8, location=folder, collection="memories")
-    assert reopened.count() == 3
-    after = reopened.search(unit(1, 0.2), 3)
+    assert await reopened.count() == 3
+    after = await reopened.search(unit(1, 0.2), 3)
     assert [k for k, _ in after] == [k for k, _ in before]
     assert [s for _, s in after] == pytest.approx([s for _, s in before])
     other = VectorStore(8, location=folder + "-other", collection="memories")
-    assert other.count() == 0
-    other.close()
-    reopened.close()
+    assert await other.count() == 0
+    await other.aclose()
+    await reopened.aclose()
 
 
-def test_two_in_memory_stores_are_separate():
+async def test_two_in_memory_stores_are_separate():
     one, two = VectorStore(8), VectorStore(8)
-    fill(one)
-    assert one.collection != two.collection and two.count() == 0
+    await fill(one)
+    assert one.collection != two.collection and await two.count() == 0
 
 
 @pytest.mark.filterwarnings("ignore:Failed to obtain server version")  # pytest resets the module's filter
-def test_vector_store_unreachable_url_is_one_line_error():
+async def test_vector_store_unreachable_url_is_one_line_error():
     url = f"http://127.0.0.1:{closed_port()}"
     threads = set(threading.enumerate())
+    store = VectorStore(8, location=url)
     with pytest.raises(VectorStoreError) as info:
-        VectorStore(8, location=url)
+        await store.count()  # the first call reaches out
     for t in set(threading.enumerate()) - threads:
         t.join(timeout=15)  # qdrant-client's version-check thread: let it warn inside this test
     msg = str(info.value)

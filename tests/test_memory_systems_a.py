@@ -187,7 +187,7 @@ async def test_memory_update_replaces_the_old_fact():
     assert not any("Paris" in t for t in texts) and sum("watercolour" in t for t in texts) == 1
     berlin = next(i for i in system.items if "Berlin" in i.text)
     assert berlin.meta["replaced"] == ["s1#m1"] and "Paris" in berlin.meta["replaced_texts"][0]
-    assert system._store.count() == system.item_count() == 2  # the replaced memory left the store too
+    assert await system._store.count() == system.item_count() == 2  # the replaced memory left the store too
     items = await system.recall("where does the user live", LATER)
     assert "Berlin" in items[0].text and items[0].session_id == "s2" and items[0].turn_ids == ["s2-t1"]
     assert items[0].time == BERLIN.date
@@ -212,7 +212,7 @@ async def test_reset_clears_everything(episode):
         assert system.item_count() == 0 and system.stats().sessions == 0 and system.stats().llm_calls == 0
         assert await system.recall("sports", LATER) == []
         if name in ("retrieval", "memory_update"):
-            assert system._store.count() == 0
+            assert await system._store.count() == 0
         if name == "memory_update":
             assert system.operations == []
         await system.ingest_all(episode.sessions[:2])  # the same ids are accepted again

@@ -273,11 +273,11 @@ async def test_qdrant_embedded_in_memory_and_in_a_folder(name, episode, tmp_path
         system = make(name, E2E_SETTINGS[name], qdrant=location)
         await system.ingest_all(episode.sessions[:2])
         assert system._store is not None and system._store.location == location
-        assert system._store.count() == system.item_count() > 0
+        assert await system._store.count() == system.item_count() > 0
         target = fact_item(system, episode.sessions[1].id)
         items = await system.recall(target.text, episode.sessions[1].date + timedelta(hours=1))
         assert target.id in [i.id for i in items]  # found through Qdrant (GA's ranking mixes in more)
-        system.close()
+        await system.aclose()
     assert any((tmp_path / name).iterdir())  # the folder holds Qdrant's local storage
 
 

@@ -164,7 +164,8 @@ def test_shared_data_runs_render(tmp_path, bench):
     args = {"topical_chat": ["topical-chat", "--limit", "6", "--model", "offline"],
             "locomo": ["locomo", "--systems", "full_context", "--answer-model", "offline", "--embedder", "hash",
                        "--limit", "2"],
-            "theanine": ["teafarm", "--systems", "retrieval", "--answer-model", "offline", "--embedder", "hash"]}[bench]
+            "theanine": ["teafarm", "--systems", "retrieval", "--answer-model", "offline", "--embedder", "hash",
+                         "--judge", "both"]}[bench]
     assert main(["bench", *args, "--data", str(data), "--out", str(tmp_path / "r")]) == 0
     view = load_run(tmp_path / "r")
     recs = read_jsonl(tmp_path / "r" / "samples.jsonl") if bench != "topical_chat" else []
@@ -176,8 +177,8 @@ def test_shared_data_runs_render(tmp_path, bench):
     if bench == "topical_chat":  # calls summed over the sub-runs' records, each counted once
         assert view.usage["calls"] == sum(s["usage"]["calls"] for s in view.summary["settings"].values()) > 0
         assert all(s.debates and all(d.order_turns for d in s.debates) for s in view.samples if s.setting != "baselines")
-    if bench == "theanine":  # the debate judge's transcript is in the record and on the page
-        assert all(len(s.debates) == 1 and s.debates[0].order_turns for s in view.samples)
+    if bench == "theanine":  # the debate judge's transcript is in the record and on the page, beside the single judge
+        assert all(len(s.debates) == 1 and s.debates[0].order_turns and s.single_judge for s in view.samples)
     assert view.samples
     page(build_view([tmp_path / "r"]))
 

@@ -11,11 +11,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import ConfigError
+from ..memory.vector import settle
 from ..models import UsageTotals
 from ..plugins import load_plugins
 from ..progress import RunProgress
 from ..runs import write_json
-from .base import BENCHMARKS
+from .base import BENCHMARKS, Benchmark
+from .executor import Execution, connect, import_ray, reset, use
 from .config import BenchConfig
 from .headline import headline
 
@@ -37,6 +39,24 @@ def make_config(name: str, config: BaseModel | dict[str, Any]) -> BenchConfig:
     return model.merged(config)
 
 
+def execution_of(cfg: BenchConfig, bench: Benchmark) -> Execution:
+    """The run's executor, checked before any work: Ray only for benchmarks whose units are
+    independent, and only when Ray is installed."""
+    if cfg.executor == "local":
+        if cfg.ray_address or cfg.ray_workers or cfg.ray_cache_dir:
+            raise ConfigError("--ray-address, --ray-workers and --ray-cache-dir need --executor ray")
+        return Execution()
+    if not bench.distributable:
+        able = ", ".join(n for n in BENCHMARKS.names() if BENCHMARKS.get(n).distributable)
+        raise ConfigError(f"--executor ray: {bench.name}'s units share state (an ingested conversation serves "
+                          f"several of them) and run locally only; Ray runs: {able}")
+    if cfg.ray_cache_dir and getattr(cfg, "cache_dir", None):
+        raise ConfigError("--ray-cache-dir and --cache-dir: give one (with --executor ray, --cache-dir is read on "
+                          "each worker's node)")
+    import_ray()
+    return Execution("ray", cfg.ray_address, cfg.ray_workers, cfg.ray_cache_dir, tuple(cfg.plugins))
+
+
 async def arun(name: str, config: BaseModel | dict[str, Any], *, progress: bool | RunProgress = False) -> dict[str, Any]:
     """Run benchmark ``name``: writes config.json, samples.jsonl, summary.json (with a ``headline``)
     and report.md to ``config.out`` and returns the summary."""
@@ -49,7 +69,20 @@ async def arun(name: str, config: BaseModel | dict[str, Any], *, progress: bool 
         from rich.console import Console
 
         progress = RunProgress(UsageTotals(), Console(stderr=True), label="units")
-    summary = await bench.run(cfg, progress or None)
+    execution = execution_of(cfg, bench)
+    started = execution.executor == "ray" and connect(execution)
+    token = use(execution)
+    try:
+        summary = await bench.run(cfg, progress or None)
+    finally:
+        reset(token)
+        if started:
+            import_ray().shutdown()
+        await settle()  # Qdrant collections whose deletion a synchronous close() started
+    if cfg.executor == "ray" and summary.get("embedding_usage") is not None:
+        # Remote embedding calls happen on the workers, whose logs stay there: not a number to report.
+        summary["embedding_usage"] = None
+        summary.setdefault("notes", []).append("embedding_usage is not collected from Ray workers")
     summary["headline"] = headline(name, summary)
     out = Path(cfg.out)
     if (out / "summary.json").is_file():

@@ -10,23 +10,25 @@ from __future__ import annotations
 
 import asyncio
 import time
-import traceback
 from abc import ABC, abstractmethod
-from typing import Any, Awaitable, Callable, ClassVar, Iterable
+from functools import partial
+from typing import Any, Callable, ClassVar, Iterable
 
-from ..errors import ChatevalError
 from ..progress import RunProgress
 from ..registry import Registry
 from ..runs import RunDir
 from .config import BenchConfig
-
-UnitFn = Callable[[Any], Awaitable[dict[str, Any]]]
+from .executor import RayPool, UnitFn, current, run_guarded
+from .executor import error_text as _error_text  # noqa: F401  (the benchmarks' name for it)
 
 
 class Benchmark(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     config_model: ClassVar[type[BenchConfig]] = BenchConfig  # its settings (and, generated, its CLI)
+    # Its units are independent given the config (no state shared between units), so they may
+    # run on Ray workers (--executor ray).
+    distributable: ClassVar[bool] = False
 
     @abstractmethod
     async def run(self, config: Any, progress: RunProgress | None) -> dict[str, Any]:
@@ -52,13 +54,6 @@ def open_run(cfg: BenchConfig, config: dict[str, Any]) -> RunDir:
     return RunDir(cfg.out, config, resume=cfg.resume, overwrite=cfg.overwrite, key="key")
 
 
-def _error_text(exc: BaseException) -> str:
-    if isinstance(exc, ChatevalError):
-        return str(exc)
-    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    return last[:500]
-
-
 async def run_units(
     units: Iterable[tuple[str, Any]],
     fn: UnitFn,
@@ -68,22 +63,28 @@ async def run_units(
     progress: RunProgress | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``fn`` on each (key, unit) not already done; append each result as it finishes.
-    Returns all records of the run (old and new) whose keys were asked for."""
+    Returns all records of the run (old and new) whose keys were asked for. Units run here or
+    on Ray workers (``executor.current()``); either way only this process writes the run."""
     units = list(units)
     todo = [(k, u) for k, u in units if k not in run.done]
+    execution = current()
+    pool = None
+    if execution.executor == "ray" and todo:
+        pool = RayPool(fn, execution, per_actor=max(1, workers))
+        await pool.start()
+    call = pool.run if pool is not None else partial(run_guarded, fn)
     if progress:
         progress.start(len(units), len(units) - len(todo))
-    limit = asyncio.Semaphore(max(1, workers))
+    limit = asyncio.Semaphore(pool.capacity if pool is not None else max(1, workers))
 
     async def one(key: str, unit: Any) -> None:
         async with limit:
             t0 = time.perf_counter()
             try:
-                record = await fn(unit)
-                record.setdefault("status", "ok")
+                record = await call(unit)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # recorded, and the run goes on
+            except Exception as exc:  # a lost Ray worker: recorded, redone by --resume
                 record = {"status": "failed", "error": _error_text(exc)}
             record["key"] = key
             record.setdefault("wall_s", time.perf_counter() - t0)
@@ -96,5 +97,7 @@ async def run_units(
     finally:
         if progress:
             progress.stop()
+        if pool is not None:
+            pool.close()
     wanted = {k for k, _ in units}
     return [r for r in run.records() if r.get("key") in wanted]

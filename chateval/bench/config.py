@@ -30,7 +30,15 @@ class BenchConfig(BaseModel):
     limit: int | None = opt(None, LIMIT_HELP, ge=1)
     per_type: int | None = opt(None, "the first N questions of each question type / category (stable order)", ge=1)
     question_ids: list[str] | None = opt(None, "only these questions: id1,id2,... or @FILE with one id per line")
-    workers: int = opt(4, "units run concurrently", ge=1)
+    workers: int = opt(4, "units run concurrently (with --executor ray: per Ray worker)", ge=1)
+    executor: Literal["local", "ray"] = opt("local", "where units run: local (this process) or ray (tasks on Ray "
+                                                     "workers; longmemeval and locomo; pip install 'chateval[ray]')")
+    ray_address: str | None = opt(None, "--executor ray: the cluster to join (auto, ray://HOST:10001; default: "
+                                        "start a local Ray instance)")
+    ray_workers: int | None = opt(None, "--executor ray: worker processes (Ray actors), each running up to "
+                                        "--workers units at once (default: the cluster's CPUs)", ge=1)
+    ray_cache_dir: str | None = opt(None, "--executor ray: a folder every worker can reach (a shared file system) "
+                                          "for the completion and embedding caches (default: each worker node's own)")
     plugins: list[str] = opt(list, "a .py file or module to import first (registers memory systems, strategies, "
                                    "benchmarks); repeatable; CHATEVAL_PLUGINS adds more", flags=["--plugin"], repeat=True)
 

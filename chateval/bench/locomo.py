@@ -165,6 +165,7 @@ def pick_questions(conversations: list[LoCoMoConversation], cfg: LoCoMoConfig) -
 class LoCoMo(Benchmark):
     description = "LoCoMo (locomo10.json format): official F1, BLEU-1, LLM judge and evidence recall per category"
     config_model = LoCoMoConfig
+    distributable = True  # each unit ingests its own question/conversation
 
     async def run(self, args: LoCoMoConfig, progress: RunProgress | None) -> dict[str, Any]:
         if args.predictions and args.systems:

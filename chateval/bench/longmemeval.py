@@ -80,6 +80,7 @@ HYPOTHESES = "hypotheses"  # the method name of a --hypotheses run
 class LongMemEval(Benchmark):
     description = "LongMemEval (S, M or oracle file): QA accuracy per question type, retrieval recall/NDCG"
     config_model = LongMemEvalConfig
+    distributable = True  # each unit ingests its own question/conversation
 
     async def run(self, args: LongMemEvalConfig, progress: RunProgress | None) -> dict[str, Any]:
         if args.hypotheses and (args.systems or args.retrieval_only):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 from ..config import EvalConfig, config_hash, find_preset, load_preset, redact_url
@@ -17,6 +19,7 @@ from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec,
 from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory import systems as _systems  # noqa: F401  (registers the built-in systems)
 from ..memory.embeddings import Embedder, make_embedder
+from ..memory.vector import collection_prefix
 from ..plugins import import_object
 from ..runs import file_sha256
 from .config import MemoryBenchConfig
@@ -76,8 +79,11 @@ class MemoryBench:
     """Built once per run from the parsed arguments."""
 
     def __init__(self, args: MemoryBenchConfig, *, need_judges: bool = True) -> None:
-        self.args = args
+        self.args, self.need_judges = args, need_judges
         self.specs = [resolve_system(s) for s in args.systems]  # unknown names fail before any work
+        if args.executor == "ray" and any(s.instance is not None for s in self.specs):
+            raise ConfigError("--executor ray: a system given as an instance cannot be copied to the workers; "
+                              "give its class, registered name or import path")
         dup = [n for i, n in enumerate(s.name for s in self.specs) if n in [x.name for x in self.specs[:i]]]
         if dup:
             raise ConfigError(f"--systems: '{dup[0]}' is given twice")
@@ -115,6 +121,14 @@ class MemoryBench:
             from ..memory.vector import check_server
 
             check_server(args.qdrant_url)  # every unit would fail otherwise: say so once, up front
+        # Qdrant collections of this run: chateval-<run folder>-<6 hex>-<system>-<8 hex>, deleted
+        # as each unit's system closes.
+        self.collection_prefix = collection_prefix(Path(args.out).name, uuid.uuid4().hex[:6])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Sent to a Ray worker as its settings: the worker builds its own model layers, embedder,
+        # caches and clients (none of which can cross a process boundary).
+        return (_rebuilt, (self.args, self.need_judges))
 
     def embedding_usage(self) -> dict[str, Any] | None:
         """This run's remote embedding calls (step "embed"); None for a local embedder."""
@@ -140,12 +154,20 @@ class MemoryBench:
         if spec.instance is not None:
             spec.instance.reset()
             return spec.instance
-        return spec.cls(self.answer_layer, settings=self.settings[name], embedder=self.embedder,
-                        qdrant=self.args.qdrant_url, log=log)
+        system = spec.cls(self.answer_layer, settings=self.settings[name], embedder=self.embedder,
+                          qdrant=self.args.qdrant_url, log=log)
+        system.collection_prefix = collection_prefix(name, base=self.collection_prefix)
+        return system
 
     def release(self, name: str, system: MemorySystem) -> None:
+        """Close a unit's system (synchronous callers: a Qdrant deletion then runs as a task of
+        the running loop, awaited by ``vector.settle()`` before the run returns)."""
         if self.spec(name).instance is None:
             system.close()  # the user closes their own instance
+
+    async def arelease(self, name: str, system: MemorySystem) -> None:
+        if self.spec(name).instance is None:
+            await system.aclose()
 
     @asynccontextmanager
     async def system(self, name: str, log: CallLog) -> AsyncIterator[MemorySystem]:
@@ -153,7 +175,7 @@ class MemoryBench:
         try:
             yield system
         finally:
-            self.release(name, system)
+            await self.arelease(name, system)
 
     def config(self, extra: dict[str, Any]) -> dict[str, Any]:
         """config.json: everything that changes results is in ``judging`` (hashed for --resume)."""
@@ -213,6 +235,10 @@ class MemoryBench:
         out["correct"] = primary.get("correct")
         out["usage"] = usage.model_dump()
         return out
+
+
+def _rebuilt(args: MemoryBenchConfig, need_judges: bool) -> MemoryBench:
+    return MemoryBench(args, need_judges=need_judges)
 
 
 def judge_error(verdict: dict[str, Any]) -> str | None:

@@ -126,22 +126,11 @@ def parse_settings(pairs: list[str]) -> dict[str, Any]:
 
 def probe_qdrant(url: str) -> None:
     """Fail fast, in one line, when nothing answers at a Qdrant URL (before any ingest)."""
-    from ..memory.vector import VectorStoreError
-
     if not url.startswith(("http://", "https://")):
         raise ConfigError(f"--qdrant-url '{url}': expected an http:// or https:// URL (e.g. http://localhost:6333)")
-    from qdrant_client import QdrantClient
+    from ..memory.vector import check_server
 
-    client = None
-    try:
-        client = QdrantClient(url=url, timeout=10, check_compatibility=False)  # VectorStore checks it later
-        client.get_collections()
-    except Exception as e:
-        first = str(e).splitlines()[0][:160] if str(e) else "no answer"
-        raise VectorStoreError(f"cannot reach Qdrant at {url}: {type(e).__name__}: {first}") from None
-    finally:
-        if client is not None:
-            client.close()
+    check_server(url)  # with $QDRANT_API_KEY, as the stores will connect
 
 
 def build_layer(args: argparse.Namespace) -> Any:
@@ -158,6 +147,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
     from ..memory import MEMORY_SYSTEMS
     from ..memory import systems  # noqa: F401  (registers the built-in systems)
     from ..memory.embeddings import make_embedder
+    from ..memory.vector import collection_prefix
     from ..plugins import load_plugins
 
     # Everything that can be wrong with the options fails here, before any data or model work.
@@ -171,6 +161,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         embedder = make_embedder(args.embedder, layer=layer, base_url=embedder_url(args),
                                  batch_size=args.embedder_batch_size)
         system = cls(layer, settings=settings, embedder=embedder, qdrant=args.qdrant_url)
+        system.collection_prefix = collection_prefix("ask", args.question_id)  # readable on a shared server
         questions = load_longmemeval(args.data)
         question = next((q for q in questions if q.question_id == args.question_id), None)
         if question is None:
@@ -189,7 +180,10 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
             await system.ingest_all(question.sessions)
             return await system.respond(question.question, question.question_date)
         finally:
-            await layer.close()
+            try:
+                await system.aclose()  # deletes its Qdrant collection (what it shows next is kept in memory)
+            finally:
+                await layer.close()
 
     response = asyncio.run(go())
     show_answer(args, cls, system, question, response)

@@ -39,6 +39,9 @@ class MemorySystem(ABC):
     # The instruction the built-in answer step ends with; a benchmark sets it per run (LoCoMo:
     # short phrases). A system with its own respond() may read or ignore it.
     answer_style: AnswerStyle = "generic"
+    # Names the Qdrant collections this system creates (a benchmark sets a per-run prefix, so a
+    # shared server shows which run and system a collection belongs to).
+    collection_prefix: str = "chateval"
 
     def __init__(
         self,
@@ -171,6 +174,11 @@ class MemorySystem(ABC):
     def close(self) -> None:
         """Release external resources (a Qdrant folder lock, a server connection)."""
         return None
+
+    async def aclose(self) -> None:
+        """``close()`` from a coroutine: systems with asynchronous clients (Qdrant, graph
+        databases) override it to finish their cleanup before returning."""
+        self.close()
 
     def stats(self) -> MemoryStats:
         totals = UsageTotals.of(self.log.records[self._log_start:])

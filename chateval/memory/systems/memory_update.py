@@ -190,7 +190,7 @@ class MemoryUpdate(VectorMemory):
                 new[n] = item = item.model_copy(update={"meta": {**item.meta, "replaced": targets,
                                                                  "replaced_texts": [self._items[t].text for t in targets]}})
             if operation in ("REPLACE", "DELETE"):
-                self.remove(targets)
+                await self.remove(targets)
             if operation in ("ADD", "REPLACE"):
                 keep.append(n)
             self.operations.append(OperationRecord(

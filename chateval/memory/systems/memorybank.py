@@ -85,7 +85,7 @@ class MemoryBank(VectorMemory):
         t = scoring.elapsed(st.last_recall, now, self.settings.time_unit_s)
         return scoring.memorybank_retention(t, st.strength)
 
-    def forget(self, now: datetime) -> list[str]:
+    async def forget(self, now: datetime) -> list[str]:
         """Delete the memories forgotten by ``now``; returns their ids."""
         if self.settings.variant == "released":
             if self._last_sweep == now.date():
@@ -96,7 +96,7 @@ class MemoryBank(VectorMemory):
                                                             self.state[i.id].strength, self._rng)]
         else:
             gone = [i.id for i in self.items if self.retention(i.id, now) < self.settings.forget_threshold]
-        self.remove(gone)
+        await self.remove(gone)
         for i in gone:
             del self.state[i]
         self.forgotten += len(gone)
@@ -106,7 +106,7 @@ class MemoryBank(VectorMemory):
     async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
         s = self.settings
         if s.mode == "forget":
-            self.forget(now)
+            await self.forget(now)
         if not self.items:
             return []
         k = k or s.k

@@ -45,7 +45,7 @@ class VectorMemory(MemorySystem):
     # --- the store -----------------------------------------------------------------------
     def _store_for(self, dim: int) -> VectorStore:
         if self._store is None:
-            self._store = VectorStore(dim, location=self.qdrant)
+            self._store = VectorStore(dim, location=self.qdrant, prefix=self.collection_prefix)
         return self._store
 
     async def add(self, items: list[MemoryItem], vectors: np.ndarray | None = None) -> None:
@@ -53,21 +53,21 @@ class VectorMemory(MemorySystem):
             return
         if vectors is None:
             vectors = await self.embedder.embed([i.text for i in items])
-        self._store_for(vectors.shape[1]).upsert(
+        await self._store_for(vectors.shape[1]).upsert(
             [i.id for i in items], vectors, [{"session_id": i.session_id, "time": i.time.isoformat()} for i in items])
         self._items.update({i.id: i for i in items})
 
-    def remove(self, ids: list[str]) -> None:
+    async def remove(self, ids: list[str]) -> None:
         ids = [i for i in ids if i in self._items]
         if ids and self._store is not None:
-            self._store.delete(ids)
+            await self._store.delete(ids)
         for i in ids:
             del self._items[i]
 
     async def search(self, vector: np.ndarray, k: int) -> list[tuple[MemoryItem, float]]:
         if self._store is None or not self._items:
             return []
-        return [(self._items[key], score) for key, score in self._store.search(vector, k) if key in self._items]
+        return [(self._items[key], score) for key, score in await self._store.search(vector, k) if key in self._items]
 
     @property
     def items(self) -> list[MemoryItem]:
@@ -94,10 +94,15 @@ class VectorMemory(MemorySystem):
         if self._store is not None:
             self._store.reset()
 
+    async def aclose(self) -> None:
+        store, self._store = self._store, None
+        if store is not None:
+            await store.aclose()  # deletes this system's collection
+
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        store, self._store = self._store, None
+        if store is not None:
+            store.close()
 
 
 @memory_system("retrieval")

@@ -1,0 +1,161 @@
+"""Where a benchmark's units run: in this process (asyncio, ``--executor local``) or as tasks of
+Ray actors (``--executor ray``), possibly spread over a cluster.
+
+One place for every benchmark: ``run_units`` (base.py) asks ``current()`` which executor the
+run uses; ``api.arun`` sets it from the config. With Ray, the unit function — a closure over the
+benchmark's settings and its ``MemoryBench`` — is pickled once and sent to each actor; the
+MemoryBench pickles as its config and is built again on the worker (its own model layer,
+embedder, caches and Qdrant clients). Each actor runs up to ``--workers`` units at once and
+returns each unit's record; only the driver writes samples.jsonl and summary.json, so
+``--resume``, the run lock and the reports are those of a local run.
+
+Ray is optional (``pip install 'chateval[ray]'``) and imported only when a Ray run starts."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import traceback
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from ..errors import ChatevalError, ConfigError
+from ..plugins import load_plugins
+
+UnitFn = Callable[[Any], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Execution:
+    executor: str = "local"  # local | ray
+    ray_address: str | None = None
+    ray_workers: int | None = None  # actors; default: the cluster's CPUs
+    ray_cache_dir: str | None = None
+    plugins: tuple[str, ...] = ()
+
+
+_CURRENT: ContextVar[Execution] = ContextVar("chateval_execution", default=Execution())
+
+
+def current() -> Execution:
+    return _CURRENT.get()
+
+
+def use(execution: Execution) -> Any:
+    """Make ``execution`` the executor of the runs started in this context; returns the token
+    for ``reset``."""
+    return _CURRENT.set(execution)
+
+
+def reset(token: Any) -> None:
+    _CURRENT.reset(token)
+
+
+def error_text(exc: BaseException) -> str:
+    if isinstance(exc, ChatevalError):
+        return str(exc)
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return last[:500]
+
+
+async def run_guarded(fn: UnitFn, unit: Any) -> dict[str, Any]:
+    """One unit's record; an exception becomes a failed record (the run goes on)."""
+    try:
+        record = await fn(unit)
+        record.setdefault("status", "ok")
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        record = {"status": "failed", "error": error_text(exc)}
+    return record
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("--executor ray: Ray is not installed (pip install 'chateval[ray]')") from None
+    return ray
+
+
+def cluster_cpus() -> int:
+    return max(1, int(import_ray().cluster_resources().get("CPU", 1)))
+
+
+def connect(execution: Execution) -> bool:
+    """Join the cluster at ``ray_address`` (or start a local instance) unless this process is
+    connected already, and check --ray-workers against it; True when this call started Ray
+    (the caller shuts it down)."""
+    ray = import_ray()
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=execution.ray_address, include_dashboard=False, log_to_driver=False)
+    cpus = cluster_cpus()
+    if execution.ray_workers and execution.ray_workers > cpus:  # each actor takes a CPU: more never start
+        if started:
+            ray.shutdown()
+        raise ConfigError(f"--ray-workers {execution.ray_workers}: the Ray cluster has {cpus} CPU(s)")
+    return started
+
+
+class _UnitWorker:
+    """A Ray actor: rebuilds the unit function once (plugins first, so their classes resolve),
+    then runs units as they come, up to its max_concurrency at once."""
+
+    def __init__(self, fn_bytes: bytes, plugins: tuple[str, ...], cache_dir: str | None) -> None:
+        from ray import cloudpickle  # Ray's own copy: no extra dependency
+
+        if cache_dir:  # completions in DIR/completions, embeddings in DIR/embeddings
+            os.environ["CHATEVAL_CACHE_DIR"] = os.path.join(cache_dir, "completions")
+        load_plugins(plugins)
+        self.fn: UnitFn = cloudpickle.loads(fn_bytes)
+
+    async def run(self, unit: Any) -> dict[str, Any]:
+        return await run_guarded(self.fn, unit)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+
+class RayPool:
+    """Actors on the connected Ray cluster (see ``connect``), ``per_actor`` unit slots each."""
+
+    def __init__(self, fn: UnitFn, execution: Execution, per_actor: int) -> None:
+        from ray import cloudpickle  # Ray's own copy: no extra dependency
+
+        ray = self.ray = import_ray()
+        n = execution.ray_workers or cluster_cpus()
+        try:
+            fn_bytes = cloudpickle.dumps(fn)
+        except Exception as e:
+            raise ConfigError(f"--executor ray: this run's units cannot be sent to Ray workers ({error_text(e)})") from None
+        actor = ray.remote(num_cpus=1, max_concurrency=per_actor)(_UnitWorker)
+        blob = ray.put(fn_bytes)
+        self.actors = [actor.remote(blob, execution.plugins, execution.ray_cache_dir) for _ in range(n)]
+        self.slots: asyncio.Queue[Any] = asyncio.Queue()
+        for _ in range(per_actor):
+            for a in self.actors:
+                self.slots.put_nowait(a)
+        self.capacity = n * per_actor
+
+    async def start(self) -> None:
+        """Wait until every actor has rebuilt the unit function: a worker that cannot (a plugin
+        missing on its node, say) stops the run before any unit, in one line."""
+        try:
+            await asyncio.gather(*(a.pid.remote() for a in self.actors))
+        except Exception as e:
+            self.close()
+            first = next((ln for ln in str(e).splitlines() if "Error" in ln), str(e).splitlines()[0] if str(e) else "")
+            raise ChatevalError(f"--executor ray: a worker failed to start: {first.strip()[:300]}") from None
+
+    async def run(self, unit: Any) -> dict[str, Any]:
+        actor = await self.slots.get()
+        try:
+            return await actor.run.remote(unit)
+        finally:
+            self.slots.put_nowait(actor)
+
+    def close(self) -> None:
+        for a in self.actors:
+            self.ray.kill(a)
