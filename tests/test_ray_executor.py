@@ -34,9 +34,10 @@ class PidEcho(FullContext):
 
 
 def without_timing(x):
-    """Records and summaries without wall-clock fields (``*_s``, ``latency``): they differ between any two runs."""
+    """Records and summaries without wall-clock fields (``*_s``, ``latency``): they differ between any two runs;
+    nor the driver process's own embedding work (``embeddings``: with Ray the workers embed)."""
     if isinstance(x, dict):
-        return {k: without_timing(v) for k, v in x.items() if not (k.endswith("_s") or k == "latency")}
+        return {k: without_timing(v) for k, v in x.items() if not (k.endswith("_s") or k in ("latency", "embeddings"))}
     if isinstance(x, list):
         return [without_timing(v) for v in x]
     return x
