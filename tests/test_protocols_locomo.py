@@ -59,3 +59,16 @@ def test_no_evidence_choice_is_explicit_and_counted(tmp_path):
     assert one["n_no_evidence"] == exc["n_no_evidence"] == 1
     assert one["overall"]["n_evidence_recall"] == exc["overall"]["n_evidence_recall"] + 1
     assert summaries["one"]["evidence_empty"] == "one" and summaries["exclude"]["evidence_empty"] == "exclude"
+
+
+def test_each_answer_records_the_context_the_model_was_given(tmp_path):
+    from chateval.view import load_run
+
+    out = tmp_path / "a"
+    assert main(["bench", "locomo", "--data", str(LOCOMO), "--systems", "full_context", "--answer-model", "offline",
+                 "--embedder", "hash", "--out", str(out)]) == 0
+    first_turn = json.loads(LOCOMO.read_text())[0]["conversation"]["session_1"][0]["text"]
+    rows = [qa for line in (out / "samples.jsonl").read_text().splitlines() for qa in json.loads(line)["qa"]]
+    assert rows and all(first_turn in qa["context"] for qa in rows)  # full_context: the whole conversation
+    views = load_run(out).samples  # and the viewer shows it, per question
+    assert len(views) == len(rows) and all(first_turn in "\n".join(x for x, _ in s.context_gold) for s in views)

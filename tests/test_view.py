@@ -109,7 +109,12 @@ def test_memory_views_show_answer_context_gold_and_judges(runs):
     h2h = load_run(runs["h2h"])
     assert h2h.samples and all(s.debates for s in h2h.samples)
     assert h2h.samples[0].system == "full_context vs retrieval"
-    build_view([runs["h2h"]])
+    # each system's context, exactly as given to the model, is in the record and on the page
+    rec = read_jsonl(runs["h2h"] / "samples.jsonl")[0]
+    contexts = h2h.samples[0].memory["contexts"]
+    assert set(contexts) == {"A", "B"} and contexts == rec["contexts"] and "## Session" in contexts["A"]
+    text = page(build_view([runs["h2h"]], out=runs["tmp"] / "h2h.html", context_chars=50))
+    assert "more characters not shown (--context-chars)" in text
 
 
 def test_context_cap_counts_what_it_leaves_off(runs, tmp_path):

@@ -272,7 +272,7 @@ class HeadToHead(Benchmark):
         }
         results = await asyncio.gather(*(sl.respond(c.question, c.now) for sl in slots), return_exceptions=True)
         errors = []
-        answers, usage, latency, tokens = {}, {}, {}, {}
+        answers, usage, latency, tokens, contexts = {}, {}, {}, {}, {}
         for side, sl, res in zip(SIDES, slots, results):
             if isinstance(res, asyncio.CancelledError):
                 raise res
@@ -280,8 +280,9 @@ class HeadToHead(Benchmark):
                 errors.append(f"system {side} ({sl.name}): {_error_text(res)}")
                 continue
             answers[side], usage[side], latency[side] = res["answer"], res["usage"], res["latency"]
-            tokens[side] = res["context_tokens"]
-        record |= {"answers": answers, "context_tokens": tokens, "usage": usage, "latency": latency}
+            tokens[side], contexts[side] = res["context_tokens"], res["context"]
+        record |= {"answers": answers, "contexts": contexts, "context_tokens": tokens, "usage": usage,
+                   "latency": latency}
         if errors:
             return record | {"status": "failed", "error": "; ".join(errors)}
         reference, guidelines = judging_inputs(c, context)

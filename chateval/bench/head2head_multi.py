@@ -36,7 +36,7 @@ async def multi_case(c: "Case", slots: dict[str, "SystemSlot"], evaluator: "Eval
     record: dict[str, Any] = {"case_id": c.key, "question_type": c.qtype, "question": c.question, "gold": c.gold,
                               "date": c.now.isoformat(), "systems_all": list(slots), "meta": c.meta}
     results = await asyncio.gather(*(sl.respond(c.question, c.now) for sl in slots.values()), return_exceptions=True)
-    answers, usage, latency, tokens, errors = {}, {}, {}, {}, []
+    answers, usage, latency, tokens, contexts, errors = {}, {}, {}, {}, {}, []
     for name, res in zip(slots, results):
         if isinstance(res, asyncio.CancelledError):
             raise res
@@ -45,7 +45,9 @@ async def multi_case(c: "Case", slots: dict[str, "SystemSlot"], evaluator: "Eval
             continue
         answers[name], usage[name], latency[name], tokens[name] = (res["answer"], res["usage"], res["latency"],
                                                                    res["context_tokens"])
-    record |= {"answers": answers, "context_tokens": tokens, "usage": usage, "latency": latency}
+        contexts[name] = res["context"]
+    record |= {"answers": answers, "contexts": contexts, "context_tokens": tokens, "usage": usage,
+               "latency": latency}
     if errors:
         return record | {"status": "failed", "error": "; ".join(errors)}
     reference, guidelines = judging_inputs(c, context)

@@ -281,7 +281,7 @@ class LoCoMo(Benchmark):
         retrieved = list(dict.fromkeys(t for i in resp.recalled for t in i.turn_ids)) if has_recall else None
         LoCoMo._score(row, qa, prediction, retrieved, empty)
         row |= {
-            "asked": asked, "raw_answer": resp.answer,
+            "asked": asked, "raw_answer": resp.answer, "context": resp.context,
             "context_tokens": resp.context_tokens, "tokens_approx": resp.tokens_approx,
             "latency": {"recall_s": recall_s, "answer_s": total_s - recall_s} if has_recall else {"answer_s": total_s},
         }

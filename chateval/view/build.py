@@ -112,6 +112,11 @@ def cap_context(s: SampleView, limit: int) -> None:
         kept.append((line, gold))
         used += len(line) + 1
     s.context_gold = kept
+    contexts = s.memory.get("contexts")
+    if isinstance(contexts, dict):  # head-to-head: each system's context, cut the same way
+        s.memory["contexts"] = {name: c if not isinstance(c, str) or len(c) <= limit else
+                                f"{c[:limit]}\n… {len(c) - limit} more characters not shown (--context-chars)"
+                                for name, c in contexts.items()}
 
 
 def build_view(run_dirs: list[Path], out: Path | None = None, *, context_chars: int | None = None) -> Path:
