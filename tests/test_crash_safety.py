@@ -147,7 +147,16 @@ def _is_json(line: str) -> bool:
         return False
 
 
-def test_ctrl_c_keeps_finished_samples_and_writes_a_summary(tmp_path, server):
+@pytest.fixture
+def slow_server():
+    # Slow enough that the run is still going when the interrupt lands (20 samples, 80 calls over
+    # 2 connections: ~12 s), however quiet the machine; the wait for it is bounded below.
+    with FakeOpenAIServer(responder=responder, latency_s=0.3) as s:
+        yield s
+
+
+def test_ctrl_c_keeps_finished_samples_and_writes_a_summary(tmp_path, slow_server):
+    server = slow_server
     data = data_file(tmp_path / "pairs.jsonl")
     out = tmp_path / "run"
     samples = out / "samples.jsonl"
