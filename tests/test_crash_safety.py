@@ -64,8 +64,12 @@ def lines_of(path: Path) -> int:
 
 def start(args: list[str], cwd: Path) -> subprocess.Popen:
     env = dict(os.environ)  # the test's isolated cache dir and no API keys (conftest)
+    # SIGINT back to its default in the child: a run started as a background job of a
+    # non-interactive shell (CI under `cmd &`) inherits SIGINT ignored, Python then never raises
+    # KeyboardInterrupt, and Ctrl-C would not be tested at all.
     return subprocess.Popen([sys.executable, "-m", "chateval.cli", *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def wait_for_lines(proc: subprocess.Popen, path: Path, n: int, timeout: float = 90.0) -> None:
@@ -147,16 +151,7 @@ def _is_json(line: str) -> bool:
         return False
 
 
-@pytest.fixture
-def slow_server():
-    # Slow enough that the run is still going when the interrupt lands (20 samples, 80 calls over
-    # 2 connections: ~12 s), however quiet the machine; the wait for it is bounded below.
-    with FakeOpenAIServer(responder=responder, latency_s=0.3) as s:
-        yield s
-
-
-def test_ctrl_c_keeps_finished_samples_and_writes_a_summary(tmp_path, slow_server):
-    server = slow_server
+def test_ctrl_c_keeps_finished_samples_and_writes_a_summary(tmp_path, server):
     data = data_file(tmp_path / "pairs.jsonl")
     out = tmp_path / "run"
     samples = out / "samples.jsonl"
