@@ -46,7 +46,7 @@ from .config import MemoryBenchConfig
 from .report import _cost, _num, _pct, finish_report
 from .selection import select
 from .setup import MemoryBench, judge_error, resolve_system
-from .slot import SystemSlot
+from .slot import SlotPool, SystemSlot
 from .stats import mean_or_none, wilson
 from .summaries import latency_table, run_counts, usage_sum
 from ..datasets.conversations import Conversation, load_conversations
@@ -222,29 +222,20 @@ class TeaFarm(Benchmark):
             by_conv = {c.id: c for c in convs}
             units = [(f"{tc.id}::{q.id}::{name}", (tc, q, name)) for tc in bag.conversations if tc.id in by_conv
                      for q in tc.questions for name in systems]
-            remaining: dict[tuple[str, str], int] = defaultdict(int)
-            for key, (tc, _, name) in units:
-                if key not in run.done:
-                    remaining[(tc.id, name)] += 1
-            slots: dict[tuple[str, str], SystemSlot] = {}
+            pool = SlotPool(bench, [(tc.id, name) for key, (tc, _, name) in units if key not in run.done],
+                            sessions=lambda cid: by_conv[cid].sessions)
 
             async def unit(item: tuple[TeaConversation, TeaQuestion, str]) -> dict[str, Any]:
                 tc, q, name = item
-                slot = slots.get((tc.id, name))
-                if slot is None:
-                    slot = slots[(tc.id, name)] = SystemSlot(bench, name, by_conv[tc.id].sessions)
                 try:
-                    return await self._unit(bench, slot, tc, q, name)
+                    return await self._unit(bench, pool.get(tc.id, name), tc, q, name)
                 finally:
-                    remaining[(tc.id, name)] -= 1
-                    if remaining[(tc.id, name)] <= 0:
-                        slot.close()
+                    pool.done(tc.id, name)
 
             try:
                 records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
             finally:
-                for s in slots.values():
-                    s.close()
+                pool.close()
             summary = summarize_teafarm(records, systems=systems, offline=config["offline"], judge=args.judge)
             summary |= {
                 "benchmark": "teafarm", "data": str(args.data), "data_format": data_format,
