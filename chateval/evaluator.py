@@ -57,6 +57,10 @@ def package_versions() -> dict[str, str]:
     return out
 
 
+def _rebuilt_evaluator(config: EvalConfig, layer: ModelLayer) -> "Evaluator":
+    return Evaluator(config, layer=layer)
+
+
 class Evaluator:
     """A debate-panel judge.
 
@@ -75,6 +79,10 @@ class Evaluator:
         self.layer = layer or layer_from_config(cfg)
         self._panels: dict[str, Panel] = {}
         self.panel(cfg.task)  # validate the configured task's panel now, not at the first sample
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # To a Ray worker: its config and model layer (which pickles as its settings).
+        return (_rebuilt_evaluator, (self.config, self.layer))
 
     @classmethod
     def from_preset(cls, preset: str, **settings: Any) -> "Evaluator":

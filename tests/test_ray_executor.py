@@ -33,6 +33,20 @@ class PidEcho(FullContext):
 '''
 
 
+STATE_PLUGIN = '''
+import os
+from chateval.memory import Response, memory_system
+from chateval.memory.systems.full_context import FullContext
+
+
+@memory_system("pid_state")
+class PidState(FullContext):
+    """Answers with its process and its own identity: which worker, which ingested copy."""
+    async def respond(self, query, now):
+        return Response(answer=f"{os.getpid()}:{id(self)}", context="", context_tokens=0)
+'''
+
+
 def without_timing(x):
     """Records and summaries without wall-clock fields (``*_s``, ``latency``): they differ between any two runs;
     nor the driver process's own embedding work (``embeddings``: with Ray the workers embed)."""
@@ -103,8 +117,75 @@ def test_ray_cache_dir_holds_the_workers_caches(tmp_path):
     assert any((cache / "completions").iterdir())  # the worker's offline completions were cached there
 
 
+def plugin(tmp_path: Path, text: str) -> str:
+    path = tmp_path / f"plugin_{abs(hash(text))}.py"
+    path.write_text(text)
+    return str(path)
+
+
+def test_grouped_units_share_one_system_on_one_worker(tmp_path):
+    """msc-response asks each episode's system for several turns: on Ray every turn of an episode
+    runs on the worker that ingested it, into the same system; the two episodes go to two workers."""
+    out = tmp_path / "msc"
+    run("msc-response", {"data": str(FIXTURES / "msc_release_tiny.jsonl"), "systems": ["pid_state"],
+                         "plugins": [plugin(tmp_path, STATE_PLUGIN)], "embedder": "hash", "bertscore": False,
+                         "helpfulness": False, "out": str(out), "executor": "ray", "ray_workers": 2, "workers": 2})
+    by_episode: dict[str, set[str]] = {}
+    for r in records(out).values():
+        by_episode.setdefault(r["episode"], set()).add(r["response"])
+    assert len(by_episode) == 2 and all(len(v) == 1 for v in by_episode.values())  # one system per episode
+    pids = {next(iter(v)).split(":")[0] for v in by_episode.values()}
+    assert len(pids) == 2 and str(os.getpid()) not in pids
+    assert all(r["turn"] > 0 for r in records(out).values()) and summary(out)["n_failed"] == 0
+
+
+MSC = {"data": str(FIXTURES / "msc_release_tiny.jsonl"), "systems": ["theanine", "retrieval"],
+       "embedder": "hash", "bertscore": False, "cache": False}
+
+
+@pytest.mark.parametrize("name, cfg", [
+    ("head2head", {"data": str(FIXTURES / "locomo_tiny.json"), "systems": ["full_context", "retrieval"],
+                   "embedder": "hash", "cache": False, "limit": 3}),
+    ("teafarm", {"data": str(FIXTURES / "locomo_tiny.json"), "systems": ["retrieval", "full_context"],
+                 "embedder": "hash", "cache": False}),
+    # With the helpfulness panel, which travels to the workers as its config; theanine's graphs
+    # come back in the records and the driver writes them.
+    ("msc-response", MSC),
+    ("faireval", {"data": str(FIXTURES / "faireval_tiny.jsonl"), "model": "offline", "cache": False}),
+    ("topical-chat", {"data": str(FIXTURES / "topical_chat_tiny.json"), "model": "offline", "cache": False,
+                      "limit": 3}),
+])
+def test_every_benchmark_on_ray_equals_its_local_run(tmp_path, name, cfg):
+    run(name, cfg | {"out": str(tmp_path / "local")})
+    run(name, cfg | {"out": str(tmp_path / "ray"), "executor": "ray", "ray_workers": 2, "workers": 2})
+    local, remote = summary(tmp_path / "local"), summary(tmp_path / "ray")
+    assert remote == local and local["n_failed"] == 0
+    if name not in ("faireval", "topical-chat"):  # those keep their records in one folder per setting
+        assert records(tmp_path / "ray") == records(tmp_path / "local")
+    if name == "msc-response":
+        graphs = sorted(p.name for p in (tmp_path / "ray" / "memories").iterdir())
+        assert graphs == ["tiny_0__theanine.json", "tiny_1__theanine.json"]
+        assert all((tmp_path / "ray" / "memories" / g).read_text() == (tmp_path / "local" / "memories" / g).read_text()
+                   for g in graphs)
+
+
+def test_a_benchmark_that_does_not_declare_itself_distributable_is_refused():
+    from chateval.bench.api import execution_of
+    from chateval.bench.base import Benchmark
+    from chateval.bench.config import BenchConfig
+    from chateval.errors import ConfigError
+
+    class Shared(Benchmark):
+        name = "shared_state"
+
+        async def run(self, config, progress):
+            return {}
+
+    with pytest.raises(ConfigError, match="does not declare its units safe to spread"):
+        execution_of(BenchConfig(out="o", executor="ray"), Shared())
+
+
 @pytest.mark.parametrize("argv, needle", [
-    (["bench", "head2head", "--systems", "full_context,retrieval", "--executor", "ray"], "share state"),
     (["bench", "longmemeval", "--systems", "retrieval", "--ray-workers", "2"], "need --executor ray"),
     (["bench", "longmemeval", "--systems", "retrieval", "--executor", "ray", "--ray-workers", "3"],
      "the Ray cluster has 2 CPU(s)"),
@@ -114,3 +195,10 @@ def test_refused_before_any_work(tmp_path, capsys, argv, needle):
     code = main([*argv, "--data", str(FIXTURES / "lme_tiny.json"), "--out", str(out), "--embedder", "hash"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and needle in err and len(err.splitlines()) == 1 and not out.exists()
+
+
+def test_groups_are_spread_largest_first_to_the_least_loaded_worker():
+    from chateval.bench.executor import spread
+
+    assert spread({"a": 5, "b": 3, "c": 3, "d": 1}, 2) == {"a": 0, "b": 1, "c": 1, "d": 0}
+    assert set(spread({g: 1 for g in range(5)}, 3).values()) == {0, 1, 2}

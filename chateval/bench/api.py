@@ -40,16 +40,16 @@ def make_config(name: str, config: BaseModel | dict[str, Any]) -> BenchConfig:
 
 
 def execution_of(cfg: BenchConfig, bench: Benchmark) -> Execution:
-    """The run's executor, checked before any work: Ray only for benchmarks whose units are
-    independent, and only when Ray is installed."""
+    """The run's executor, checked before any work: Ray only for benchmarks that declare their
+    units safe to spread, and only when Ray is installed."""
     if cfg.executor == "local":
         if cfg.ray_address or cfg.ray_workers or cfg.ray_cache_dir:
             raise ConfigError("--ray-address, --ray-workers and --ray-cache-dir need --executor ray")
         return Execution()
     if not bench.distributable:
         able = ", ".join(n for n in BENCHMARKS.names() if BENCHMARKS.get(n).distributable)
-        raise ConfigError(f"--executor ray: {bench.name}'s units share state (an ingested conversation serves "
-                          f"several of them) and run locally only; Ray runs: {able}")
+        raise ConfigError(f"--executor ray: benchmark '{bench.name}' does not declare its units safe to spread "
+                          f"(distributable = True) and runs locally only; Ray runs: {able}")
     if cfg.ray_cache_dir and getattr(cfg, "cache_dir", None):
         raise ConfigError("--ray-cache-dir and --cache-dir: give one (with --executor ray, --cache-dir is read on "
                           "each worker's node)")

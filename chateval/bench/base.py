@@ -11,12 +11,11 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
-from functools import partial
-from typing import Any, Callable, ClassVar, Iterable
+from typing import Any, Callable, ClassVar, Hashable, Iterable
 
 from ..progress import RunProgress
 from ..registry import Registry
-from ..runs import RunDir
+from ..runs import RunDir, write_json
 from .config import BenchConfig
 from .executor import RayPool, UnitFn, current, run_guarded
 from .executor import error_text as _error_text  # noqa: F401  (the benchmarks' name for it)
@@ -26,8 +25,9 @@ class Benchmark(ABC):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     config_model: ClassVar[type[BenchConfig]] = BenchConfig  # its settings (and, generated, its CLI)
-    # Its units are independent given the config (no state shared between units), so they may
-    # run on Ray workers (--executor ray).
+    # Its units may run on Ray workers (--executor ray): they are independent given the config,
+    # or those that share state name their group to ``run_units``. Off unless a benchmark says
+    # so: one whose units share state without naming it would give wrong results on Ray.
     distributable: ClassVar[bool] = False
 
     @abstractmethod
@@ -61,21 +61,33 @@ async def run_units(
     *,
     workers: int = 4,
     progress: RunProgress | None = None,
+    group: Callable[[Any], Hashable] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run ``fn`` on each (key, unit) not already done; append each result as it finishes.
+    """Run ``fn`` on each (key, unit) not already done; append each result as it finishes (a
+    record's ``files``, {run-relative path: JSON}, are written into the run directory here, so
+    units never write there themselves).
     Returns all records of the run (old and new) whose keys were asked for. Units run here or
-    on Ray workers (``executor.current()``); either way only this process writes the run."""
+    on Ray workers (``executor.current()``); either way only this process writes the run.
+    ``group(unit)`` names the state a unit shares with others (its conversation and system):
+    on Ray, a group's units all run on one worker."""
     units = list(units)
     todo = [(k, u) for k, u in units if k not in run.done]
     execution = current()
     pool = None
     if execution.executor == "ray" and todo:
-        pool = RayPool(fn, execution, per_actor=max(1, workers))
+        pool = RayPool(fn, execution, per_actor=max(1, workers),
+                       groups=[group(u) for _, u in todo] if group else None)
         await pool.start()
-    call = pool.run if pool is not None else partial(run_guarded, fn)
     if progress:
         progress.start(len(units), len(units) - len(todo))
-    limit = asyncio.Semaphore(pool.capacity if pool is not None else max(1, workers))
+    # On Ray the pool gives out the actors' slots (a group waits for its own actor's): one limit
+    # here too would let a busy actor's queue hold every slot while the others idle.
+    limit = asyncio.Semaphore(max(1, workers) if pool is None else len(todo))
+
+    async def call(unit: Any) -> dict[str, Any]:
+        if pool is None:
+            return await run_guarded(fn, unit)
+        return await pool.run(unit, group(unit) if group else None)
 
     async def one(key: str, unit: Any) -> None:
         async with limit:
@@ -88,6 +100,9 @@ async def run_units(
                 record = {"status": "failed", "error": _error_text(exc)}
             record["key"] = key
             record.setdefault("wall_s", time.perf_counter() - t0)
+            for rel, data in (record.pop("files", None) or {}).items():  # first: a record on disk has its files
+                (run.path / rel).parent.mkdir(parents=True, exist_ok=True)
+                write_json(run.path / rel, data)
             run.append(record)
             if progress:
                 progress.advance(record["status"] == "ok", key, record.get("error") or "")

@@ -32,7 +32,7 @@ class BenchConfig(BaseModel):
     question_ids: list[str] | None = opt(None, "only these questions: id1,id2,... or @FILE with one id per line")
     workers: int = opt(4, "units run concurrently (with --executor ray: per Ray worker)", ge=1)
     executor: Literal["local", "ray"] = opt("local", "where units run: local (this process) or ray (tasks on Ray "
-                                                     "workers; longmemeval and locomo; pip install 'chateval[ray]')")
+                                                     "workers; pip install 'chateval[ray]')")
     ray_address: str | None = opt(None, "--executor ray: the cluster to join (auto, ray://HOST:10001; default: "
                                         "start a local Ray instance)")
     ray_workers: int | None = opt(None, "--executor ray: worker processes (Ray actors), each running up to "

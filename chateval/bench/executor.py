@@ -4,10 +4,17 @@ Ray actors (``--executor ray``), possibly spread over a cluster.
 One place for every benchmark: ``run_units`` (base.py) asks ``current()`` which executor the
 run uses; ``api.arun`` sets it from the config. With Ray, the unit function — a closure over the
 benchmark's settings and its ``MemoryBench`` — is pickled once and sent to each actor; the
-MemoryBench pickles as its config and is built again on the worker (its own model layer,
-embedder, caches and Qdrant clients). Each actor runs up to ``--workers`` units at once and
-returns each unit's record; only the driver writes samples.jsonl and summary.json, so
-``--resume``, the run lock and the reports are those of a local run.
+MemoryBench, model layers and evaluators pickle as their configs and are built again on the
+worker (its own model layers, embedder, caches and Qdrant clients). Each actor runs up to
+``--workers`` units at once and returns each unit's record; only the driver writes
+samples.jsonl and summary.json, so ``--resume``, the run lock and the reports are those of a
+local run.
+
+Units that share state — the questions of one ingested conversation (head-to-head, TeaFarm,
+msc-response) — name a *group*: every unit of a group runs on the same actor, whose copy of
+the unit function holds the group's memory system from its first unit to its last. Groups are
+spread over the actors before the run starts (largest first, each to the least loaded actor);
+independent units take whichever actor is free.
 
 Ray is optional (``pip install 'chateval[ray]'``) and imported only when a Ray run starts."""
 
@@ -16,9 +23,10 @@ from __future__ import annotations
 import asyncio
 import os
 import traceback
+from collections import Counter
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Hashable
 
 from ..errors import ChatevalError, ConfigError
 from ..plugins import load_plugins
@@ -118,10 +126,25 @@ class _UnitWorker:
         return os.getpid()
 
 
-class RayPool:
-    """Actors on the connected Ray cluster (see ``connect``), ``per_actor`` unit slots each."""
+def spread(sizes: dict[Hashable, int], bins: int) -> dict[Hashable, int]:
+    """Each group's bin: largest group first, each to the bin with the fewest units so far
+    (ties to the lowest bin), so the bins' unit counts differ by at most the largest group."""
+    load = [0] * bins
+    out: dict[Hashable, int] = {}
+    for g, n in sorted(sizes.items(), key=lambda kv: -kv[1]):
+        b = min(range(bins), key=load.__getitem__)
+        out[g] = b
+        load[b] += n
+    return out
 
-    def __init__(self, fn: UnitFn, execution: Execution, per_actor: int) -> None:
+
+class RayPool:
+    """Actors on the connected Ray cluster (see ``connect``), ``per_actor`` unit slots each.
+    With ``groups`` (each pending unit's group, see the module's docstring) the units of a
+    group all run on one actor."""
+
+    def __init__(self, fn: UnitFn, execution: Execution, per_actor: int,
+                 groups: list[Hashable] | None = None) -> None:
         from ray import cloudpickle  # Ray's own copy: no extra dependency
 
         ray = self.ray = import_ray()
@@ -138,6 +161,9 @@ class RayPool:
             for a in self.actors:
                 self.slots.put_nowait(a)
         self.capacity = n * per_actor
+        self.actor_of: dict[Hashable, int] = spread(Counter(groups), n) if groups else {}
+        # Grouped units wait for a slot of their own actor, not for any free one.
+        self.own_slots = [asyncio.Semaphore(per_actor) for _ in self.actors]
 
     async def start(self) -> None:
         """Wait until every actor has rebuilt the unit function: a worker that cannot (a plugin
@@ -149,7 +175,11 @@ class RayPool:
             first = next((ln for ln in str(e).splitlines() if "Error" in ln), str(e).splitlines()[0] if str(e) else "")
             raise ChatevalError(f"--executor ray: a worker failed to start: {first.strip()[:300]}") from None
 
-    async def run(self, unit: Any) -> dict[str, Any]:
+    async def run(self, unit: Any, group: Hashable | None = None) -> dict[str, Any]:
+        if group is not None:
+            i = self.actor_of[group]
+            async with self.own_slots[i]:
+                return await self.actors[i].run.remote(unit)
         actor = await self.slots.get()
         try:
             return await actor.run.remote(unit)

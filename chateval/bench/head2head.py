@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -49,7 +48,7 @@ from .head2head_report import SIDES, summarize_head2head, write_head2head_report
 from .head2head_multi import multi_case, summarize_multi, write_multi_report
 from .selection import select
 from .setup import MemoryBench, resolve_system
-from .slot import SystemSlot
+from .slot import SlotPool, SystemSlot
 
 _TO_SIDE = {"1": "A", "2": "B", "tie": "tie"}
 
@@ -187,6 +186,7 @@ class HeadToHead(Benchmark):
                    "debate panel in both orders: win/tie/loss of A vs B")
 
     config_model = Head2HeadConfig
+    distributable = True  # a conversation's cases share its systems: one group, one Ray worker
 
     async def run(self, args: Head2HeadConfig, progress: RunProgress | None) -> dict[str, Any]:
         if args.judge is not None:
@@ -223,36 +223,24 @@ class HeadToHead(Benchmark):
             raise DatasetError(f"{args.data}: duplicate question ids")
 
         with open_run(args, config) as run:
-            remaining: dict[str, int] = defaultdict(int)
-            for c in cases:
-                if c.key not in run.done:
-                    remaining[c.group] += 1
-            slots: dict[tuple[str, str], SystemSlot] = {}
-
-            def slot(c: Case, name: str) -> SystemSlot:
-                if (c.group, name) not in slots:
-                    slots[(c.group, name)] = SystemSlot(bench, name, c.sessions)
-                return slots[(c.group, name)]
+            by_group = {c.group: c.sessions for c in cases}
+            pool = SlotPool(bench, [(c.group, s) for c in cases if c.key not in run.done for s in systems],
+                            sessions=by_group.__getitem__)
 
             async def unit(c: Case) -> dict[str, Any]:
                 try:
                     if len(systems) > 2:
-                        return await multi_case(c, {s: slot(c, s) for s in systems}, evaluator, args.context)
-                    return await self._case(c, [slot(c, s) for s in systems], evaluator, args.context)
+                        return await multi_case(c, {s: pool.get(c.group, s) for s in systems}, evaluator, args.context)
+                    return await self._case(c, [pool.get(c.group, s) for s in systems], evaluator, args.context)
                 finally:
-                    remaining[c.group] -= 1
-                    if remaining[c.group] == 0:
-                        for s in systems:
-                            closing = slots.pop((c.group, s), None)
-                            if closing:
-                                closing.close()
+                    for s in systems:
+                        pool.done(c.group, s)
 
             try:
                 records = await run_units([(c.key, c) for c in cases], unit, run, workers=bench.workers,
-                                          progress=progress)
+                                          progress=progress, group=lambda c: c.group)
             finally:
-                for s in slots.values():
-                    s.close()
+                pool.close()
             multi = len(systems) > 2
             summarize = summarize_multi if multi else summarize_head2head
             summary = summarize(records, systems=systems, offline=config["offline"])

@@ -135,6 +135,7 @@ class JudgeMetaBenchmark(Benchmark):
     task: ClassVar[str]
     title: ClassVar[str]
     config_model: ClassVar[type[JudgeMetaConfig]] = JudgeMetaConfig
+    distributable = True  # each item is judged on its own
     data_path: Path | None = None  # the data actually read (--data, or the default folder)
     swap_default: ClassVar[bool] = False
     plot_ylabel: ClassVar[str] = "value"

@@ -83,6 +83,7 @@ class MSCResponse(Benchmark):
     description = ("THEANINE's evaluation: next-utterance generation on Multi-Session Chat session 3 "
                    "(BLEU-4, ROUGE-L, MiniLM BERTScore-style F1; debate-panel memory helpfulness)")
     config_model = MSCResponseConfig
+    distributable = True  # an episode's turns share one system per name: grouped
 
     async def run(self, args: MSCResponseConfig, progress: RunProgress | None) -> dict[str, Any]:
         if args.judge is not None:
@@ -122,7 +123,7 @@ class MSCResponse(Benchmark):
             by_id = {ep.id: ep for ep in episodes}
             pool = SlotPool(bench, [(ep.id, name) for key, (ep, _, name) in units if key not in run.done],
                             sessions=lambda eid: by_id[eid].past,
-                            export_to=lambda eid, name: run.path / "memories" / f"{eid}__{name}.json")
+                            export_as=lambda eid, name: f"memories/{eid}__{name}.json")
             metric_lock = asyncio.Lock()  # the MiniLM model serves one unit at a time
 
             async def unit(item: tuple[MSCDialogue, int, str]) -> dict[str, Any]:
@@ -133,7 +134,8 @@ class MSCResponse(Benchmark):
                     pool.done(ep.id, name)
 
             try:
-                records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
+                records = await run_units(units, unit, run, workers=bench.workers, progress=progress,
+                                          group=lambda item: (item[0].id, item[2]))
             finally:
                 pool.close()
             summary = summarize_msc_response(records, systems=bench.systems, offline=config["offline"])

@@ -7,23 +7,23 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import ModelCallError
 from ..memory import MemorySystem
 from ..memory.types import Session, Turn
 from ..models import CallLog, UsageTotals
-from ..runs import write_json
 from .base import _error_text
 from .setup import MemoryBench
 
 
 class SystemSlot:
     def __init__(self, bench: MemoryBench, name: str, sessions: list[Session], *,
-                 export_to: Path | None = None) -> None:
+                 export_as: str | None = None) -> None:
         self.bench, self.name, self.sessions = bench, name, sessions
-        self.export_to = export_to  # where to save the system's memory after ingest (``export()``), if anything
+        # The run-relative file for the system's memory after ingest (``export()``), if any: it
+        # travels in the first answer's ``files`` and the driver writes it (workers may be elsewhere).
+        self.export_as = export_as
         self.lock = asyncio.Lock()  # ingest once, then one respond at a time (systems are stateful)
         self.log = CallLog()
         self.system: MemorySystem | None = None
@@ -36,18 +36,18 @@ class SystemSlot:
                 raise ModelCallError(self.failed)
             before = len(self.log.records)
             latency: dict[str, float] = {}
+            files: dict[str, Any] = {}
             if self.system is None:
                 t0 = time.perf_counter()
                 try:
                     self.system = self.bench.new_system(self.name, self.log)
                     await self.system.ingest_all(self.sessions)
-                    memory = self.system.export() if self.export_to is not None else None
+                    memory = self.system.export() if self.export_as is not None else None
                 except Exception as exc:
                     self.failed = f"ingest failed: {_error_text(exc)}"
                     raise ModelCallError(self.failed) from None
-                if memory is not None and self.export_to is not None:
-                    self.export_to.parent.mkdir(parents=True, exist_ok=True)
-                    write_json(self.export_to, memory)
+                if memory is not None and self.export_as is not None:
+                    files[self.export_as] = memory
                 latency["ingest_s"] = time.perf_counter() - t0
             recall_before = self.system.stats().recall_s
             t1 = time.perf_counter()
@@ -58,7 +58,7 @@ class SystemSlot:
             return {"answer": resp.answer, "context": resp.context, "context_tokens": resp.context_tokens,
                     "tokens_approx": resp.tokens_approx, "latency": latency, "prompt": resp.prompt,
                     "usage": UsageTotals.of(self.log.records[before:]).model_dump()} | (
-                        {"trace": resp.trace} if resp.trace else {})
+                        {"trace": resp.trace} if resp.trace else {}) | ({"files": files} if files else {})
 
     def close(self) -> None:
         if self.system is not None:
@@ -71,8 +71,8 @@ class SlotPool:
     last unit that needs it has run (``pending``: the (group, system) of every unit to run)."""
 
     def __init__(self, bench: MemoryBench, pending: Iterable[tuple[str, str]],
-                 sessions: Callable[[str], list[Session]], export_to: Callable[[str, str], Path] | None = None) -> None:
-        self.bench, self.sessions, self.export_to = bench, sessions, export_to
+                 sessions: Callable[[str], list[Session]], export_as: Callable[[str, str], str] | None = None) -> None:
+        self.bench, self.sessions, self.export_as = bench, sessions, export_as
         self.left: dict[tuple[str, str], int] = {}
         for k in pending:
             self.left[k] = self.left.get(k, 0) + 1
@@ -83,7 +83,7 @@ class SlotPool:
         if slot is None:
             slot = self.slots[(group, name)] = SystemSlot(
                 self.bench, name, self.sessions(group),
-                export_to=self.export_to(group, name) if self.export_to else None)
+                export_as=self.export_as(group, name) if self.export_as else None)
         return slot
 
     def done(self, group: str, name: str) -> None:

@@ -181,6 +181,7 @@ class TeaFarm(Benchmark):
                    "success rate = not fooled / all questions (single judge, the panel, or both)")
 
     config_model = TeaFarmConfig
+    distributable = True  # a conversation's questions share one system per name: grouped
 
     async def run(self, args: TeaFarmConfig, progress: RunProgress | None) -> dict[str, Any]:
         if args.judge_protocol != "chateval":
@@ -233,7 +234,8 @@ class TeaFarm(Benchmark):
                     pool.done(tc.id, name)
 
             try:
-                records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
+                records = await run_units(units, unit, run, workers=bench.workers, progress=progress,
+                                          group=lambda item: (item[0].id, item[2]))
             finally:
                 pool.close()
             summary = summarize_teafarm(records, systems=systems, offline=config["offline"], judge=args.judge)

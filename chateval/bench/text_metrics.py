@@ -22,7 +22,7 @@ What each one computes, exactly:
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -87,9 +87,13 @@ class MiniLMScorer:
     def __init__(self, cache: bool = True) -> None:
         from ..memory.embeddings import SentenceTransformerEmbedder
 
+        self.cache = cache
         self.embedder = SentenceTransformerEmbedder(cache=cache)
         self.model = self.embedder._load()  # ConfigError with the install hint when the extra is missing
         self.name = self.embedder.name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (MiniLMScorer, (self.cache,))  # a Ray worker loads its own copy of the model
 
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
         out = self.model.encode(list(texts), output_value="token_embeddings", batch_size=32,

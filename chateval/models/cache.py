@@ -31,6 +31,7 @@ def cache_key(payload: dict[str, Any]) -> str:
 
 class CompletionCache:
     def __init__(self, directory: str | Path | None = None) -> None:
+        self.given = directory
         self.directory = Path(directory) if directory else default_cache_dir()
         # Opened on first use: a run stopped by bad input or settings writes nothing anywhere.
         self._cache: diskcache.Cache | None = None
@@ -40,6 +41,10 @@ class CompletionCache:
             self.directory.mkdir(parents=True, exist_ok=True)
             self._cache = diskcache.Cache(str(self.directory))
         return self._cache
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # On a Ray worker: the folder given, or the worker's own default (--ray-cache-dir sets it).
+        return (CompletionCache, (self.given,))
 
     def get(self, key: str) -> dict[str, Any] | None:
         value = self._open().get(key)

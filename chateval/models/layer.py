@@ -44,6 +44,13 @@ def _message_key(m: LLMMessage) -> dict[str, Any]:
     return {"type": type(m).__name__, "source": getattr(m, "source", None), "content": content}
 
 
+def _rebuilt_layer(spec: ModelSpec, backend: Backend | None, params: GenParams, retry: RetryPolicy,
+                   max_connections: int, cache: CompletionCache | None, structured: Structured,
+                   secrets: tuple[str, ...]) -> "ModelLayer":
+    return ModelLayer(spec, backend=backend, params=params, retry=retry, max_connections=max_connections,
+                      cache=cache, structured=structured, secrets=secrets)
+
+
 class ModelLayer:
     def __init__(
         self,
@@ -61,6 +68,7 @@ class ModelLayer:
         self.params = params or GenParams()
         self.retry = retry or RetryPolicy()
         self.structured = structured
+        self.own_backend = backend is None  # built from the spec: a copy builds its own
         self.backend = backend or build_backend(spec, self.params, self.retry, structured)
         # Endpoints that answered a JSON-schema request with HTTP 400, shared with derived layers:
         # detected once per run, then every step describes its schema in the prompt instead.
@@ -71,6 +79,12 @@ class ModelLayer:
         self.observers: list[CallObserver] = []
         self._secrets = [s for s in secrets if s]
         self._semaphores: dict[int, asyncio.Semaphore] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Sent to a Ray worker as its settings: clients, semaphores and meters stay in this
+        # process; the copy opens its own (a backend given by the caller travels as it is).
+        return (_rebuilt_layer, (self.spec, None if self.own_backend else self.backend, self.params, self.retry,
+                                 self.max_connections, self.cache, self.structured, tuple(self._secrets)))
 
     def derive(self, spec: ModelSpec | None = None, *, params: GenParams | None = None) -> "ModelLayer":
         """A layer for another model (a persona's override) or other generation parameters
