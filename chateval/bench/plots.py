@@ -84,19 +84,20 @@ def grouped_bars(path: Path, groups: Sequence[str], series: dict[str, Sequence[f
             if v is not None and ci is not None:
                 ax.errorbar([x], [v * scale], yerr=[[v * scale - ci[0] * scale], [ci[1] * scale - v * scale]],
                             color="black", capsize=3, linewidth=1)
-        for x, v in zip(xs, vals):
+        for x, v, ci in zip(xs, vals, list(errs) + [None] * (len(vals) - len(errs))):
             if v is None:  # undefined: a marked gap, not a bar of height 0
                 ax.text(x, lo + 0.02 * (hi - lo), "n/a", ha="center", va="bottom", fontsize=7, color="grey",
                         rotation=90)
-            elif label_bars:
-                ax.text(x, max(v * scale, 0) + 0.01 * (hi - lo), _fmt(v * scale, pct), ha="center", va="bottom",
-                        fontsize=7)
+            elif label_bars:  # above a bar and its whisker, below a negative one (never across the zero line)
+                end = v if ci is None else (max(v, ci[1]) if v >= 0 else min(v, ci[0]))
+                ax.text(x, end * scale + (0.01 if v >= 0 else -0.01) * (hi - lo), _fmt(v * scale, pct), ha="center",
+                        va="bottom" if v >= 0 else "top", fontsize=7)
             if v == 0:  # a zero bar has no height: a stub in its colour shows it is there
                 ax.plot([x - width / 2, x + width / 2], [0, 0], color=colour, linewidth=3)
     for k, (name, value) in enumerate((baselines or {}).items()):
         ax.axhline(value * scale, color="black", linestyle=(0, (4, 2 + k)), linewidth=1, label=name)
     ax.set_xticks([g + width * (n_series - 1) / 2 for g in range(len(groups))])
-    long = max((len(g) for g in groups), default=0) > 12
+    long = max((len(line) for g in groups for line in g.split("\n")), default=0) > 12  # n_label's 2nd line aside
     ax.set_xticklabels(groups, rotation=20 if long else 0, ha="right" if long else "center", fontsize=8)
     ax.set_ylabel(ylabel + (" (%)" if pct else ""))
     ax.set_title(title, fontsize=10)
