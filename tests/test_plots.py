@@ -163,3 +163,18 @@ def test_sweep_lines_keep_units_and_break_at_undefined_points(figs, tmp_path):
     assert any(list(ln.get_ydata()) == pytest.approx([70.0, 70.0]) for ln in a_ax.lines)  # majority line
     assert [t.get_text() for t in a_ax.get_xticklabels()][0] == "1\n(n=10)"
     assert k_ax.get_ylim() == (-1, 1) and "accuracy" not in [ln.get_label() for ln in k_ax.lines]
+
+
+def test_a_series_with_no_defined_value_keeps_its_colour_and_its_gap_stays_inside(figs, tmp_path):
+    """Topical-Chat: a correlation undefined in every group used to take the default colour in
+    the legend (another series' colour) and its last n/a sat on the right frame."""
+    meta_plots.bars(tmp_path / "c.png", ["naturalness", "avg"], {"rouge_l": [0.1, 0.2], "judge": [None, None]},
+                    title="t", ylabel="Spearman ρ")
+    ax = figs[0].axes[0]
+    legend = ax.get_legend()
+    colours = [tuple(h.get_facecolor()) for h in legend.legend_handles]
+    assert [t.get_text() for t in legend.get_texts()] == ["rouge_l", "judge"] and len(set(colours)) == 2
+    assert colours == [tuple(c) for c in plots.colours(2)]
+    x_max = ax.get_xlim()[1]
+    assert [t for t in ax.texts if t.get_text() == "n/a" and t.get_position()[0] < x_max] == \
+        [t for t in ax.texts if t.get_text() == "n/a"] and len([t for t in ax.texts if t.get_text() == "n/a"]) == 2

@@ -102,11 +102,11 @@ class FairEval(JudgeMetaBenchmark):
         acc = [s["metrics"]["accuracy"] for s in summaries]
         kappa = [s["metrics"]["kappa"] for s in summaries]
         return [
-            Chart("accuracy", "accuracy", {"accuracy": [a["value"] for a in acc]}, [a["n"] for a in acc], pct=True,
-                  intervals={"accuracy": [wilson(a.get("correct") or 0, a["n"]) for a in acc]},
-                  baselines=self.plot_baselines(summaries)),
-            Chart("kappa", "Cohen's kappa (0 = chance)", {"Cohen's kappa": [k["value"] for k in kappa]},
-                  [k["n"] for k in kappa], ylim=KAPPA_RANGE),
+            Chart("accuracy", "accuracy", "accuracy", {"accuracy": [a["value"] for a in acc]},
+                  [a["n"] for a in acc], pct=True, baselines=self.plot_baselines(summaries),
+                  intervals={"accuracy": [wilson(a.get("correct") or 0, a["n"]) for a in acc]}),
+            Chart("kappa", "Cohen's kappa", "Cohen's kappa (0 = chance)",
+                  {"Cohen's kappa": [k["value"] for k in kappa]}, [k["n"] for k in kappa], ylim=KAPPA_RANGE),
         ]
 
     def plot_baselines(self, summaries: Sequence[dict[str, Any]]) -> dict[str, float]:

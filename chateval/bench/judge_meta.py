@@ -387,7 +387,7 @@ class JudgeMetaBenchmark(Benchmark):
                 for chart in self.charts(sums):
                     png = f"settings_{chart.key}.png"
                     chart_bars(out / png, [s.name for s in settings], chart,
-                               title=f"{self.title}: {chart.key} per setting\n(judge: {sums[0]['judge']})")
+                               title=f"{self.title}: {chart.name} per setting\n(judge: {sums[0]['judge']})")
                     lines += [f"![settings: {chart.key}]({png})", ""] + chart.baseline_note()
         for dim, pts in sweeps.items():
             sums = [summary["runs"][s.run_dir] for s in pts]
@@ -399,7 +399,7 @@ class JudgeMetaBenchmark(Benchmark):
             lines.append("")
             for chart in self.charts(sums):
                 png = f"sweep_{dim}_{chart.key}.png"
-                title = f"{self.title}: {chart.key} over {dim}\n(judge: {sums[0]['judge']})"
+                title = f"{self.title}: {chart.name} over {dim}\n(judge: {sums[0]['judge']})"
                 if dim in NUMERIC_DIMS:
                     sweep_lines(out / png, [s.value for s in pts], chart, title=title, xlabel=dim)
                 else:

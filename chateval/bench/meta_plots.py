@@ -23,6 +23,7 @@ class Chart:
     """One comparison figure: one value per setting (sweep point) for each series, all in one unit."""
 
     key: str  # file-name suffix: settings_<key>.png, sweep_<dim>_<key>.png
+    name: str  # in titles: "accuracy", "Cohen's kappa"
     ylabel: str
     series: dict[str, list[float | None]]
     ns: list[int]  # n behind each setting's value, written under its group / tick

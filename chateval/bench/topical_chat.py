@@ -185,7 +185,7 @@ class TopicalChat(JudgeMetaBenchmark):
         """Spearman ρ per aspect and averaged (one unit: the table's ρ, data-driven lower limit)."""
         out = {f"{a} ρ": [s["metrics"]["aspects"][a]["spearman"]["value"] for s in summaries] for a in self.aspects}
         out["avg ρ"] = [s["metrics"]["avg"]["spearman"] for s in summaries]
-        return [Chart("spearman", "Spearman ρ", out, [s["n_ok"] for s in summaries])]
+        return [Chart("spearman", "Spearman ρ", "Spearman ρ", out, [s["n_ok"] for s in summaries])]
 
     # -- baselines --
     async def before_settings(self, args: TopicalChatConfig, items: list[Item], out: Path,
