@@ -109,7 +109,9 @@ def grouped_bars(path: Path, groups: Sequence[str], series: dict[str, Sequence[f
     ax.set_xticklabels(groups, rotation=20 if long else 0, ha="right" if long else "center", fontsize=8)
     ax.set_ylabel(ylabel + (" (%)" if pct else ""))
     ax.set_title(title, fontsize=10)
-    ax.set_ylim(lo, hi * (1.08 if label_bars and ylim is not None else 1))
+    # Room for the value labels: above the top, and under the lowest negative bar (vertical labels need more).
+    under = (0.1 if n_series >= 4 else 0.06) * (hi - lo) if label_bars and min(values, default=0) < 0 else 0
+    ax.set_ylim(min(lo, min(values, default=0) - under), hi * (1.08 if label_bars and ylim is not None else 1))
     if lo < 0:
         ax.axhline(0, color="grey", linewidth=0.5)
     if legend_outside:
