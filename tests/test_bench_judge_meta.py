@@ -249,7 +249,12 @@ def test_faireval_sweep_end_to_end(tmp_path):
     report = (out / "report.md").read_text()
     assert "## Sweep: turns" in report and "## Sweep: personas" in report and "offline (heuristic" in report
     assert "| turns (swept) |" in report and "accuracy %" in report and "kappa" in report and "parse failures" in report
-    assert (out / "sweep_turns.png").stat().st_size > 1000 and (out / "sweep_personas.png").exists()
+    # one chart per unit: accuracy (%) and kappa apart, for a line sweep and a bar sweep
+    for dim in ("turns", "personas"):
+        for key in ("accuracy", "kappa"):
+            assert (out / f"sweep_{dim}_{key}.png").stat().st_size > 1000
+            assert f"![sweep {dim}: {key}](sweep_{dim}_{key}.png)" in report
+    assert not (out / "sweep_turns.png").exists() and "Dashed line (accuracy): majority-label accuracy" in report
     sub = read_jsonl(out / "turns-1" / "samples.jsonl")
     assert [r["key"] for r in sub] and {r["human"] for r in sub} <= {"1", "2", "tie"}
     assert all(r["orders"] is not None for r in sub)  # position calibration on by default
@@ -266,7 +271,10 @@ def test_faireval_default_settings_and_no_swap(tmp_path):
     assert (single["panel"]["agents"], single["panel"]["turns"], single["panel"]["personas"]) == (1, 1, ["general_public"])
     assert (multi["panel"]["agents"], multi["panel"]["turns"], multi["panel"]["strategy"]) == (2, 2, "one_by_one")
     assert single["panel"]["swap"] is False and single["usage"]["calls"] + single["usage"]["cached_calls"] == 2
-    assert "kappa" in multi["metrics"] and "| single |" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "kappa" in multi["metrics"] and "| single |" in report
+    assert sorted(p.name for p in out.glob("*.png")) == ["settings_accuracy.png", "settings_kappa.png"]
+    assert "![settings: accuracy](settings_accuracy.png)" in report and "(settings_kappa.png)" in report
 
 
 @needs_shared("topical_chat")
@@ -288,7 +296,8 @@ def test_topical_chat_sweep_end_to_end_with_baselines(tmp_path):
     report = (out / "report.md").read_text()
     assert "pooled over all rows" in report and "## Sweep: agents" in report and "rouge_l" in report
     assert "left out of the reference-based metrics" in report
-    assert (out / "sweep_agents.png").exists() and (out / "correlations.png").exists()
+    assert (out / "sweep_agents_spearman.png").exists() and (out / "correlations.png").exists()
+    assert "(sweep_agents_spearman.png)" in report
     assert (out / "baselines" / "report.md").exists()
 
 
@@ -304,7 +313,9 @@ def test_resume_of_a_setting_run(tmp_path, capsys):
     samples = out / "single" / "samples.jsonl"
     first_wall = json.loads((out / "single" / "summary.json").read_text())["wall_time_s"]
     samples.write_text(samples.read_text() + '{"key": "q3", "stat')
+    (out / "settings.png").write_bytes(b"png")  # an earlier version's mixed-unit chart: the viewer shows every PNG
     assert bench(*args, "--limit", "4", "--resume") == 0
+    assert not (out / "settings.png").exists()
     err = capsys.readouterr().err
     assert "resuming: 2 of 4" in err
     keys = [r["key"] for r in read_jsonl(samples)]

@@ -3,12 +3,15 @@ baselines, log axes and degenerate data. Figures are captured before they are wr
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
 from chateval.bench import meta_plots, plots
 from chateval.bench.faireval import FairEval
+from chateval.bench.stats import wilson
 
 
 @pytest.fixture
@@ -116,3 +119,62 @@ def test_faireval_majority_baseline():
     [(name, value)] = FairEval().plot_baselines(summaries).items()
     assert value == pytest.approx(7 / 12) and "Vicuna" in name
     assert FairEval().plot_baselines([{"metrics": {}}]) == {}
+
+
+def fe_summary(correct, n, kappa, labels=None):
+    return {"metrics": {"accuracy": {"value": None if n == 0 else correct / n, "n": n, "correct": correct},
+                        "kappa": {"value": kappa, "n": n}, "human_labels": labels or {"1": 3, "2": 7}}}
+
+
+def test_faireval_charts_put_accuracy_in_percent_and_kappa_on_its_own_axis(figs, tmp_path):
+    """The tables give accuracy in % and kappa as a -1..1 number: one chart each, never one axis."""
+    acc, kappa = FairEval().charts([fe_summary(5, 10, 0.0), fe_summary(8, 10, -0.25)])
+    assert (acc.key, kappa.key) == ("accuracy", "kappa")
+    meta_plots.chart_bars(tmp_path / "a.png", ["single", "multi"], acc, title="t")
+    meta_plots.chart_bars(tmp_path / "k.png", ["single", "multi"], kappa, title="t")
+    a_ax, k_ax = figs[0].axes[0], figs[1].axes[0]
+    # accuracy: % heights, % axis, the majority line at 70%, Wilson whiskers in %, n under each bar
+    assert sorted(round(b.get_height(), 6) for b in bars_of(a_ax)) == [50.0, 80.0]
+    assert a_ax.get_ylabel() == "accuracy (%)" and a_ax.get_ylim()[0] == 0 and a_ax.get_ylim()[1] >= 100
+    assert any(list(ln.get_ydata()) == pytest.approx([70.0, 70.0]) for ln in a_ax.lines)
+    lo, hi = wilson(5, 10)
+    whiskers = [c.get_segments()[0][:, 1].tolist() for c in a_ax.collections if isinstance(c, LineCollection)]
+    assert pytest.approx([100 * lo, 100 * hi]) in whiskers
+    assert [t.get_text() for t in a_ax.get_xticklabels()] == ["single\n(n=10)", "multi\n(n=10)"]
+    assert [t.get_text() for t in a_ax.get_legend().get_texts() if "kappa" in t.get_text()] == []
+    # kappa: its own chart, the whole -1..1 scale, a zero line, and a 0 written with a visible stub
+    assert [t.get_text() for t in k_ax.get_legend().get_texts()] == ["Cohen's kappa"]
+    assert k_ax.get_ylim()[0] == -1 and k_ax.get_ylim()[1] >= 1 and "kappa" in k_ax.get_ylabel()
+    assert sorted(round(b.get_height(), 6) for b in bars_of(k_ax)) == [-0.25, 0.0]
+    assert "0" in texts(k_ax) and "-0.25" in texts(k_ax)
+    assert any(list(ln.get_ydata()) == [0, 0] for ln in k_ax.lines)  # zero line / zero stub
+
+
+def test_sweep_lines_keep_units_and_break_at_undefined_points(figs, tmp_path):
+    acc, kappa = FairEval().charts([fe_summary(5, 10, 0.2), fe_summary(0, 0, None), fe_summary(6, 10, 0.4)])
+    meta_plots.sweep_lines(tmp_path / "a.png", [1, 2, 3], acc, title="t", xlabel="turns")
+    meta_plots.sweep_lines(tmp_path / "k.png", [1, 2, 3], kappa, title="t", xlabel="turns")
+    a_ax, k_ax = figs[0].axes[0], figs[1].axes[0]
+    line = next(ln for ln in a_ax.lines if ln.get_label() == "accuracy")
+    ys = list(line.get_ydata())
+    assert ys[0] == pytest.approx(50.0) and ys[2] == pytest.approx(60.0) and math.isnan(ys[1])  # a gap, not 0
+    assert any(ln.get_marker() == "x" and list(ln.get_xdata()) == [2] for ln in a_ax.lines)
+    assert a_ax.get_ylim() == (0, 100) and a_ax.get_ylabel() == "accuracy (%)"
+    assert any(list(ln.get_ydata()) == pytest.approx([70.0, 70.0]) for ln in a_ax.lines)  # majority line
+    assert [t.get_text() for t in a_ax.get_xticklabels()][0] == "1\n(n=10)"
+    assert k_ax.get_ylim() == (-1, 1) and "accuracy" not in [ln.get_label() for ln in k_ax.lines]
+
+
+def test_a_series_with_no_defined_value_keeps_its_colour_and_its_gap_stays_inside(figs, tmp_path):
+    """Topical-Chat: a correlation undefined in every group used to take the default colour in
+    the legend (another series' colour) and its last n/a sat on the right frame."""
+    meta_plots.bars(tmp_path / "c.png", ["naturalness", "avg"], {"rouge_l": [0.1, 0.2], "judge": [None, None]},
+                    title="t", ylabel="Spearman ρ")
+    ax = figs[0].axes[0]
+    legend = ax.get_legend()
+    colours = [tuple(h.get_facecolor()) for h in legend.legend_handles]
+    assert [t.get_text() for t in legend.get_texts()] == ["rouge_l", "judge"] and len(set(colours)) == 2
+    assert colours == [tuple(c) for c in plots.colours(2)]
+    x_max = ax.get_xlim()[1]
+    assert [t for t in ax.texts if t.get_text() == "n/a" and t.get_position()[0] < x_max] == \
+        [t for t in ax.texts if t.get_text() == "n/a"] and len([t for t in ax.texts if t.get_text() == "n/a"]) == 2

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench import teabag as tb
+from chateval.bench import plots, teabag as tb
 from chateval.datasets.conversations import load_conversations
 from chateval.datasets.teabag import TEABAG_FILE, TEABAG_FORMAT
 from chateval.cli import main
@@ -113,7 +113,15 @@ def test_generation_prompts_render_every_field():
 
 # --- end to end -----------------------------------------------------------------------------------
 @needs_shared("theanine")
-def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
+def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys, monkeypatch):
+    drawn = {}
+    real = plots.grouped_bars
+
+    def spy(path, groups, series, **kw):  # what the success-rate figure is given, then drawn as usual
+        drawn[path.name] = (groups, series, kw)
+        return real(path, groups, series, **kw)
+
+    monkeypatch.setattr(plots, "grouped_bars", spy)
     out1 = tmp_path / "run1"
     assert teafarm(out1) == 0
     bag = json.loads((out1 / TEABAG_FILE).read_text())
@@ -149,6 +157,10 @@ def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys):
         assert sum("ingest_s" in r["latency"] for r in rows if r["system"] == name) == 1
     report = (out1 / "report.md").read_text()
     assert "## Success rate" in report and "| theanine |" in report and "Example questions" in report
+    # the figure: % like the table, the Wilson intervals of the summary, n under the bars
+    groups, series, kw = drawn["success_rate.png"]
+    assert kw["pct"] is True and groups == ["not fooled\n(n=2)"] and (out1 / "success_rate.png").exists()
+    assert kw["intervals"] == {n: [tuple(summary["systems"][n]["ci95"])] for n in series}
     config = json.loads((out1 / "config.json").read_text())
     assert config["judging"]["judge"] == "single" and config["judging"]["judge_panel"] is None
 

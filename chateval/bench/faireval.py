@@ -24,7 +24,8 @@ from ..options import opt
 from .config import JudgeMetaConfig
 from .data_paths import resolve_data
 from .judge_meta import Item, JudgeMetaBenchmark
-from .meta_plots import fmt
+from .meta_plots import KAPPA_RANGE, Chart, fmt
+from .stats import wilson
 
 LABELS = ("1", "2", "tie")
 NAMES = {"1": "ChatGPT (Assistant 1)", "2": "Vicuna-13B (Assistant 2)", "tie": "tie"}
@@ -53,7 +54,6 @@ class FairEval(JudgeMetaBenchmark):
                    "verdict against the human label; single vs multi-agent, --sweep")
     task = "pairwise"
     title = "FairEval"
-    plot_ylabel = "accuracy / Cohen's kappa"
     swap_default = True
 
     config_model = FairEvalConfig
@@ -96,9 +96,18 @@ class FairEval(JudgeMetaBenchmark):
         acc = m["accuracy"]["value"]
         return ["–" if acc is None else f"{100 * acc:.1f}", fmt(m["kappa"]["value"])]
 
-    def plot_series(self, summaries: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
-        return {"accuracy": [s["metrics"]["accuracy"]["value"] for s in summaries],
-                "Cohen's kappa": [s["metrics"]["kappa"]["value"] for s in summaries]}
+    def charts(self, summaries: Sequence[dict[str, Any]]) -> list[Chart]:
+        """Accuracy in % like the table (95% Wilson whiskers, the majority-label line) and kappa
+        on its own -1..1 axis: one scale each, so neither is read against the other's."""
+        acc = [s["metrics"]["accuracy"] for s in summaries]
+        kappa = [s["metrics"]["kappa"] for s in summaries]
+        return [
+            Chart("accuracy", "accuracy", "accuracy", {"accuracy": [a["value"] for a in acc]},
+                  [a["n"] for a in acc], pct=True, baselines=self.plot_baselines(summaries),
+                  intervals={"accuracy": [wilson(a.get("correct") or 0, a["n"]) for a in acc]}),
+            Chart("kappa", "Cohen's kappa", "Cohen's kappa (0 = chance)",
+                  {"Cohen's kappa": [k["value"] for k in kappa]}, [k["n"] for k in kappa], ylim=KAPPA_RANGE),
+        ]
 
     def plot_baselines(self, summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
         """Accuracy of always answering the most frequent human label (every setting judges the

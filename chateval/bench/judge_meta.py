@@ -33,7 +33,7 @@ from ..evaluator import Evaluator
 from ..progress import RunProgress
 from ..runs import RunDir, RunLock, atomic_write, write_json
 from ..summary import OFFLINE_NOTE, summarize_judged
-from .meta_plots import _ylim, bars, sweep_lines
+from .meta_plots import Chart, chart_bars, sweep_lines
 from .base import Benchmark, run_units
 from .config import JudgeMetaConfig
 from .selection import select
@@ -138,7 +138,6 @@ class JudgeMetaBenchmark(Benchmark):
     distributable = True  # each item is judged on its own
     data_path: Path | None = None  # the data actually read (--data, or the default folder)
     swap_default: ClassVar[bool] = False
-    plot_ylabel: ClassVar[str] = "value"
 
     # -- hooks --
     @abstractmethod
@@ -162,12 +161,9 @@ class JudgeMetaBenchmark(Benchmark):
     def metric_cells(self, metrics: dict[str, Any]) -> list[str]: ...
 
     @abstractmethod
-    def plot_series(self, summaries: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
-        """Series for comparison plots, one value per summary (e.g. accuracy, kappa)."""
-
-    def plot_baselines(self, summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
-        """Reference values drawn as lines in the comparison plots (e.g. a majority-label baseline)."""
-        return {}
+    def charts(self, summaries: Sequence[dict[str, Any]]) -> list[Chart]:
+        """The comparison figures over these settings, one per unit (e.g. accuracy in %, and
+        kappa on its own axis), with one value per summary in each series."""
 
     def base_defaults(self, args: JudgeMetaConfig) -> dict[str, Any]:
         return {"task": self.task, "swap": self.swap_default}
@@ -371,13 +367,12 @@ class JudgeMetaBenchmark(Benchmark):
             lines.append("| " + " | ".join(cells) + " |")
         return lines
 
-    def _baseline_note(self, sums: Sequence[dict[str, Any]]) -> list[str]:
-        base = self.plot_baselines(sums)
-        return ["Dashed line" + ("s" if len(base) > 1 else "") + ": " + "; ".join(
-            f"{name} = {value:.3f}" for name, value in base.items()) + ".", ""] if base else []
-
     def _write_report(self, out: Path, summary: dict[str, Any], settings: list[Setting],
                       sweeps: dict[str, list[Setting]]) -> None:
+        # Every comparison figure is redrawn below; older ones (another sweep, or the single
+        # mixed-unit settings.png of earlier versions) would be shown by the viewer otherwise.
+        for old in [*out.glob("settings*.png"), *out.glob("sweep_*.png")]:
+            old.unlink()
         lines = [f"# {self.title} — chateval report", ""]
         if summary.get("note"):
             lines += [f"> **Note:** {summary['note']}. Its rows are labelled `{OFFLINE_JUDGE}`; they test the "
@@ -390,10 +385,11 @@ class JudgeMetaBenchmark(Benchmark):
             lines += self.table(sums, first="setting", labels=[s.name for s in settings])
             lines += ["", "Sub-runs: " + ", ".join(f"`{s.name}` → `{out / s.run_dir}`" for s in settings), ""]
             if len(settings) > 1:
-                bars(out / "settings.png", [s.name for s in settings], self.plot_series(sums),
-                     title=f"{self.title}: settings (judge: {sums[0]['judge']})", ylabel=self.plot_ylabel,
-                     baselines=self.plot_baselines(sums))
-                lines += ["![settings](settings.png)", ""] + self._baseline_note(sums)
+                for chart in self.charts(sums):
+                    png = f"settings_{chart.key}.png"
+                    chart_bars(out / png, [s.name for s in settings], chart,
+                               title=f"{self.title}: {chart.name} per setting\n(judge: {sums[0]['judge']})")
+                    lines += [f"![settings: {chart.key}]({png})", ""] + chart.baseline_note()
         for dim, pts in sweeps.items():
             sums = [summary["runs"][s.run_dir] for s in pts]
             lines += [f"## Sweep: {dim}", ""]
@@ -401,17 +397,15 @@ class JudgeMetaBenchmark(Benchmark):
             shared = [f"{s.label} = `{s.run_dir}`" for s in pts if s.run_dir != s.name]
             if shared:
                 lines += ["", "Same judge as another setting, so the same sub-run: " + ", ".join(shared)]
-            series = self.plot_series(sums)
-            png = f"sweep_{dim}.png"
-            title = f"{self.title}: {dim} sweep (judge: {sums[0]['judge']})"
-            base = self.plot_baselines(sums)
-            if dim in NUMERIC_DIMS:
-                sweep_lines(out / png, [s.value for s in pts], series, title=title, xlabel=dim,
-                            ylabel=self.plot_ylabel, ylim=_ylim(series), baselines=base)
-            else:
-                bars(out / png, [str(s.value) for s in pts], series, title=title, ylabel=self.plot_ylabel,
-                     baselines=base)
-            lines += ["", f"![sweep {dim}]({png})", ""] + self._baseline_note(sums)
+            lines.append("")
+            for chart in self.charts(sums):
+                png = f"sweep_{dim}_{chart.key}.png"
+                title = f"{self.title}: {chart.name} over {dim}\n(judge: {sums[0]['judge']})"
+                if dim in NUMERIC_DIMS:
+                    sweep_lines(out / png, [s.value for s in pts], chart, title=title, xlabel=dim)
+                else:
+                    chart_bars(out / png, [str(s.value) for s in pts], chart, title=title)
+                lines += [f"![sweep {dim}: {chart.key}]({png})", ""] + chart.baseline_note()
         atomic_write(out / "report.md", "\n".join(lines) + "\n")
 
 

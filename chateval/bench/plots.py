@@ -18,7 +18,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
 
 Interval = tuple[float, float] | None
@@ -75,38 +77,47 @@ def grouped_bars(path: Path, groups: Sequence[str], series: dict[str, Sequence[f
         lo, hi = min([0.0] + values), max([0.0] + values)
         pad = 0.08 * ((hi - lo) or 1.0)
         lo, hi = (lo - pad if lo < 0 else 0.0), hi + pad
+    handles: list[Artist] = []
     for i, ((name, vals), colour) in enumerate(zip(series.items(), colours(len(series)))):
         xs = [g + i * width for g in range(len(groups))]
         drawn = [(x, v * scale) for x, v in zip(xs, vals) if v is not None]
-        ax.bar([x for x, _ in drawn], [v for _, v in drawn], width, label=name, color=colour)
+        ax.bar([x for x, _ in drawn], [v for _, v in drawn], width, color=colour)
+        # A proxy, not the bars: a series with no defined value draws no bar, and its legend
+        # entry would otherwise fall back to the default colour (another series' colour).
+        handles.append(Patch(facecolor=colour, label=name))
         errs = (intervals or {}).get(name) or []
         for x, v, ci in zip(xs, vals, errs):
             if v is not None and ci is not None:
                 ax.errorbar([x], [v * scale], yerr=[[v * scale - ci[0] * scale], [ci[1] * scale - v * scale]],
                             color="black", capsize=3, linewidth=1)
-        for x, v in zip(xs, vals):
+        for x, v, ci in zip(xs, vals, list(errs) + [None] * (len(vals) - len(errs))):
             if v is None:  # undefined: a marked gap, not a bar of height 0
                 ax.text(x, lo + 0.02 * (hi - lo), "n/a", ha="center", va="bottom", fontsize=7, color="grey",
                         rotation=90)
-            elif label_bars:
-                ax.text(x, max(v * scale, 0) + 0.01 * (hi - lo), _fmt(v * scale, pct), ha="center", va="bottom",
-                        fontsize=7)
+            elif label_bars:  # above a bar and its whisker, below a negative one (never across the zero line)
+                end = v if ci is None else (max(v, ci[1]) if v >= 0 else min(v, ci[0]))
+                ax.text(x, end * scale + (0.01 if v >= 0 else -0.01) * (hi - lo), _fmt(v * scale, pct), ha="center",
+                        va="bottom" if v >= 0 else "top", fontsize=7, rotation=90 if n_series >= 4 else 0)
             if v == 0:  # a zero bar has no height: a stub in its colour shows it is there
                 ax.plot([x - width / 2, x + width / 2], [0, 0], color=colour, linewidth=3)
     for k, (name, value) in enumerate((baselines or {}).items()):
-        ax.axhline(value * scale, color="black", linestyle=(0, (4, 2 + k)), linewidth=1, label=name)
+        handles.append(ax.axhline(value * scale, color="black", linestyle=(0, (4, 2 + k)), linewidth=1, label=name))
+    # Every slot, drawn or a gap, inside the axes (an "n/a" in the last slot sat on the frame).
+    ax.set_xlim(-width / 2 - 0.1, len(groups) - 1 + (n_series - 0.5) * width + 0.1)
     ax.set_xticks([g + width * (n_series - 1) / 2 for g in range(len(groups))])
-    long = max((len(g) for g in groups), default=0) > 12
+    long = max((len(line) for g in groups for line in g.split("\n")), default=0) > 12  # n_label's 2nd line aside
     ax.set_xticklabels(groups, rotation=20 if long else 0, ha="right" if long else "center", fontsize=8)
     ax.set_ylabel(ylabel + (" (%)" if pct else ""))
     ax.set_title(title, fontsize=10)
-    ax.set_ylim(lo, hi * (1.08 if label_bars and ylim is not None else 1))
+    # Room for the value labels: above the top, and under the lowest negative bar (vertical labels need more).
+    under = (0.1 if n_series >= 4 else 0.06) * (hi - lo) if label_bars and min(values, default=0) < 0 else 0
+    ax.set_ylim(min(lo, min(values, default=0) - under), hi * (1.08 if label_bars and ylim is not None else 1))
     if lo < 0:
         ax.axhline(0, color="grey", linewidth=0.5)
     if legend_outside:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     else:
-        ax.legend(fontsize=8)
+        ax.legend(handles=handles, fontsize=8)
     fig.tight_layout()
     return _save(fig, path)
 

@@ -141,10 +141,13 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
             cells = [f"{_pct(e['by_pov'][p]['success_rate'])} ({e['by_pov'][p]['n']})" if p in e["by_pov"] else "–"
                      for p in povs]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    rates = {n: [e["success_rate"]] for n, e in systems.items() if e["success_rate"] is not None}
-    if rates:
-        plots.grouped_bars(out / "success_rate.png", ["not fooled"], rates, title="TeaFarm success rate",
-                           ylabel="success rate")
+    rated = {n: e for n, e in systems.items() if e["success_rate"] is not None}
+    if rated:
+        # % like the table, with its Wilson interval and the questions behind each bar.
+        plots.grouped_bars(out / "success_rate.png", [plots.n_label("not fooled", [e["n"] for e in rated.values()])],
+                           {n: [e["success_rate"]] for n, e in rated.items()}, pct=True,
+                           intervals={n: [tuple(e["ci95"]) if e.get("ci95") else None] for n, e in rated.items()},
+                           title="TeaFarm success rate (95% Wilson intervals)", ylabel="success rate")
         lines += ["", "![success rate](success_rate.png)"]
     lines += ["", "## Example questions", ""]
     for conv in bag.conversations[:2]:

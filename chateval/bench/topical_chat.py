@@ -46,7 +46,8 @@ from ..options import opt
 from .config import JudgeMetaConfig
 from .data_paths import resolve_data
 from .judge_meta import Item, JudgeMetaBenchmark
-from .meta_plots import bars, fmt
+from . import plots
+from .meta_plots import Chart, bars, fmt
 from .topical_samples import build_aspect_sample, build_sample, merge_aspect_results
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
 
@@ -100,7 +101,6 @@ class TopicalChat(JudgeMetaBenchmark):
                    "baselines (ROUGE-L, BLEU-4, MiniLM) with human aspect scores; --sweep")
     task = "score"
     title = "Topical-Chat"
-    plot_ylabel = "Spearman ρ"
 
     config_model = TopicalChatConfig
 
@@ -181,10 +181,11 @@ class TopicalChat(JudgeMetaBenchmark):
         cells = [fmt(m["aspects"][a][k]["value"]) for a in self.aspects for k in ("spearman", "kendall")]
         return cells + [fmt(m["avg"]["spearman"]), fmt(m["avg"]["kendall"])]
 
-    def plot_series(self, summaries: Sequence[dict[str, Any]]) -> dict[str, list[float | None]]:
+    def charts(self, summaries: Sequence[dict[str, Any]]) -> list[Chart]:
+        """Spearman ρ per aspect and averaged (one unit: the table's ρ, data-driven lower limit)."""
         out = {f"{a} ρ": [s["metrics"]["aspects"][a]["spearman"]["value"] for s in summaries] for a in self.aspects}
         out["avg ρ"] = [s["metrics"]["avg"]["spearman"] for s in summaries]
-        return out
+        return [Chart("spearman", "Spearman ρ", "Spearman ρ", out, [s["n_ok"] for s in summaries])]
 
     # -- baselines --
     async def before_settings(self, args: TopicalChatConfig, items: list[Item], out: Path,
@@ -254,14 +255,19 @@ class TopicalChat(JudgeMetaBenchmark):
         for m, why in summary["skipped"].items():
             lines.append(f"- `{m}` skipped: {why}")
         if summary["metrics"]:
-            bars(path / "correlations.png", [*self.aspects, "avg"],
-                 {m: [b["aspects"][a]["spearman"]["value"] for a in self.aspects] + [b["avg"]["spearman"]]
-                  for m, b in summary["metrics"].items()},
-                 title="Topical-Chat non-LLM baselines: Spearman ρ with human scores", ylabel="Spearman ρ")
+            self._correlation_bars(path / "correlations.png", [(m, "", b) for m, b in summary["metrics"].items()],
+                                   "Topical-Chat non-LLM baselines: Spearman ρ with human scores")
             lines += ["", "![correlations](correlations.png)"]
         atomic_write(path / "report.md", "\n".join(lines) + "\n")
 
     # -- reports --
+    def _correlation_bars(self, path: Path, rows: list[tuple[str, str, dict[str, Any]]], title: str) -> None:
+        """Spearman ρ per aspect (and avg), one series per row; n (pairs correlated) under each aspect."""
+        ns = {a: [b["aspects"][a]["spearman"]["n"] for _, _, b in rows] for a in self.aspects}
+        bars(path, [plots.n_label(g, n) for g, n in [*ns.items(), ("avg", sum(ns.values(), []))]],
+             {name: [b["aspects"][a]["spearman"]["value"] for a in self.aspects] + [b["avg"]["spearman"]]
+              for name, _, b in rows}, title=title, ylabel="Spearman ρ")
+
     def _correlation_table(self, rows: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
         head = ["metric", "kind", "n"] + self.metric_headers()
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -305,10 +311,8 @@ class TopicalChat(JudgeMetaBenchmark):
             lines += [f"- `{m}`: {DESCRIPTIONS[m]}" for m in base["metrics"]]
             lines += [f"- `{m}` skipped: {why}" for m, why in base.get("skipped", {}).items()]
             lines += ["", f"Baselines sub-run: `{out / 'baselines'}`.", ""]
-        bars(out / "correlations.png", [*self.aspects, "avg"],
-             {name: [b["aspects"][a]["spearman"]["value"] for a in self.aspects] + [b["avg"]["spearman"]]
-              for name, _, b in rows},
-             title="Topical-Chat: Spearman ρ with human scores (turn-level, pooled)", ylabel="Spearman ρ")
+        self._correlation_bars(out / "correlations.png", rows,
+                               "Topical-Chat: Spearman ρ with human scores (turn-level, pooled)")
         return lines + ["![correlations](correlations.png)", ""]
 
     def setting_report(self, path: Path, summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
@@ -327,7 +331,7 @@ class TopicalChat(JudgeMetaBenchmark):
             for c in (s, k):
                 if c.get("reason"):
                     lines.append(f"|  |  | undefined: {c['reason']} |  |  |  |")
-        bars(path / "correlations.png", list(self.aspects),
+        bars(path / "correlations.png", [plots.n_label(a, [m["aspects"][a]["spearman"]["n"]]) for a in self.aspects],
              {"Spearman ρ": [m["aspects"][a]["spearman"]["value"] for a in self.aspects],
               "Kendall τ-b": [m["aspects"][a]["kendall"]["value"] for a in self.aspects]},
              title=f"Topical-Chat {summary['setting']} (judge: {summary['judge']})", ylabel="correlation")
