@@ -99,17 +99,21 @@ import importlib, sys
 sys.modules["graphiti_core"] = None  # as if the extra were not installed
 from chateval.memory import MEMORY_SYSTEMS, systems
 assert "zep" not in MEMORY_SYSTEMS.names() and "retrieval" in MEMORY_SYSTEMS.names()
+assert "chateval.memory.zep.system" not in sys.modules  # imported on first use only
 del sys.modules["graphiti_core"]
+importlib.reload(systems)
+assert "zep" in MEMORY_SYSTEMS.names() and "chateval.memory.zep.system" not in sys.modules
 sys.modules["chateval.memory.zep.embedder"] = None  # a bug of ours, not a missing extra
 try:
-    importlib.reload(systems)
+    MEMORY_SYSTEMS.get("zep")
 except ImportError as e:
     print("propagated", e.name)
 """
 
 
 def test_registration_is_guarded():
-    """Only a missing graphiti-core (the extra) is swallowed; any other ImportError propagates."""
+    """Only a missing graphiti-core (the extra) hides zep; any other ImportError propagates when
+    zep is first asked for, and nothing of it is imported before."""
     import subprocess
     import sys
 
