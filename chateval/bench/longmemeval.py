@@ -100,7 +100,9 @@ async def pre_embed(bench: MemoryBench, todo: list[tuple[LMEQuestion, str]], ran
     if not bench.embedder.caching:
         return {"skipped": "--no-cache: no embedding cache to keep the vectors in"}
     texts = list(dict.fromkeys(texts_to_embed(bench, todo, rankers)))
-    if progress and texts:
+    if not texts:  # nothing to embed: not even the cache is opened
+        return {"texts": 0, "s": 0.0}
+    if progress:
         progress.note(f"embedding up to {len(texts):,} unique texts in one pass before the units")
     t0, before = time.perf_counter(), bench.embedder.computed
     out: dict[str, Any] = {}
