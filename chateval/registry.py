@@ -42,6 +42,13 @@ class Registry(Generic[T]):
 
         def deco(obj: T) -> T:
             old = self._items.get(name)
+            lazy = self._lazy.get(name) if old is None else None
+            if lazy is not None and getattr(obj, "__module__", None) != lazy[0] and self._lazy_available(name):
+                if not replace:  # a built-in that is not imported yet holds the name all the same
+                    raise ConfigError(f"{self.kind} '{name}' is already registered (by {lazy[0]}); "
+                                      "choose another name or register it with replace=True")
+            if lazy is not None:
+                del self._lazy[name]  # registered now: by its own module, or replaced
             if old is not None and not replace and not _same_definition(old, obj):
                 where = getattr(old, "__module__", "?")
                 raise ConfigError(f"{self.kind} '{name}' is already registered (by {where}); "
@@ -72,7 +79,8 @@ class Registry(Generic[T]):
         except ImportError as e:
             if (e.name or "").split(".")[0] not in requires:
                 raise
-            raise ConfigError(f"{self.kind} '{name}' needs {', '.join(requires)}, which failed to import ({e})") from None
+            raise ConfigError(f"{self.kind} '{name}' needs {', '.join(requires)}, "
+                              f"which failed to import ({e})") from None
 
     def _entry_points(self) -> None:
         if self._eps_loaded:

@@ -191,7 +191,8 @@ class LongMemEval(Benchmark):
             summary |= {"benchmark": "longmemeval", "data": str(args.data), "n_questions": len(questions),
                         "judge_protocol": args.judge_protocol,
                         "config_hash": config["config_hash"], "complete": len(records) == len(units),
-                        "embedding_usage": bench.embedding_usage(), "embeddings": bench.embedding_work() | {"pre_embed": pre}}
+                        "embedding_usage": bench.embedding_usage(),
+                        "embeddings": bench.embedding_work() | {"pre_embed": pre}}
             later = [q for q in questions if q.later_sessions]
             if later:
                 summary["warnings"] = [f"{sum(q.later_sessions for q in later)} haystack session(s) of {len(later)} "
