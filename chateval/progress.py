@@ -32,6 +32,10 @@ class RunProgress:
         return (f"calls {t.calls} (+{t.cached_calls} cached) · tokens {t.prompt_tokens + t.completion_tokens:,}"
                 f" · cost {_cost(t.cost_usd)} · failed {self.failed}")
 
+    def note(self, text: str) -> None:
+        """A line about the run outside the units (before the bar starts)."""
+        self.console.print(text, highlight=False)
+
     def start(self, total: int, already: int) -> None:
         self.total, self.done = total, already
         if already:

@@ -3,7 +3,9 @@ benchmarks), filled by decorators, by plugin files and by installed packages' en
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata as md
+import importlib.util
 from typing import Any, Callable, ClassVar, Generic, Iterator, TypeVar
 
 from .errors import ConfigError
@@ -29,6 +31,8 @@ class Registry(Generic[T]):
         self.group = entry_points
         self._items: dict[str, T] = {}
         self._eps_loaded = entry_points is None
+        # name -> (module that registers it when imported, top-level packages it needs)
+        self._lazy: dict[str, tuple[str, tuple[str, ...]]] = {}
         Registry.ALL.append(self)
 
     def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
@@ -38,6 +42,13 @@ class Registry(Generic[T]):
 
         def deco(obj: T) -> T:
             old = self._items.get(name)
+            lazy = self._lazy.get(name) if old is None else None
+            if lazy is not None and getattr(obj, "__module__", None) != lazy[0] and self._lazy_available(name):
+                if not replace:  # a built-in that is not imported yet holds the name all the same
+                    raise ConfigError(f"{self.kind} '{name}' is already registered (by {lazy[0]}); "
+                                      "choose another name or register it with replace=True")
+            if lazy is not None:
+                del self._lazy[name]  # registered now: by its own module, or replaced
             if old is not None and not replace and not _same_definition(old, obj):
                 where = getattr(old, "__module__", "?")
                 raise ConfigError(f"{self.kind} '{name}' is already registered (by {where}); "
@@ -46,6 +57,30 @@ class Registry(Generic[T]):
             return obj
 
         return deco
+
+    def register_lazy(self, name: str, module: str, requires: tuple[str, ...] = ()) -> None:
+        """``name`` is registered by importing ``module`` the first time it is asked for, so a
+        heavy optional dependency is not imported by every command; it is listed only while
+        every package in ``requires`` is installed. An ImportError of anything else propagates."""
+        self._lazy[name] = (module, requires)
+
+    def _lazy_available(self, name: str) -> bool:
+        if name not in self._lazy or name in self._items:
+            return False
+        try:
+            return all(importlib.util.find_spec(p) is not None for p in self._lazy[name][1])
+        except (ImportError, ValueError):  # ValueError: blocked in sys.modules (a test, a shim)
+            return False
+
+    def _load_lazy(self, name: str) -> None:
+        module, requires = self._lazy.pop(name)
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            if (e.name or "").split(".")[0] not in requires:
+                raise
+            raise ConfigError(f"{self.kind} '{name}' needs {', '.join(requires)}, "
+                              f"which failed to import ({e})") from None
 
     def _entry_points(self) -> None:
         if self._eps_loaded:
@@ -67,6 +102,8 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         self._entry_points()
+        if self._lazy_available(name):
+            self._load_lazy(name)
         try:
             return self._items[name]
         except KeyError:
@@ -75,7 +112,7 @@ class Registry(Generic[T]):
 
     def names(self) -> list[str]:
         self._entry_points()
-        return sorted(self._items)
+        return sorted(set(self._items) | {n for n in self._lazy if self._lazy_available(n)})
 
     def snapshot(self) -> dict[str, T]:
         """What is registered now, without loading entry points (to see what a plugin added)."""
@@ -83,7 +120,7 @@ class Registry(Generic[T]):
 
     def __contains__(self, name: object) -> bool:
         self._entry_points()
-        return name in self._items
+        return name in self._items or (isinstance(name, str) and self._lazy_available(name))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

@@ -99,17 +99,47 @@ import importlib, sys
 sys.modules["graphiti_core"] = None  # as if the extra were not installed
 from chateval.memory import MEMORY_SYSTEMS, systems
 assert "zep" not in MEMORY_SYSTEMS.names() and "retrieval" in MEMORY_SYSTEMS.names()
+assert "chateval.memory.zep.system" not in sys.modules  # imported on first use only
 del sys.modules["graphiti_core"]
+importlib.reload(systems)
+assert "zep" in MEMORY_SYSTEMS.names() and "chateval.memory.zep.system" not in sys.modules
 sys.modules["chateval.memory.zep.embedder"] = None  # a bug of ours, not a missing extra
 try:
-    importlib.reload(systems)
+    MEMORY_SYSTEMS.get("zep")
 except ImportError as e:
     print("propagated", e.name)
 """
 
 
+CLAIM_SCRIPT = """
+import sys
+from chateval.errors import ConfigError
+from chateval.memory import MEMORY_SYSTEMS, MemorySystem, memory_system, systems
+try:
+    @memory_system("zep")
+    class Mine(MemorySystem):
+        pass
+except ConfigError as e:
+    print("refused" if "already registered" in str(e) else e)
+assert "chateval.memory.zep.system" not in sys.modules
+import chateval.memory.zep.system  # imported directly, it registers itself
+print(MEMORY_SYSTEMS.get("zep").__module__)
+"""
+
+
+def test_the_name_is_taken_before_zep_is_imported():
+    """A plugin cannot take 'zep' unasked just because graphiti is not imported yet."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", CLAIM_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["refused", "chateval.memory.zep.system"]
+
+
 def test_registration_is_guarded():
-    """Only a missing graphiti-core (the extra) is swallowed; any other ImportError propagates."""
+    """Only a missing graphiti-core (the extra) hides zep; any other ImportError propagates when
+    zep is first asked for, and nothing of it is imported before."""
     import subprocess
     import sys
 

@@ -20,6 +20,7 @@ from ..options import opt
 from ..progress import RunProgress
 from ..runs import file_sha256
 from .base import Benchmark, benchmark, open_run, run_units
+from .executor import current, error_text
 from .config import MemoryBenchConfig
 from .rankers import rank_bm25, rank_dense, rrf
 from .report import write_memory_report
@@ -61,6 +62,57 @@ def retrieval_record(q: LMEQuestion, ranked_sessions: list[str], ranked_turns: l
     }
 
 
+def ranker_documents(q: LMEQuestion) -> tuple[tuple[list[str], list[str]], tuple[list[str], list[str]]]:
+    """What the baseline rankers rank, in date order: (ids, texts) of the user turns and of the
+    sessions (their user turns joined)."""
+    sess = sorted(q.sessions, key=lambda s: s.date)
+    user = [t for s in sess for t in s.turns if t.role == "user"]
+    sess_texts = ["\n".join(t.content for t in s.turns if t.role == "user") for s in sess]
+    return ([t.id for t in user], [t.content for t in user]), ([s.id for s in sess], sess_texts)
+
+
+def texts_to_embed(bench: MemoryBench, todo: list[tuple[LMEQuestion, str]], rankers: list[str]) -> list[str]:
+    """The texts the units (question, method) will embed, as far as known before they run."""
+    texts: list[str] = []
+    for q, method in todo:
+        if method in rankers:
+            if method != "bm25":  # dense and hybrid embed the same documents and the question
+                (_, turn_texts), (sess_ids, sess_texts) = ranker_documents(q)
+                texts += turn_texts + sess_texts + ([q.question] if sess_ids else [])
+        else:
+            spec = bench.spec(method)
+            settings = spec.instance.settings if spec.instance is not None else bench.settings[method]
+            texts += spec.cls.texts_to_embed(spec.cls.parse_settings(settings), q.sessions, q.question)
+    return texts
+
+
+async def pre_embed(bench: MemoryBench, todo: list[tuple[LMEQuestion, str]], rankers: list[str], *,
+                    enabled: bool, progress: RunProgress | None) -> dict[str, Any]:
+    """Embed the texts of every unit to run in one length-sorted pass into the embedding cache.
+    Per unit they would be encoded a question (a few hundred texts) at a time while the other
+    units' work shares the cores; in one pass each unique text is encoded once, in full batches,
+    before anything else runs, and the units find them cached. What it did, for summary.json."""
+    if not enabled:
+        return {"skipped": "--no-pre-embed"}
+    if current().executor != "local":
+        # Each Ray worker has its own embedder and, possibly on another node, its own cache.
+        return {"skipped": "--executor ray: each worker embeds its own units' texts"}
+    if not bench.embedder.caching:
+        return {"skipped": "--no-cache: no embedding cache to keep the vectors in"}
+    texts = list(dict.fromkeys(texts_to_embed(bench, todo, rankers)))
+    if not texts:  # nothing to embed: not even the cache is opened
+        return {"texts": 0, "s": 0.0}
+    if progress:
+        progress.note(f"embedding up to {len(texts):,} unique texts in one pass before the units")
+    t0, before = time.perf_counter(), bench.embedder.computed
+    out: dict[str, Any] = {}
+    try:
+        await bench.embedder.prefill(texts)
+    except Exception as e:  # the units embed what is missing themselves, and fail on their own
+        out["error"] = error_text(e)
+    return {"texts": bench.embedder.computed - before, "s": round(time.perf_counter() - t0, 3)} | out
+
+
 class LongMemEvalConfig(MemoryBenchConfig):
     data: str = opt(..., "an official LongMemEval file (S, M or oracle), unchanged")
     retrieval_only: bool = opt(False, "no LLM answers or judges: score retrieval of BM25, dense, hybrid and the systems")
@@ -69,6 +121,9 @@ class LongMemEvalConfig(MemoryBenchConfig):
                                        "(LongMemEval's format; optional retrieved_session_ids); no system runs")
     allow_missing: bool = opt(False, "with --hypotheses: judge the questions that have one and report how many "
                                      "were left out (default: a missing hypothesis is an error)")
+    pre_embed: bool = opt(True, "embed the texts the units will embed (the baselines' turns and sessions, the "
+                                "systems' known keys) for all questions in one length-sorted pass before the "
+                                "units start; local executor and embedding cache only", flags=["--no-pre-embed"])
     recall_depth: int = opt(RECALL_K, "--retrieval-only: items asked of each system's recall (@k beyond it is "
                                       "marked capped)", ge=1)
 
@@ -128,13 +183,16 @@ class LongMemEval(Benchmark):
             return await self._system(bench, q, method, answer=not args.retrieval_only, depth=args.recall_depth)
 
         with open_run(args, config) as run:
+            todo = [u for k, u in units if k not in run.done and u[1] != HYPOTHESES]
+            pre = await pre_embed(bench, todo, rankers, enabled=args.pre_embed, progress=progress)
             records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
             summary = summarize_memory_run(records, methods=methods, retrieval_only=args.retrieval_only,
                                            offline=config["offline"])
             summary |= {"benchmark": "longmemeval", "data": str(args.data), "n_questions": len(questions),
                         "judge_protocol": args.judge_protocol,
                         "config_hash": config["config_hash"], "complete": len(records) == len(units),
-                        "embedding_usage": bench.embedding_usage(), "embeddings": bench.embedding_work()}
+                        "embedding_usage": bench.embedding_usage(),
+                        "embeddings": bench.embedding_work() | {"pre_embed": pre}}
             later = [q for q in questions if q.later_sessions]
             if later:
                 summary["warnings"] = [f"{sum(q.later_sessions for q in later)} haystack session(s) of {len(later)} "
@@ -163,11 +221,7 @@ class LongMemEval(Benchmark):
 
     async def _rank(self, bench: MemoryBench, q: LMEQuestion, method: str) -> dict[str, Any]:
         t0 = time.perf_counter()
-        user = [(s, t) for s in sorted(q.sessions, key=lambda s: s.date) for t in s.turns if t.role == "user"]
-        turn_ids, turn_texts = [t.id for _, t in user], [t.content for _, t in user]
-        sess = [s for s in sorted(q.sessions, key=lambda s: s.date)]
-        sess_ids = [s.id for s in sess]
-        sess_texts = ["\n".join(t.content for t in s.turns if t.role == "user") for s in sess]
+        (turn_ids, turn_texts), (sess_ids, sess_texts) = ranker_documents(q)
 
         async def rank(ids: list[str], texts: list[str]) -> list[str]:
             if method == "bm25":

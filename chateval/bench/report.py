@@ -44,8 +44,11 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
     lines += [f"> **Warning:** {w}" for w in summary.get("warnings") or []] + ([""] if summary.get("warnings") else [])
     lines += [f"Units: {summary['n_units']} ({summary['n_failed']} failed). Tokens marked ~ are local estimates.", ""]
     if emb := summary.get("embeddings"):
-        lines += [f"Embeddings ({emb['embedder']}): {emb['computed']} texts encoded in {emb['embed_s']:.1f} s "
-                  "(texts already in the embedding cache are not encoded again).", ""]
+        pre = emb.get("pre_embed") or {}
+        up_front = (f", {pre['texts']} of them up front in one length-sorted pass ({pre['s']:.1f} s wall)"
+                    if pre.get("texts") else "")
+        lines += [f"Embeddings ({emb['embedder']}): {emb['computed']} texts encoded in {emb['embed_s']:.1f} s"
+                  f"{up_front} (texts already in the embedding cache are not encoded again).", ""]
 
     qa_rows = {m: e["qa"]["single"] or e["qa"]["debate"] for m, e in methods.items() if e.get("qa")}
     qa_rows = {m: v for m, v in qa_rows.items() if v}

@@ -92,8 +92,7 @@ class MemorySystem(ABC):
                 f"session '{session.id}' ({session.date.isoformat()}) is older than an already ingested session "
                 f"({self._last_date.isoformat()}); ingest in date order (ingest_all sorts for you)"
             )
-        # Blank turns are dropped before anything keeps the session (``self.sessions`` too).
-        session = session.model_copy(update={"turns": [t for t in session.turns if t.content.strip()]})
+        session = without_blank_turns(session)
         self._sessions[session.id] = session
         self._last_date = session.date
         self._stats.sessions += 1
@@ -115,6 +114,15 @@ class MemorySystem(ABC):
             seen.add(s.id)
         for s in sorted(sessions, key=lambda s: s.date):
             await self.ingest(s)
+
+    @classmethod
+    def texts_to_embed(cls, settings: BaseModel, sessions: list[Session], question: str) -> list[str]:
+        """Texts an instance with these (parsed) settings will embed for this history and
+        question, as far as they are known without model calls: a benchmark encodes them for
+        all its questions in one batch before its units start, so the units find them in the
+        embedding cache. Default: none. A text left out is only embedded later, in the unit; a
+        text listed but never used costs one encoding."""
+        return []
 
     # --- recall -------------------------------------------------------------------------
     async def recall(self, query: str, now: datetime, k: int | None = None) -> list[MemoryItem]:
@@ -205,6 +213,11 @@ class MemorySystem(ABC):
 
     @abstractmethod
     def _reset(self) -> None: ...
+
+
+def without_blank_turns(session: Session) -> Session:
+    """The session as a system keeps it: blank turns are dropped before anything stores it."""
+    return session.model_copy(update={"turns": [t for t in session.turns if t.content.strip()]})
 
 
 def _last_user_text(dialogue: list[Turn]) -> str:

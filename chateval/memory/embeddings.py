@@ -18,7 +18,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import diskcache
 import numpy as np
@@ -61,6 +61,25 @@ class Embedder(ABC):
     @property
     def cache_id(self) -> str:
         return self.name
+
+    @property
+    def caching(self) -> bool:
+        """Whether embedded texts are kept on disk (what ``prefill`` needs to be of use)."""
+        return self._cache_dir is not None
+
+    async def prefill(self, texts: Iterable[str], chunk: int = 4096) -> int:
+        """Embed the texts not in the cache yet, each unique one once, longest first in chunks of
+        ``chunk`` (one length-sorted batch, as sentence-transformers sorts one call, without
+        holding every vector at once), and keep them in the cache; returns how many were embedded."""
+        cache = self._open_cache()
+        unique = list(dict.fromkeys(texts))
+        if cache is not None:
+            unique = [t for t in unique if self._key(t) not in cache]
+        unique.sort(key=len, reverse=True)
+        before = self.computed
+        for i in range(0, len(unique), chunk):
+            await self.embed(unique[i:i + chunk])
+        return self.computed - before
 
     def _key(self, text: str) -> str:
         return self.cache_id + ":" + hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from ..base import MemorySystem, format_items, memory_system
+from ..base import MemorySystem, format_items, memory_system, without_blank_turns
 from ..extract import EXTRACT_FACTS, SUMMARIZE_SESSION, _is_user, cited_turns, session_inputs
 from ..fusion import RRF_K, rrf, rrf_scores
 from ..lexical import BM25Index
@@ -90,6 +90,27 @@ def rounds(session: Session) -> list[list[Turn]]:
     return out
 
 
+def turn_values(session: Session, s: RagSettings) -> list[Value]:
+    """The values of a session at granularity session or round (no model call), each with its
+    own key only."""
+    groups = [session.turns] if s.granularity == "session" else rounds(session)
+    values = []
+    for n, turns in enumerate(groups):
+        user = [t.content for t in turns if _is_user(t)]
+        # The user side keeps the turns' own text (joined by newlines as the benchmark's
+        # baselines do), so a warm embedding cache already holds it.
+        own = "\n".join(user) if s.key_roles == "user" and user else "\n".join(map(_line, turns))
+        vid = session.id if s.granularity == "session" else f"{session.id}#r{n + 1}"
+        values.append(Value(vid, session.id, session.date, "\n".join(map(_line, turns)),
+                            [t.id for t in turns], [own]))
+    return values
+
+
+def session_key(session: Session, s: RagSettings) -> str:
+    """A whole session's own key for session_fusion."""
+    return "\n".join(t.content for t in session.turns if _is_user(t) or s.key_roles == "all")
+
+
 class KeyIndex:
     """Documents (values or sessions) with their keys: BM25 ranks each document by its keys
     joined; dense ranks it by its best-matching key."""
@@ -131,6 +152,20 @@ class LongMemEvalRAG(MemorySystem):
         self._session_index = KeyIndex()  # whole sessions, for session_fusion
         self._vectors: dict[str, np.ndarray] = {}  # key text -> unit vector
 
+    @classmethod
+    def texts_to_embed(cls, settings: BaseModel, sessions: list[Session], question: str) -> list[str]:
+        """The values' own keys and the question (the sessions' own keys too with
+        session_fusion); key expansions and facts need model calls, so they are left to ingest."""
+        s = cls.parse_settings(settings)
+        assert isinstance(s, RagSettings)
+        if s.retriever == "bm25":
+            return []
+        kept = [without_blank_turns(x) for x in sessions]
+        texts = [] if s.granularity == "fact" else [v.keys[0] for x in kept for v in turn_values(x, s)]
+        if s.session_fusion and s.granularity != "session":
+            texts += [session_key(x, s) for x in kept if x.turns]
+        return [t for t in texts if t.strip()] + [question]
+
     # --- indexing ----------------------------------------------------------------------
     async def _ingest(self, session: Session) -> None:
         values = await self._make_values(session)
@@ -144,7 +179,7 @@ class LongMemEvalRAG(MemorySystem):
         for v in values:
             self._index.add(v.id, v.keys)
         if self.settings.session_fusion and self.settings.granularity != "session":
-            own = "\n".join(t.content for t in session.turns if _is_user(t) or self.settings.key_roles == "all")
+            own = session_key(session, self.settings)
             self._session_index.add(session.id, list(dict.fromkeys(k for k in [own] + [e for e, _ in expansions]
                                                                    if k.strip())))
 
@@ -153,8 +188,8 @@ class LongMemEvalRAG(MemorySystem):
         await self._embed_keys()  # one batch for the whole history (part of ingest time)
 
     async def _make_values(self, session: Session) -> list[Value]:
-        s, g = self.settings, self.settings.granularity
-        if g == "fact":
+        s = self.settings
+        if s.granularity == "fact":
             out = await EXTRACT_FACTS.run(self.layer, session_inputs(session), log=self.log, prompts=self.prompts)
             values = []
             for n, f in enumerate(f for f in out.facts if f.text.strip()):
@@ -162,17 +197,7 @@ class LongMemEvalRAG(MemorySystem):
                 values.append(Value(f"{session.id}#f{n + 1}", session.id, session.date, f.text.strip(), turns,
                                     [f.text.strip()], {"turn_ids_inferred": True} if inferred else {}))
             return values
-        groups = [session.turns] if g == "session" else rounds(session)
-        values = []
-        for n, turns in enumerate(groups):
-            user = [t.content for t in turns if _is_user(t)]
-            # The user side keeps the turns' own text (joined by newlines as the benchmark's
-            # baselines do), so a warm embedding cache already holds it.
-            own = "\n".join(user) if s.key_roles == "user" and user else "\n".join(map(_line, turns))
-            vid = session.id if g == "session" else f"{session.id}#r{n + 1}"
-            values.append(Value(vid, session.id, session.date, "\n".join(map(_line, turns)),
-                                [t.id for t in turns], [own]))
-        return values
+        return turn_values(session, s)
 
     async def _expansions(self, session: Session) -> list[tuple[str, list[str]]]:
         """Key expansions of this session with the turns each comes from ([] = the whole session)."""

@@ -111,5 +111,9 @@ class Retrieval(VectorMemory):
     paper = "Xu et al. 2022, Beyond Goldfish Memory: Long-Term Open-Domain Conversation"
     Settings = RetrievalSettings
 
+    @classmethod
+    def texts_to_embed(cls, settings: BaseModel, sessions: list[Session], question: str) -> list[str]:
+        return [question]  # the memory sentences need the extraction step (a model call)
+
     async def _ingest(self, session: Session) -> None:
         await self.add(await self.extract(session))
