@@ -160,7 +160,6 @@ class RayPool:
         for _ in range(per_actor):
             for a in self.actors:
                 self.slots.put_nowait(a)
-        self.capacity = n * per_actor
         self.actor_of: dict[Hashable, int] = spread(Counter(groups), n) if groups else {}
         # Grouped units wait for a slot of their own actor, not for any free one.
         self.own_slots = [asyncio.Semaphore(per_actor) for _ in self.actors]
