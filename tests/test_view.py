@@ -242,3 +242,24 @@ def test_label_agreement_hand_computed():
     assert s["aspect_means"]["fluency"] == pytest.approx(2.5)
     assert s["aspects"]["fluency"]["spearman"]["value"] == pytest.approx(0.8)  # d = 0,1,1,0: 1 - 6*2/60
     assert label_agreement([rec(None, "1")], "pairwise") == {}
+
+
+def test_msc_response_run_shows_responses_and_the_helpfulness_debate(tmp_path):
+    """msc-response (THEANINE's evaluation): per turn and system, the generated response beside
+    the gold one, and the helpfulness panel's debate as a transcript."""
+    from chateval.cli import main
+
+    from .conftest import FIXTURES
+
+    out = tmp_path / "msc"
+    assert main(["bench", "msc-response", "--data", str(FIXTURES / "msc_release_tiny.jsonl"), "--systems", "retrieval",
+                 "--embedder", "hash", "--answer-model", "offline", "--no-bertscore", "--out", str(out)]) == 0
+    recs = read_jsonl(out / "samples.jsonl")
+    view = load_run(out)
+    assert len(view.samples) == len(recs) > 0
+    for s in view.samples:
+        rec = next(r for r in recs if r["key"] == s.key)
+        assert s.system == "retrieval" and s.memory["response"] == rec["response"]
+        assert len(s.debates) == 1 and s.debates[0].order_turns  # the helpfulness panel's turns, in order
+    html = build_view([out]).read_text()
+    assert recs[0]["response"].split()[1] in html

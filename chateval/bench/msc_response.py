@@ -34,6 +34,7 @@ from ..config import EvalConfig, find_preset, load_preset
 from ..datasets.msc_release import MSCDialogue, load_msc_release
 from ..debate.samples import Sample
 from ..errors import ConfigError
+from ..debate.transcript import turn_records
 from ..evaluator import Evaluator
 from ..options import opt
 from ..progress import RunProgress
@@ -173,7 +174,7 @@ class MSCResponse(Benchmark):
         record["helpfulness"] = {
             "score": None if verdict is None else verdict.scores.get(ASPECT, verdict.score), "status": result.status,
             "error": result.error, "agents": [a.model_dump() for a in result.agents],
-            "usage": result.usage.model_dump()}
+            "transcript": turn_records(result.transcript), "usage": result.usage.model_dump()}
         if result.status != "ok" or record["helpfulness"]["score"] is None:
             record |= {"status": "failed", "error": f"helpfulness judge: {result.error or 'no score'}"}
         return record
