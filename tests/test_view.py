@@ -252,14 +252,19 @@ def test_msc_response_run_shows_responses_and_the_helpfulness_debate(tmp_path):
     from .conftest import FIXTURES
 
     out = tmp_path / "msc"
-    assert main(["bench", "msc-response", "--data", str(FIXTURES / "msc_release_tiny.jsonl"), "--systems", "retrieval",
-                 "--embedder", "hash", "--answer-model", "offline", "--no-bertscore", "--out", str(out)]) == 0
+    assert main(["bench", "msc-response", "--data", str(FIXTURES / "msc_release_tiny.jsonl"), "--systems",
+                 "retrieval,full_context", "--embedder", "hash", "--answer-model", "offline", "--no-bertscore",
+                 "--out", str(out)]) == 0
     recs = read_jsonl(out / "samples.jsonl")
     view = load_run(out)
     assert len(view.samples) == len(recs) > 0
     for s in view.samples:
         rec = next(r for r in recs if r["key"] == s.key)
-        assert s.system == "retrieval" and s.memory["response"] == rec["response"]
+        assert s.system == rec["system"] and s.memory["response"] == rec["response"]
+        assert s.inputs["last_turn"] == rec["last_turn"] and s.inputs["gold"] == rec["gold"]
+        assert s.qid == f"{rec['episode']}::t{rec['turn']}"  # both systems' answers to a turn share a row
         assert len(s.debates) == 1 and s.debates[0].order_turns  # the helpfulness panel's turns, in order
+    assert {s.qid for s in view.samples if s.system == "retrieval"} == {s.qid for s in view.samples
+                                                                        if s.system == "full_context"}
     html = build_view([out]).read_text()
     assert recs[0]["response"].split()[1] in html

@@ -140,6 +140,8 @@ SHOWN = {"id", "key", "task", "status", "verdict", "agents", "transcript", "orde
 
 
 def _qid(rec: dict[str, Any]) -> str:
+    if rec.get("episode") is not None and rec.get("turn") is not None:  # msc-response: a turn of an episode
+        return f"{rec['episode']}::t{rec['turn']}"
     if rec.get("question_id") is not None:
         return f"{rec['conversation']}::{rec['question_id']}" if rec.get("conversation") else str(rec["question_id"])
     return str(rec.get("case_id") or rec.get("id") or rec.get("key") or "")
@@ -155,7 +157,8 @@ def sample_view(rec: dict[str, Any], setting: str = "") -> SampleView:
     comparable = gold is not None and isinstance(gold, scalar) and isinstance(pred, scalar)
     inputs = dict(rec.get("inputs") or {})
     # Fields of the question (shown once per row), not of one system's answer.
-    for k in ("question", "asked", "answer_1", "answer_2", "reference", "question_date", "gold", "true_answer"):
+    for k in ("question", "asked", "last_turn", "answer_1", "answer_2", "reference", "question_date", "gold",
+              "true_answer"):
         if k in rec and k not in inputs and isinstance(rec[k], str):
             inputs[k] = rec[k]
     memory = {k: rec[k] for k in MEMORY_FIELDS if k in rec and not (k == "answer" and "inputs" in rec)}
