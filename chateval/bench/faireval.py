@@ -146,9 +146,10 @@ class FairEval(JudgeMetaBenchmark):
                 lines += ["", f"Undefined: {note['reason']}"]
         boot = m.get("kappa_bootstrap")
         if boot and m.get("kappa_ci95"):
+            skipped = boot["resamples"] - boot["used"]
             lines += ["", f"Kappa's 95% interval: percentile bootstrap over the {m['kappa']['n']} judged questions, "
-                      f"{boot['used']} of {boot['resamples']} resamples used (seed {boot['seed']}; kappa is "
-                      "undefined in the others)."]
+                      f"{boot['used']} of {boot['resamples']} resamples used (seed {boot['seed']}"
+                      + (f"; {skipped} skipped: kappa undefined in them)." if skipped else ").")]
         elif boot:
             lines += ["", "Kappa has no 95% interval: fewer than 2 judged questions, or kappa is undefined."]
         orders = [o for o in ("original", "swapped") if f"{o}_order" in m]
