@@ -10,6 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from chateval.agreement import kappa_ci95
 from chateval.bench.agreement import accuracy, cohen_kappa, confusion, correlations, kendall, spearman
 from chateval.bench.faireval import faireval_items as load_faireval
 from chateval.bench.judge_meta import parse_sweep
@@ -57,6 +58,34 @@ def test_cohen_kappa_undefined_and_missing_pairs():
     assert cohen_kappa(["1", "2", "tie", "1"], ["1", "2", "tie", None], ["1", "2", "tie"])["n"] == 3
     with pytest.raises(ValueError):
         cohen_kappa(["1"], ["3"], ["1", "2", "tie"])
+
+
+def test_kappa_bootstrap_interval_matches_an_independent_recomputation():
+    labels = ["1", "2", "tie"]
+    gold = ["1", "1", "2", "tie", "1", "2", "2", "tie", "1", "1", "2", "1"]
+    pred = ["1", "2", "2", "tie", "1", "1", "2", "1", "1", "tie", "2", "1"]
+    got = kappa_ci95(gold + ["2"], pred + [None], labels)  # the failed verdict's pair is dropped first
+    # the same draws (one (1000, n) index matrix, seed 0), each resample scored by scikit-learn
+    from sklearn.metrics import cohen_kappa_score
+    pick = np.random.default_rng(0).integers(0, len(gold), size=(1000, len(gold)))
+    kappas = [cohen_kappa_score([gold[i] for i in row], [pred[i] for i in row], labels=labels) for row in pick
+              if len({gold[i] for i in row} | {pred[i] for i in row}) > 1]
+    assert got["used"] == len(kappas) and got["resamples"] == 1000 and got["seed"] == 0
+    assert got["ci95"] == pytest.approx(np.percentile(kappas, [2.5, 97.5]).tolist())
+    lo, hi = got["ci95"]
+    assert lo < cohen_kappa(gold, pred, labels)["value"] < hi and hi - lo > 0.2
+    assert kappa_ci95(gold, pred, labels) == got  # reproducible
+    assert kappa_ci95(gold, pred, labels, seed=1)["ci95"] != got["ci95"]
+
+
+def test_kappa_bootstrap_skips_undefined_resamples_and_gives_none_when_undefined():
+    labels = ["1", "2", "tie"]
+    # one disagreement in 20: most resamples miss it and have a single shared label (kappa 0/0)
+    rare = kappa_ci95(["1"] * 20, ["1"] * 19 + ["2"], labels)
+    assert 0 < rare["used"] < 1000 and rare["ci95"] == [0.0, 0.0]
+    assert kappa_ci95(["1"], ["2"], labels)["ci95"] is None  # a single item
+    assert kappa_ci95(["1", "1"], ["1", "1"], labels) == {"ci95": None, "resamples": 1000, "used": 0, "seed": 0}
+    assert kappa_ci95([], [], labels)["ci95"] is None
 
 
 def test_accuracy_and_confusion():
@@ -244,11 +273,14 @@ def test_faireval_sweep_end_to_end(tmp_path):
     turns = summary["sweeps"]["turns"]
     assert [p["panel"]["turns"] for p in turns] == [1, 2]
     assert all(p["n_ok"] == 3 and p["metrics"]["accuracy"]["n"] == 3 for p in turns)
+    # the kappa interval sits next to kappa, with how many resamples it rests on
+    assert all(p["metrics"]["kappa_bootstrap"]["resamples"] == 1000 and "kappa_ci95" in p["metrics"] for p in turns)
     same = summary["sweeps"]["personas"][1]
     assert same["panel"]["personas"] == ["annotator", "annotator"]
     report = (out / "report.md").read_text()
     assert "## Sweep: turns" in report and "## Sweep: personas" in report and "offline (heuristic" in report
-    assert "| turns (swept) |" in report and "accuracy %" in report and "kappa" in report and "parse failures" in report
+    assert "| turns (swept) |" in report and "accuracy %" in report and "kappa [95% CI]" in report
+    assert "parse failures" in report and "percentile bootstrap over the questions (1000 resamples, seed 0" in report
     # one chart per unit: accuracy (%) and kappa apart, for a line sweep and a bar sweep
     for dim in ("turns", "personas"):
         for key in ("accuracy", "kappa"):

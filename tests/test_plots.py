@@ -121,9 +121,41 @@ def test_faireval_majority_baseline():
     assert FairEval().plot_baselines([{"metrics": {}}]) == {}
 
 
-def fe_summary(correct, n, kappa, labels=None):
+def fe_summary(correct, n, kappa, labels=None, ci=None):
     return {"metrics": {"accuracy": {"value": None if n == 0 else correct / n, "n": n, "correct": correct},
-                        "kappa": {"value": kappa, "n": n}, "human_labels": labels or {"1": 3, "2": 7}}}
+                        "kappa": {"value": kappa, "n": n}, "human_labels": labels or {"1": 3, "2": 7},
+                        "kappa_ci95": ci}}
+
+
+def whiskers_of(ax):
+    return [c.get_segments()[0][:, 1].tolist() for c in ax.collections if isinstance(c, LineCollection)]
+
+
+def test_faireval_kappa_charts_and_table_carry_the_bootstrap_interval(figs, tmp_path):
+    sums = [fe_summary(5, 10, 0.2, ci=[-0.1, 0.5]), fe_summary(0, 0, None), fe_summary(6, 10, 0.4, ci=[0.05, 0.7])]
+    kappa = FairEval().charts(sums)[1]
+    meta_plots.chart_bars(tmp_path / "k.png", ["a", "b", "c"], kappa, title="t")
+    meta_plots.sweep_lines(tmp_path / "s.png", [1, 2, 3], kappa, title="t", xlabel="turns")
+    for fig in figs:  # bars and lines alike: one whisker per defined kappa, at its interval
+        assert sorted(whiskers_of(fig.axes[0])) == [pytest.approx([-0.1, 0.5]), pytest.approx([0.05, 0.7])]
+    fe = FairEval()
+    assert fe.metric_headers()[1] == "kappa [95% CI]"
+    assert fe.metric_cells(sums[0]["metrics"])[1] == "0.200 [-0.100, 0.500]"
+    assert fe.metric_cells(sums[1]["metrics"])[1] == "–"
+    old = fe_summary(5, 10, 0.2)["metrics"]
+    del old["kappa_ci95"]  # a summary written before the interval existed
+    assert fe.metric_cells(old)[1] == "0.200" and fe.charts([{"metrics": old}])[1].intervals == {"Cohen's kappa": [None]}
+
+
+def test_faireval_verdicts_plot_has_n(figs, tmp_path):
+    records = [{"status": "ok", "human": h, "pred": p} for h, p in [("1", "1"), ("2", "1"), ("tie", "2")]]
+    records.append({"status": "failed", "human": "1"})
+    metrics = FairEval().metrics(records)
+    lines = FairEval().setting_report(tmp_path, {"setting": "multi", "metrics": metrics}, records)
+    assert "human n=4, judge n=3" in figs[0].axes[0].get_title()
+    # resamples drawing only the first question (both raters say "1") have no kappa and are skipped
+    assert any("percentile bootstrap over the 3 judged questions" in ln and "of 1000 resamples used" in ln
+               and "skipped: kappa undefined" in ln for ln in lines)
 
 
 def test_faireval_charts_put_accuracy_in_percent_and_kappa_on_its_own_axis(figs, tmp_path):

@@ -18,13 +18,14 @@ from ..datasets.faireval import FILE, load_faireval
 from ..debate.panel import JudgeResult
 from ..debate.samples import Sample
 from . import plots
+from ..agreement import KAPPA_RESAMPLES, KAPPA_SEED, kappa_ci95
 from .agreement import accuracy, cohen_kappa, confusion
 from .base import benchmark
 from ..options import opt
 from .config import JudgeMetaConfig
 from .data_paths import resolve_data
 from .judge_meta import Item, JudgeMetaBenchmark
-from .meta_plots import KAPPA_RANGE, Chart, fmt
+from .meta_plots import KAPPA_RANGE, Chart, fmt, fmt_ci
 from .stats import wilson
 
 LABELS = ("1", "2", "tie")
@@ -80,6 +81,9 @@ class FairEval(JudgeMetaBenchmark):
             "human_labels": dict(Counter(r["human"] for r in records)),
             "judge_verdicts": dict(Counter(p for p in pred if p is not None)),
         }
+        boot = kappa_ci95(gold, pred, LABELS)
+        out["kappa_ci95"] = boot.pop("ci95")
+        out["kappa_bootstrap"] = boot  # resamples asked for, used (kappa defined), seed
         # Each presentation order on its own (with --swap): how much calibration changes.
         for order in ("original", "swapped"):
             pairs = [(r["human"], ((r.get("orders") or {}).get(order) or {}).get("winner")) for r in ok]
@@ -90,15 +94,16 @@ class FairEval(JudgeMetaBenchmark):
         return out
 
     def metric_headers(self) -> list[str]:
-        return ["accuracy %", "kappa"]
+        return ["accuracy %", "kappa [95% CI]"]
 
     def metric_cells(self, m: dict[str, Any]) -> list[str]:
         acc = m["accuracy"]["value"]
-        return ["–" if acc is None else f"{100 * acc:.1f}", fmt(m["kappa"]["value"])]
+        return ["–" if acc is None else f"{100 * acc:.1f}", fmt_ci(m["kappa"]["value"], _ci(m))]
 
     def charts(self, summaries: Sequence[dict[str, Any]]) -> list[Chart]:
         """Accuracy in % like the table (95% Wilson whiskers, the majority-label line) and kappa
-        on its own -1..1 axis: one scale each, so neither is read against the other's."""
+        on its own -1..1 axis (95% bootstrap whiskers): one scale each, so neither is read
+        against the other's."""
         acc = [s["metrics"]["accuracy"] for s in summaries]
         kappa = [s["metrics"]["kappa"] for s in summaries]
         return [
@@ -106,7 +111,8 @@ class FairEval(JudgeMetaBenchmark):
                   [a["n"] for a in acc], pct=True, baselines=self.plot_baselines(summaries),
                   intervals={"accuracy": [wilson(a.get("correct") or 0, a["n"]) for a in acc]}),
             Chart("kappa", "Cohen's kappa", "Cohen's kappa (0 = chance)",
-                  {"Cohen's kappa": [k["value"] for k in kappa]}, [k["n"] for k in kappa], ylim=KAPPA_RANGE),
+                  {"Cohen's kappa": [k["value"] for k in kappa]}, [k["n"] for k in kappa], ylim=KAPPA_RANGE,
+                  intervals={"Cohen's kappa": [_ci(s["metrics"]) for s in summaries]}),
         ]
 
     def plot_baselines(self, summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
@@ -124,7 +130,10 @@ class FairEval(JudgeMetaBenchmark):
                 "(gpt-3.5-turbo), Assistant 2 = Vicuna-13B; human label = the annotators' majority "
                 "(win / lose / tie). Metrics: accuracy and Cohen's kappa (scikit-learn, unweighted, labels "
                 "1 / 2 / tie) of the judge's verdict against the human label, over the judged questions "
-                "(failed ones are counted in `failed` and left out).", ""]
+                "(failed ones are counted in `failed` and left out). Accuracy's 95% interval is Wilson's; "
+                f"kappa's is a percentile bootstrap over the questions ({KAPPA_RESAMPLES} resamples, seed "
+                f"{KAPPA_SEED}; resamples where kappa is undefined are skipped, and each setting's report says "
+                "how many were used).", ""]
 
     def setting_report(self, path: Path, summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
         m = summary["metrics"]
@@ -135,6 +144,14 @@ class FairEval(JudgeMetaBenchmark):
         for note in (m["accuracy"], m["kappa"]):
             if note.get("reason"):
                 lines += ["", f"Undefined: {note['reason']}"]
+        boot = m.get("kappa_bootstrap")
+        if boot and m.get("kappa_ci95"):
+            skipped = boot["resamples"] - boot["used"]
+            lines += ["", f"Kappa's 95% interval: percentile bootstrap over the {m['kappa']['n']} judged questions, "
+                      f"{boot['used']} of {boot['resamples']} resamples used (seed {boot['seed']}"
+                      + (f"; {skipped} skipped: kappa undefined in them)." if skipped else ").")]
+        elif boot:
+            lines += ["", "Kappa has no 95% interval: fewer than 2 judged questions, or kappa is undefined."]
         orders = [o for o in ("original", "swapped") if f"{o}_order" in m]
         if orders:
             lines += ["", "Each presentation order alone (before position calibration): " + "; ".join(
@@ -143,8 +160,17 @@ class FairEval(JudgeMetaBenchmark):
             if summary.get("order_disagreement_rate") is not None:
                 lines.append(f"The two orders' panel verdicts differ on {100 * summary['order_disagreement_rate']:.1f}% "
                              "of questions.")
+        # The human labels count every question, the judge's only those with a verdict: n of each.
+        human, judge = sum(m["human_labels"].values()), sum(m["judge_verdicts"].values())
+        n = f"n={human}" if human == judge else f"human n={human}, judge n={judge}"
         plots.grouped_bars(path / "verdicts.png", [NAMES[c] for c in LABELS],
                            {"human": [m["human_labels"].get(c, 0) for c in LABELS],
                             "judge": [m["judge_verdicts"].get(c, 0) for c in LABELS]},
-                           title=f"FairEval {summary['setting']}: label distribution", ylabel="questions", ylim=None)
+                           title=f"FairEval {summary['setting']}: label distribution ({n} questions)",
+                           ylabel="questions", ylim=None)
         return lines + ["", "![verdicts](verdicts.png)"]
+
+
+def _ci(metrics: dict[str, Any]) -> tuple[float, float] | None:
+    ci = metrics.get("kappa_ci95")  # a list in summary.json; absent in summaries of older versions
+    return (ci[0], ci[1]) if ci else None

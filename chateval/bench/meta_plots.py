@@ -111,3 +111,8 @@ def _num(v: float, pct: bool) -> str:
 
 def fmt(v: float | None, digits: int = 3) -> str:
     return "–" if v is None else f"{v:.{digits}f}"
+
+
+def fmt_ci(v: float | None, ci: tuple[float, float] | None, digits: int = 3) -> str:
+    """A value with its 95% interval, as in the tables: 0.500 [0.120, 0.810]."""
+    return fmt(v, digits) + ("" if v is None or ci is None else f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]")
