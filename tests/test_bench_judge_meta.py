@@ -88,6 +88,20 @@ def test_kappa_bootstrap_skips_undefined_resamples_and_gives_none_when_undefined
     assert kappa_ci95([], [], labels)["ci95"] is None
 
 
+def test_faireval_metrics_do_not_depend_on_the_order_records_finished_in():
+    """Concurrent, resumed and Ray runs append records in different orders; the bootstrap draws
+    by position, so the metrics must read the records in item order."""
+    from chateval.bench.faireval import FairEval
+
+    rng = np.random.default_rng(1)
+    labels = ["1", "2", "tie"]
+    records = [{"key": f"q{i:02d}", "status": "ok", "human": str(rng.choice(labels)), "pred": str(rng.choice(labels))}
+               for i in range(30)]
+    shuffled = list(records)
+    rng.shuffle(shuffled)
+    assert FairEval().metrics(shuffled) == FairEval().metrics(records)
+
+
 def test_accuracy_and_confusion():
     a = accuracy(["1", "2", "tie", "1"], ["1", "tie", "tie", None])
     assert a == {"value": pytest.approx(2 / 3), "n": 3, "reason": None, "correct": 2}

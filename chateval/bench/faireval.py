@@ -71,7 +71,9 @@ class FairEval(JudgeMetaBenchmark):
         return rec
 
     def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        ok = [r for r in records if r.get("status") == "ok"]
+        # In item order, not finishing order: the bootstrap draws by position, and concurrent,
+        # resumed or Ray runs append records in different orders.
+        ok = sorted((r for r in records if r.get("status") == "ok"), key=lambda r: str(r.get("key", "")))
         gold = [r["human"] for r in ok]
         pred = [r.get("pred") for r in ok]
         out: dict[str, Any] = {
