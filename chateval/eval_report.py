@@ -10,7 +10,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from .agreement import accuracy, cohen_kappa, correlations
+from .agreement import accuracy, cohen_kappa, correlations, kappa_ci95
 from .runs import atomic_write
 from .summary import normalise_label
 
@@ -30,7 +30,8 @@ def _score_label(label: Any) -> float | dict[str, float] | None:
 
 def label_agreement(records: list[dict[str, Any]], task: str) -> dict[str, Any]:
     """Agreement of the panel with the records' labels; {} when no record has a usable label."""
-    ok = [r for r in records if r.get("status") == "ok" and r.get("verdict")]
+    # In sample order, not finishing order: the kappa bootstrap draws by position.
+    ok = sorted((r for r in records if r.get("status") == "ok" and r.get("verdict")), key=lambda r: str(r.get("id", "")))
     if task in LABELS:
         key = "winner" if task == "pairwise" else "correct"
         pairs = [(normalise_label(task, r.get("label")), r["verdict"].get(key)) for r in ok]
@@ -40,7 +41,9 @@ def label_agreement(records: list[dict[str, Any]], task: str) -> dict[str, Any]:
             return {}
         gold, pred = [g for g, _ in pairs], [p for _, p in pairs]
         acc = accuracy(gold, ["none" if p is None else p for p in pred])
-        return {"accuracy": acc, "kappa": cohen_kappa(gold, pred, LABELS[task])}
+        boot = kappa_ci95(gold, pred, LABELS[task])
+        return {"accuracy": acc, "kappa": cohen_kappa(gold, pred, LABELS[task]), "kappa_ci95": boot.pop("ci95"),
+                "kappa_bootstrap": boot}
     out: dict[str, Any] = {}
     aspects = sorted({a for r in ok for a in (r["verdict"].get("scores") or {})})
     out["aspect_means"] = {a: mean(vals) if (vals := [r["verdict"]["scores"][a] for r in ok
@@ -96,7 +99,11 @@ def render_report(summary: dict[str, Any], run_path: Path) -> str:
     if not agr:
         lines += ["No record carries a usable label, so there is nothing to agree with.", ""]
     if "accuracy" in agr:
-        lines += [f"- accuracy: {_stat(agr['accuracy'], pct=True)}", f"- Cohen's kappa: {_stat(agr['kappa'])}", ""]
+        ci, boot = agr.get("kappa_ci95"), agr.get("kappa_bootstrap") or {}
+        interval = (f", 95% CI [{ci[0]:.3f}, {ci[1]:.3f}] (percentile bootstrap over samples: {boot['used']} of "
+                    f"{boot['resamples']} resamples usable, seed {boot['seed']})" if ci else "")
+        lines += [f"- accuracy: {_stat(agr['accuracy'], pct=True)}", f"- Cohen's kappa: {_stat(agr['kappa'])}{interval}",
+                  ""]
     if agr.get("aspect_means"):
         lines += ["| aspect | panel mean | Spearman | Kendall |", "|---|---|---|---|"]
         for a, m in agr["aspect_means"].items():

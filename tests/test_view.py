@@ -197,6 +197,8 @@ def test_evaluate_writes_a_report_with_agreement(runs):
     assert summary["agreement"]["accuracy"]["value"] == pytest.approx(hits / len(recs))
     assert f"accuracy: {100 * hits / len(recs):.1f}% (n={len(recs)})" in report
     assert "Cohen's kappa" in report and "order disagreement" in report and "parse failures" in report
+    ci = summary["agreement"]["kappa_ci95"]
+    assert ci is None or f"95% CI [{ci[0]:.3f}, {ci[1]:.3f}]" in report
     assert f"chateval view {runs['ev']}" in report
 
 
@@ -236,6 +238,13 @@ def test_label_agreement_hand_computed():
     a = label_agreement([rec("1", "1"), rec("2", "2"), rec("tie", "1"), rec("1", "1")], "pairwise")
     # po = 3/4; gold (1:2, 2:1, tie:1), pred (1:3, 2:1): pe = (2*3 + 1*1)/16 = 7/16; kappa = (12/16-7/16)/(9/16) = 5/9
     assert a["accuracy"]["value"] == pytest.approx(0.75) and a["kappa"]["value"] == pytest.approx(5 / 9)
+    # The bootstrap interval, drawn in sample-id order: the same whatever order the records finished in.
+    many = [dict(rec(lab, win), id=f"s{i:02d}") for i, (lab, win) in enumerate(
+        [("1", "1"), ("2", "2"), ("tie", "1"), ("1", "1"), ("2", "tie"), ("tie", "tie"), ("2", "2"), ("1", "2")] * 2)]
+    b = label_agreement(many, "pairwise")
+    lo, hi = b["kappa_ci95"]
+    assert lo <= b["kappa"]["value"] <= hi and b["kappa_bootstrap"]["used"] > 900
+    assert label_agreement(many[::-1], "pairwise") == b
     scores = [{"status": "ok", "label": {"fluency": h}, "verdict": {"score": p, "scores": {"fluency": p}}}
               for p, h in [(1, 1), (2, 3), (3, 2), (4, 4)]]
     s = label_agreement(scores, "score")
