@@ -102,10 +102,10 @@ def test_a_bad_url_in_the_pool_is_one_line(tmp_path, capsys):
     assert err.count("\n") == 0 and "'not-a-url' is not an http(s) URL" in err and not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("given", [["http://127.0.0.4:8000/v1", "http://127.0.0.5:8000/v1"], ["http://127.0.0.4:8000/v1,http://127.0.0.5:8000/v1"]])
+@pytest.mark.parametrize("given", [["http://127.0.0.1:8004/v1", "http://127.0.0.1:8005/v1"], ["http://127.0.0.1:8004/v1,http://127.0.0.1:8005/v1"]])
 def test_pool_is_built_from_either_form(given):
     from chateval.config import EvalConfig
 
     cfg = EvalConfig.merged({"model": "openai-compatible/x", "base_url": given if len(given) > 1 else given[0]})
     backend = ModelLayer(ModelSpec.parse(cfg.model, cfg.base_url)).backend
-    assert isinstance(backend, EndpointPool) and [e.name for e in backend.endpoints] == ["127.0.0.4:8000/v1", "127.0.0.5:8000/v1"]
+    assert isinstance(backend, EndpointPool) and [e.name for e in backend.endpoints] == ["127.0.0.1:8004/v1", "127.0.0.1:8005/v1"]

@@ -158,9 +158,9 @@ def test_endpoints_come_from_the_flag_the_environment_or_the_default(monkeypatch
     monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
     assert ModelSpec.parse("gemini/gemini-2.0-flash").base_url == GEMINI_URL
     assert ModelSpec.parse("ollama/llama3.1").base_url == OLLAMA_URL
-    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.2:11434")
-    assert ModelSpec.parse("ollama/llama3.1").base_url == "http://127.0.0.2:11434"
-    assert ModelSpec.parse("ollama/llama3.1", "http://127.0.0.3:1").base_url == "http://127.0.0.3:1"
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:11435")
+    assert ModelSpec.parse("ollama/llama3.1").base_url == "http://127.0.0.1:11435"
+    assert ModelSpec.parse("ollama/llama3.1", "http://127.0.0.1:1").base_url == "http://127.0.0.1:1"
     with pytest.raises(ConfigError, match="needs --base-url or AZURE_OPENAI_ENDPOINT"):
         ModelSpec.parse("azure/my-deploy")
 
