@@ -9,6 +9,7 @@ rest go on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from typing import Any, Callable, ClassVar, Hashable, Iterable
@@ -80,9 +81,9 @@ async def run_units(
         await pool.start()
     if progress:
         progress.start(len(units), len(units) - len(todo))
-    # On Ray the pool gives out the actors' slots (a group waits for its own actor's): one limit
+    # On Ray the pool gives out the actors' slots (a group waits for its own actor's): a limit
     # here too would let a busy actor's queue hold every slot while the others idle.
-    limit = asyncio.Semaphore(max(1, workers) if pool is None else len(todo))
+    limit = asyncio.Semaphore(max(1, workers)) if pool is None else contextlib.nullcontext()
 
     async def call(unit: Any) -> dict[str, Any]:
         if pool is None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, field_validator
 from ...steps import TypedStep
 from ...text import content_words, words
 from ..base import memory_system
-from ..types import MemoryItem, Session
+from ..types import Session
 from .retrieval import RetrievalSettings, VectorMemory
 
 Operation = Literal["ADD", "REPLACE", "DELETE", "SKIP"]
