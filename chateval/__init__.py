@@ -10,10 +10,10 @@ __version__ = "0.1.0"
 # The facade's names, loaded on first use: `import chateval` (and the CLI's start-up) must not
 # pay for openai, autogen and the debate machinery before a command needs them.
 _EXPORTS = {
-    "EvalConfig": "config", "Evaluator": "evaluator", "load_samples": "inputs",
+    "EvalConfig": "evaluation.config", "Evaluator": "evaluation.evaluator", "load_samples": "evaluation.inputs",
     "AgentVerdict": "debate", "JudgeResult": "debate", "Persona": "debate", "Sample": "debate",
     "Strategy": "debate", "Verdict": "debate", "strategy": "debate",
-    "ChatevalError": "errors", "ConfigError": "errors", "InputError": "errors", "ModelCallError": "errors",
+    "ChatevalError": "util.errors", "ConfigError": "util.errors", "InputError": "util.errors", "ModelCallError": "util.errors",
     "ModelLayer": "models", "ModelSpec": "models",
     "calibrate": "calibration", "read_calibration": "calibration",
     "audit": "auditing", "perturbation": "auditing", "read_audit": "auditing",
@@ -35,11 +35,11 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs
-    from .config import EvalConfig
+    from .evaluation.config import EvalConfig
     from .debate import AgentVerdict, JudgeResult, Persona, Sample, Strategy, Verdict, strategy
-    from .errors import ChatevalError, ConfigError, InputError, ModelCallError
-    from .evaluator import Evaluator
-    from .inputs import load_samples
+    from .util.errors import ChatevalError, ConfigError, InputError, ModelCallError
+    from .evaluation.evaluator import Evaluator
+    from .evaluation.inputs import load_samples
     from .calibration import calibrate, read_calibration
     from .models import ModelLayer, ModelSpec
     from .auditing import audit, perturbation, read_audit

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from chateval.audit_records import read_audit
+from chateval.records.audit import read_audit
 from chateval.auditing import audit
 from chateval.auditing.flips import compare
 from chateval.cli import main

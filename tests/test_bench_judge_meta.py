@@ -10,7 +10,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from chateval.agreement import kappa_ci95
+from chateval.stats.agreement import kappa_ci95
 from chateval.bench.agreement import accuracy, cohen_kappa, confusion, correlations, kendall, spearman
 from chateval.bench.faireval import faireval_items as load_faireval
 from chateval.bench.judge_meta import parse_sweep
@@ -18,7 +18,7 @@ from chateval.bench.text_metrics import bleu4, greedy_match, rouge_l
 from chateval.bench.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, assign_references, build_sample,
                                          load_topical_chat)
 from chateval.cli import main
-from chateval.errors import ConfigError, InputError
+from chateval.util.errors import ConfigError, InputError
 
 from .conftest import needs_shared, SHARED, read_jsonl
 

@@ -27,7 +27,7 @@ from chateval.memory import MEMORY_SYSTEMS
 from chateval.memory.embeddings import make_embedder
 from chateval.memory.types import Session, Turn
 from chateval.models import Backend, Completion, ModelLayer, ModelSpec, OfflineBackend
-from chateval.prompts import fence, get_prompts
+from chateval.util.prompts import fence, get_prompts
 
 from .conftest import SHARED, read_jsonl
 

@@ -16,7 +16,7 @@ from chateval.bench.msc_response import turns_to_predict
 from chateval.bench.text_metrics import bleu4, rouge_l
 from chateval.cli import main
 from chateval.datasets import DatasetError, load_msc_release
-from chateval.errors import ConfigError
+from chateval.util.errors import ConfigError
 from chateval.memory import MemorySystem
 from chateval.memory.systems.retrieval import Retrieval
 from chateval.testing.fake_openai import FakeOpenAIServer

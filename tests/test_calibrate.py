@@ -17,12 +17,12 @@ from sklearn.metrics import cohen_kappa_score
 from chateval.calibration import (CalibrateConfig, CalibrationSetting, acalibrate, calibrate, load_grid,
                                       parse_setting, read_calibration)
 from chateval.cli import main
-from chateval.errors import ConfigError, InputError
-from chateval.inputs import load_samples
-from chateval.labels import leave_one_out, reference_label
+from chateval.util.errors import ConfigError, InputError
+from chateval.evaluation.inputs import load_samples
+from chateval.stats.labels import leave_one_out, reference_label
 from chateval.models import UsageTotals
 from chateval.paired import read_comparisons
-from chateval.progress import RunProgress
+from chateval.runs.progress import RunProgress
 from chateval.testing.fake_openai import FakeOpenAIServer, Fault
 
 from .conftest import FIXTURES, read_jsonl

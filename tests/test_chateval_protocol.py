@@ -15,7 +15,7 @@ from chateval import Evaluator
 from chateval.bench.faireval import FairEval
 from chateval.calibration.grid import DEFAULT_GRID, resolve
 from chateval.cli import main
-from chateval.config import EvalConfig
+from chateval.evaluation.config import EvalConfig
 from chateval.debate import NO_PERSONA, PersonaLibrary
 from chateval.testing.fake_openai import FakeOpenAIServer
 

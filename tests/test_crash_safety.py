@@ -303,7 +303,7 @@ def test_keyboard_interrupt_is_contained_only_without_a_real_sigint():
     an ordinary error; once a real SIGINT has arrived, a KeyboardInterrupt goes through."""
     import asyncio
 
-    from chateval.interrupts import UserCodeExit, contain_exits, watch_sigint
+    from chateval.util.interrupts import UserCodeExit, contain_exits, watch_sigint
 
     async def raise_inside(real_sigint: bool) -> None:
         with watch_sigint():

@@ -104,7 +104,7 @@ def test_a_bad_url_in_the_pool_is_one_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("given", [["http://127.0.0.1:8004/v1", "http://127.0.0.1:8005/v1"], ["http://127.0.0.1:8004/v1,http://127.0.0.1:8005/v1"]])
 def test_pool_is_built_from_either_form(given):
-    from chateval.config import EvalConfig
+    from chateval.evaluation.config import EvalConfig
 
     cfg = EvalConfig.merged({"model": "openai-compatible/x", "base_url": given if len(given) > 1 else given[0]})
     backend = ModelLayer(ModelSpec.parse(cfg.model, cfg.base_url)).backend

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from chateval.cli import main
-from chateval.evaluator import Evaluator
+from chateval.evaluation.evaluator import Evaluator
 from chateval.testing.fake_openai import FakeOpenAIServer
 
 from .conftest import read_jsonl

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from chateval.cli import main
-from chateval.errors import ConfigError
-from chateval.gates import check, parse_gates
+from chateval.util.errors import ConfigError
+from chateval.runs.gates import check, parse_gates
 
 from .conftest import FIXTURES
 

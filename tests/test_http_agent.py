@@ -16,7 +16,7 @@ import pytest
 
 from chateval.cli import main
 from chateval.datasets import load_longmemeval
-from chateval.errors import ConfigError
+from chateval.util.errors import ConfigError
 from chateval.memory import MEMORY_SYSTEMS
 from chateval.memory.systems.http_agent import HttpAgentError
 from chateval.models import ModelLayer, ModelSpec

@@ -16,14 +16,13 @@ RANK = {
     "calibration": 17,  # chateval calibrate: runs judges through the bench unit runner
     "auditing": 17,  # chateval audit: runs judges through the bench unit runner; the viewer reads its records
     "bench": 16, "view": 16, "integrations": 16, "testing": 16,
-    "evaluator": 14, "inputs": 13, "eval_report": 13, "audit_records": 13,
+    "evaluation": 14,  # chateval evaluate as a library: config, inputs, Evaluator, summary, report
+    "records": 13,  # typed records of run directories (the viewer and auditing read them)
     "debate": 12, "memory": 12,
-    "steps": 10, "progress": 10, "summary": 10,
+    "runs": 9,  # the run directory: lock, resume, atomic writes; gates, savings, progress
     "datasets": 8, "models": 8,
-    "config": 6, "plugins": 5, "options": 4, "prompts": 4, "registry": 3, "runs": 3,
-    "savings": 2,  # what --escalate / --stop-early saved, from records (summary and reports read it)
-    "yamlfiles": 2, "agreement": 2, "labels": 2, "paired": 2, "interrupts": 1, "paths": 1, "jsonl": 1, "budget": 1, "gates": 1,
-    "errors": 0, "text": 0, "secrets": 0,
+    "paired": 2, "stats": 2,  # statistics: paired differences; agreement and verdict labels
+    "util": 0,  # errors, text, secrets, jsonl, paths, yaml, interrupts, registries, plugins, options, prompts
 }
 
 

@@ -14,7 +14,7 @@ from chateval.cli.options import csv
 from chateval.datasets import DatasetError, load_locomo, load_longmemeval, load_msc, load_msc_release
 from chateval.datasets.checks import UniqueIds
 from chateval.datasets.teabag import TeaBag
-from chateval.errors import ConfigError
+from chateval.util.errors import ConfigError
 
 from .test_bad_inputs import lme_entry, locomo_conv, msc_episode, msc_release_row, tea_conv, tea_question, teabag
 

@@ -11,7 +11,7 @@ import pytest
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from chateval.cli import main
-from chateval.errors import ConfigError
+from chateval.util.errors import ConfigError
 from chateval.memory import MEMORY_SYSTEMS, MemorySystem, Session, Turn
 from chateval.memory.embeddings import make_embedder
 from chateval.memory.fusion import rrf

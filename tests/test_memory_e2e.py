@@ -10,7 +10,7 @@ from chateval.datasets import load_longmemeval, load_msc
 from chateval.memory import MEMORY_SYSTEMS, MemorySystem
 from chateval.memory.embeddings import make_embedder
 from chateval.models import ModelLayer, ModelSpec, approx_tokens
-from chateval.prompts import fence
+from chateval.util.prompts import fence
 
 from .conftest import SHARED, local_systems
 

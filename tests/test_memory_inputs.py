@@ -183,7 +183,7 @@ async def test_reset_allows_earlier_dates_again(system):
 
 
 def test_bad_setting_is_a_config_error():
-    from chateval.errors import ConfigError
+    from chateval.util.errors import ConfigError
 
     for name in SYSTEMS:
         with pytest.raises(ConfigError, match=f"memory system '{name}': setting 'no_such_knob'"):

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from chateval.errors import ConfigError
+from chateval.util.errors import ConfigError
 from chateval.memory.embeddings import HashingEmbedder, make_embedder
 from chateval.memory.lexical import BM25Index
 from chateval.memory.vector import VectorStore, VectorStoreError

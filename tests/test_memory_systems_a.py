@@ -9,7 +9,7 @@ import pytest
 from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from chateval.datasets import load_longmemeval, load_msc
-from chateval.errors import ConfigError
+from chateval.util.errors import ConfigError
 from chateval.memory import MEMORY_SYSTEMS, MemorySystem, Session, Turn
 from chateval.memory.embeddings import make_embedder
 from chateval.memory.extract import OFFLINE_RUNNING_SUMMARY_LINES
@@ -22,7 +22,7 @@ from chateval.memory.systems.memory_update import (
     offline_decide,
 )
 from chateval.models import AutogenBackend, ModelLayer, ModelSpec, approx_tokens
-from chateval.prompts import get_prompts
+from chateval.util.prompts import get_prompts
 
 from .conftest import shared  # noqa: E402
 SYSTEMS = ["session_summaries", "rsum", "retrieval", "memory_update"]

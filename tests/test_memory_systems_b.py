@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from chateval.datasets import load_longmemeval, load_msc
-from chateval.errors import ConfigError
+from chateval.util.errors import ConfigError
 from chateval.memory import MEMORY_SYSTEMS
 from chateval.memory.embeddings import make_embedder
 from chateval.memory.systems.generative_agents import (GenerativeAgents, ImportanceInputs, RATE_IMPORTANCE,
@@ -16,7 +16,7 @@ from chateval.memory.systems.generative_agents import (GenerativeAgents, Importa
 from chateval.memory.systems.human_like import HumanLike
 from chateval.memory.systems.memorybank import MemoryBank
 from chateval.models import ModelLayer, ModelSpec, approx_tokens
-from chateval.prompts import get_prompts
+from chateval.util.prompts import get_prompts
 
 from .conftest import shared, SHARED
 

@@ -15,7 +15,7 @@ import pytest
 from autogen_core.models import SystemMessage, UserMessage
 
 from chateval import Evaluator
-from chateval.errors import ModelCallError
+from chateval.util.errors import ModelCallError
 from chateval.models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
 from chateval.models import layer as layer_module
 from chateval.testing.fake_openai import DEFAULT_REPLY, FakeOpenAIServer, Fault
@@ -555,7 +555,7 @@ def test_fault_validation():
 
 async def test_an_unreadable_step_reply_is_quoted_and_dropped_from_the_cache(server, no_key, tmp_path):
     from chateval.bench.lme_judge import SINGLE_JUDGE, JudgeInputs
-    from chateval.steps import StepError
+    from chateval.models.steps import StepError
 
     server.script(["Sure! The answer looks right to me.", "I think it is correct, yes."])
     layer = make_layer(server)

@@ -216,7 +216,7 @@ def test_session_2_release_file_is_read(tmp_path):
 
 
 def test_a_sampling_preset_file_sets_step_temperatures(tmp_path):
-    from chateval.errors import ConfigError
+    from chateval.util.errors import ConfigError
     from chateval.memory.sampling import combine, load_sampling
 
     path = tmp_path / "sampling.yaml"

@@ -151,7 +151,7 @@ def test_teafarm_on_a_jsonl_file_names_the_format_it_wants(tmp_path, capsys):
 def test_an_own_agents_plain_settings_model_refuses_unknown_keys():
     from pydantic import BaseModel, ConfigDict
 
-    from chateval.errors import ConfigError
+    from chateval.util.errors import ConfigError
     from chateval.memory import MemorySystem
 
     class Settings(BaseModel):  # as the README's agent writes it: no model_config

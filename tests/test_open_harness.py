@@ -16,7 +16,7 @@ import pytest
 
 import chateval.bench as cb
 from chateval.cli import main
-from chateval.errors import ConfigError
+from chateval.util.errors import ConfigError
 from chateval.memory import MEMORY_SYSTEMS, MemorySystem, Response
 
 from .conftest import EXAMPLES, REPO, SHARED, needs_shared, read_jsonl

@@ -302,9 +302,9 @@ def test_swap_with_offline_model():
 
 
 def test_swap_applies_only_to_pairwise():
-    from chateval.errors import ConfigError
+    from chateval.util.errors import ConfigError
     from chateval.debate import Panel, PersonaLibrary
-    from chateval.prompts import get_prompts
+    from chateval.util.prompts import get_prompts
 
     layer = ModelLayer(ModelSpec.parse("offline"), cache=None)
     with pytest.raises(ConfigError, match="swap"):

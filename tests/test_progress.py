@@ -9,7 +9,7 @@ import pytest
 from rich.console import Console
 
 from chateval.models import UsageTotals
-from chateval.progress import RunProgress
+from chateval.runs.progress import RunProgress
 
 
 def rendered(width: int, total: int = 200, done: int = 37) -> str:

@@ -15,7 +15,7 @@ from chateval import Evaluator
 from chateval.cli import main
 from chateval.debate import Sample
 from chateval.models.prices import PRICES, apply_price_specs, cost_usd
-from chateval.prompts import fence
+from chateval.util.prompts import fence
 from chateval.testing import protocols
 from chateval.testing.fake_openai import DEFAULT_REPLY, FakeOpenAIServer
 
@@ -148,7 +148,7 @@ def test_prices_take_an_optional_cached_input_price(monkeypatch):
     apply_price_specs(["p-model=1,2,0.1,1.25"])
     assert cost_usd("p-model", 1000, 10, cache_read=400, cache_write=100) == pytest.approx(
         (500 * 1 + 400 * 0.1 + 100 * 1.25 + 10 * 2) / 1e6)
-    from chateval.errors import ConfigError
+    from chateval.util.errors import ConfigError
 
     with pytest.raises(ConfigError, match="CACHED_IN"):
         apply_price_specs(["p-model=1,2,3,4,5"])
@@ -203,7 +203,7 @@ def test_the_progress_line_and_summary_table_show_prompt_cached_tokens():
     from rich.console import Console
 
     from chateval.models import UsageTotals
-    from chateval.progress import RunProgress, summary_table
+    from chateval.runs.progress import RunProgress, summary_table
 
     totals = UsageTotals(calls=3, prompt_tokens=4000, completion_tokens=90, cache_read_tokens=3000)
     assert "3,000 prompt-cached" in RunProgress(totals, console=Console(file=StringIO()))._stats()

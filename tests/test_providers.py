@@ -12,7 +12,7 @@ import pytest
 from autogen_core.models import SystemMessage, UserMessage
 
 from chateval.cli import main
-from chateval.errors import ConfigError, ModelCallError
+from chateval.util.errors import ConfigError, ModelCallError
 from chateval.memory.extract import SUMMARIZE_SESSION, SessionInputs
 from chateval.memory.types import Turn
 from chateval.models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy

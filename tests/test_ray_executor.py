@@ -173,7 +173,7 @@ def test_a_benchmark_that_does_not_declare_itself_distributable_is_refused():
     from chateval.bench.api import execution_of
     from chateval.bench.base import Benchmark
     from chateval.bench.config import BenchConfig
-    from chateval.errors import ConfigError
+    from chateval.util.errors import ConfigError
 
     class Shared(Benchmark):
         name = "shared_state"

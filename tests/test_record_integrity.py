@@ -26,9 +26,9 @@ import pytest
 
 from chateval.cli import main
 from chateval.datasets.common import jsonl_objects
-from chateval.evaluator import Evaluator
-from chateval.inputs import load_samples
-from chateval.runs import RunDir, read_jsonl
+from chateval.evaluation.evaluator import Evaluator
+from chateval.evaluation.inputs import load_samples
+from chateval.runs.directory import RunDir, read_jsonl
 from chateval.view import build_view
 from chateval.view.load import load_run
 
@@ -202,7 +202,7 @@ def test_a_full_disk_mid_run_is_one_line_and_resume_reports_a_torn_line(tmp_path
         if calls["n"] == 4:  # the disk fills up on the fourth record
             os.write(self._fh.fileno(), b'{"id": "s3", "sta')  # what a killed writer would leave
             raise_enospc = OSError(28, "No space left on device")
-            from chateval.errors import RunWriteError
+            from chateval.util.errors import RunWriteError
             self.write_error = RunWriteError(self.samples_path, raise_enospc)
             raise self.write_error
         return real(self, record)

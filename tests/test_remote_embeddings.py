@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from chateval.cli import main
-from chateval.errors import ConfigError, ModelCallError
+from chateval.util.errors import ConfigError, ModelCallError
 from chateval.memory.embeddings import make_embedder
 from chateval.models import ModelLayer, ModelSpec, RetryPolicy
 from chateval.testing.fake_openai import FakeOpenAIServer, Fault

@@ -35,7 +35,7 @@ from autogen_core.models import UserMessage
 
 from chateval import Evaluator
 from chateval.cli import main
-from chateval.errors import ModelCallError
+from chateval.util.errors import ModelCallError
 from chateval.models import ModelLayer, ModelSpec, RetryPolicy
 from chateval.testing.fake_openai import FakeOpenAIServer, Fault
 
@@ -419,7 +419,7 @@ async def test_query_strings_reach_embeddings_and_anthropic(tmp_path, monkeypatc
 
 def test_ollama_refuses_what_its_client_would_drop():
     pytest.importorskip("ollama")
-    from chateval.errors import ConfigError
+    from chateval.util.errors import ConfigError
 
     for url in ("http://127.0.0.1:11434/?api_key=pw-canary-ollama-1", "http://u:pw-canary-ollama-1@127.0.0.1:11434"):
         with pytest.raises(ConfigError, match="ollama endpoint") as info:
@@ -459,5 +459,5 @@ def test_an_uncaught_exception_is_printed_scrubbed():
             "sys.exit(cli.main(['view', '.']))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env=dict(os.environ))
-    assert proc.returncode == 1 and "RuntimeError: boom chateval.secrets ***" in proc.stderr
+    assert proc.returncode == 1 and "RuntimeError: boom chateval.util.secrets ***" in proc.stderr
     assert CANARY not in proc.stderr + proc.stdout

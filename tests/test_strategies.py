@@ -16,7 +16,7 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 from chateval import Evaluator, ModelLayer, ModelSpec
 from chateval.debate import STRATEGIES, Panel, PersonaLibrary, Sample, Strategy, agent_names, strategy
 from chateval.models import AutogenBackend, Backend, Completion, OfflineBackend
-from chateval.prompts import fence, get_prompts
+from chateval.util.prompts import fence, get_prompts
 
 VERDICT = "Score of Assistant 1: 7\nScore of Assistant 2: 5"
 PERSONAS = ["general_public", "critic", "scientist"]
@@ -368,7 +368,7 @@ def test_custom_strategy_via_evaluator():
 
 
 def test_unknown_strategy_is_a_config_error():
-    from chateval.errors import ConfigError
+    from chateval.util.errors import ConfigError
 
     layer, _ = make_layer()
     with pytest.raises(ConfigError, match="unknown strategy 'nope'"):

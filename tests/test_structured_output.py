@@ -14,11 +14,11 @@ import pytest
 
 from chateval.cli import main
 from chateval.debate.parsing import PairwiseOut
-from chateval.errors import ModelCallError
+from chateval.util.errors import ModelCallError
 from chateval.memory.extract import SUMMARIZE_SESSION, SessionInputs
 from chateval.memory.types import Turn
 from chateval.models import ModelLayer, ModelSpec, RetryPolicy
-from chateval.steps import StepError
+from chateval.models.steps import StepError
 from chateval.testing.fake_openai import FakeOpenAIServer
 from chateval.testing.schema_reply import PLAIN_REPLY, instance_of, schema_responder
 

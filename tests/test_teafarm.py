@@ -16,7 +16,7 @@ from chateval.datasets.teabag import TEABAG_FILE, TEABAG_FORMAT
 from chateval.cli import main
 from chateval.datasets import DatasetError
 from chateval.memory.base import _last_user_text
-from chateval.prompts import get_prompts
+from chateval.util.prompts import get_prompts
 
 from .conftest import FIXTURES, SHARED, needs_shared, read_jsonl
 

@@ -18,7 +18,7 @@ from chateval.memory.embeddings import make_embedder
 from chateval.memory.systems import theanine as th
 from chateval.memory.timeline_graph import RELATIONS, GraphFileError, TimelineGraph, window
 from chateval.models import ModelLayer, ModelSpec
-from chateval.prompts import get_prompts
+from chateval.util.prompts import get_prompts
 
 from .conftest import SHARED, shared
 
@@ -391,7 +391,7 @@ async def test_sample_episode_graph_and_timelines(episode):
 
 
 def test_settings_are_validated():
-    from chateval.errors import ConfigError
+    from chateval.util.errors import ConfigError
 
     with pytest.raises(ConfigError, match="theanine"):
         make({"timeline_format": "graph"})

@@ -16,7 +16,7 @@ from chateval.memory.systems import theanine as th
 from chateval.memory.systems.theanine_steps import EventInputs, next_speaker, session_excerpt
 from chateval.memory.timeline_graph import TimelineGraph
 from chateval.models import ModelLayer, ModelSpec
-from chateval.prompts import get_prompts
+from chateval.util.prompts import get_prompts
 from chateval.testing.fake_openai import FakeOpenAIServer
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from chateval.errors import InputError
-from chateval.eval_report import label_agreement
+from chateval.util.errors import InputError
+from chateval.evaluation.report import label_agreement
 from chateval.view import NotARunDir, build_view, load_run
 
 from .conftest import SHARED, read_jsonl

@@ -221,7 +221,7 @@ def test_serve_command_serves_until_interrupted(root):
 
 def test_served_pages_scrub_configured_secrets(root, tmp_path, monkeypatch):
     """A served page quotes answers and errors as a written one does: configured secrets are masked."""
-    import chateval.secrets as secrets
+    import chateval.util.secrets as secrets
 
     monkeypatch.setattr(secrets, "_secrets", set())
     monkeypatch.setattr(secrets, "_forms", ())

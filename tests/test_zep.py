@@ -30,7 +30,7 @@ from graphiti_core.search.search_utils import edge_fulltext_search  # noqa: E402
 
 from chateval.cli import main  # noqa: E402
 from chateval.datasets import load_longmemeval  # noqa: E402
-from chateval.errors import ConfigError  # noqa: E402
+from chateval.util.errors import ConfigError  # noqa: E402
 from chateval.memory import MEMORY_SYSTEMS, MemoryInputError, Session, Turn, as_utc  # noqa: E402
 from chateval.memory import systems as _systems  # noqa: E402,F401
 from chateval.memory.embeddings import make_embedder  # noqa: E402
@@ -49,7 +49,7 @@ from chateval.memory.zep.llm import GraphitiMessage, GraphitiStepInputs, LayerLL
 from chateval.memory.zep.search import SCORE_NAMES  # noqa: E402
 from chateval.memory.zep.system import Zep  # noqa: E402
 from chateval.models import AutogenBackend, CallLog, ModelLayer, ModelSpec  # noqa: E402
-from chateval.steps import StepError  # noqa: E402
+from chateval.models.steps import StepError  # noqa: E402
 
 UTC = timezone.utc
 from .conftest import SHARED as DATA  # noqa: E402
@@ -113,7 +113,7 @@ except ImportError as e:
 
 CLAIM_SCRIPT = """
 import sys
-from chateval.errors import ConfigError
+from chateval.util.errors import ConfigError
 from chateval.memory import MEMORY_SYSTEMS, MemorySystem, memory_system, systems
 try:
     @memory_system("zep")

@@ -16,9 +16,9 @@ _EXPORTS = {
     "Skip": "perturbations", "Variant": "perturbations", "get_perturbation": "perturbations",
     "perturbation": "perturbations",
     "arun": "run", "audit": "api", "make_config": "api",
-    "AuditSummary": "..audit_records", "AuditUnit": "..audit_records", "AuditedVariant": "..audit_records",
-    "BiasSummary": "..audit_records", "PerturbationInfo": "..audit_records", "read_audit": "..audit_records",
-    "read_summary": "..audit_records", "read_units": "..audit_records",
+    "AuditSummary": "..records.audit", "AuditUnit": "..records.audit", "AuditedVariant": "..records.audit",
+    "BiasSummary": "..records.audit", "PerturbationInfo": "..records.audit", "read_audit": "..records.audit",
+    "read_summary": "..records.audit", "read_units": "..records.audit",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -34,7 +34,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from ..audit_records import (AuditedVariant, AuditSummary, AuditUnit, BiasSummary, PerturbationInfo, read_audit,
+    from ..records.audit import (AuditedVariant, AuditSummary, AuditUnit, BiasSummary, PerturbationInfo, read_audit,
                                  read_summary, read_units)
     from .api import audit, make_config
     from .config import AuditConfig

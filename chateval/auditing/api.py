@@ -6,9 +6,9 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..audit_records import AuditSummary
-from ..config import EvalConfig, find_preset, load_preset
-from ..progress import RunProgress
+from ..records.audit import AuditSummary
+from ..evaluation.config import EvalConfig, find_preset, load_preset
+from ..runs.progress import RunProgress
 from .config import AuditConfig
 from .run import arun
 

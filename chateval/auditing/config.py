@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..config import EvalConfig
-from ..options import merge_layers, opt
+from ..evaluation.config import EvalConfig
+from ..util.options import merge_layers, opt
 from . import texts
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable
 
-from ..audit_records import ORIGINAL, AuditedVariant, AuditUnit, BiasSummary, PerturbationInfo
+from ..records.audit import ORIGINAL, AuditedVariant, AuditUnit, BiasSummary, PerturbationInfo
 from ..bench.stats import wilson
 
 SWAP = {"1": "2", "2": "1", "tie": "tie"}

@@ -16,10 +16,10 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..audit_records import Favours, PerturbationInfo
-from ..config import DEFAULT_PERSONAS, EvalConfig
+from ..records.audit import Favours, PerturbationInfo
+from ..evaluation.config import DEFAULT_PERSONAS, EvalConfig
 from ..debate.samples import Sample
-from ..registry import Registry
+from ..util.registry import Registry
 from . import texts
 
 TASKS = ("pairwise", "score", "correctness")

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..audit_records import AuditSummary, BiasSummary
+from ..records.audit import AuditSummary, BiasSummary
 from ..bench import plots
-from ..runs import atomic_write
+from ..runs.directory import atomic_write
 from ..view.samples import anchor
 
 REPORT, CHART, VIEW = "report.md", "flip_rates.png", "view.html"

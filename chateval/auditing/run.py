@@ -17,19 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..audit_records import ORIGINAL, AuditSummary, AuditUnit
+from ..records.audit import ORIGINAL, AuditSummary, AuditUnit
 from ..bench.base import run_units
 from ..bench.executor import error_text
-from ..config import EvalConfig, config_hash
+from ..evaluation.config import EvalConfig, config_hash
 from ..debate.samples import Sample
-from ..errors import ConfigError
-from ..evaluator import Evaluator
+from ..util.errors import ConfigError
+from ..evaluation.evaluator import Evaluator
 from ..models import UsageTotals
 from ..models.reach import watch_endpoints
-from ..plugins import load_plugins
-from ..progress import RunProgress
-from ..runs import RunDir, file_sha256
-from ..summary import OFFLINE_NOTE
+from ..util.plugins import load_plugins
+from ..runs.progress import RunProgress
+from ..runs.directory import RunDir, file_sha256
+from ..evaluation.summary import OFFLINE_NOTE
 from .config import AuditConfig
 from .flips import audited, bias_summaries
 from .inputs import load_items

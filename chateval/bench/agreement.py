@@ -1,5 +1,5 @@
-"""Agreement statistics moved to :mod:`chateval.agreement` (the evaluator's report uses them too)."""
+"""Agreement statistics moved to :mod:`chateval.stats.agreement` (the evaluator's report uses them too)."""
 
-from ..agreement import MIN_PAIRS, accuracy, cohen_kappa, confusion, correlations, kendall, paired, spearman
+from ..stats.agreement import MIN_PAIRS, accuracy, cohen_kappa, confusion, correlations, kendall, paired, spearman
 
 __all__ = ["MIN_PAIRS", "accuracy", "cohen_kappa", "confusion", "correlations", "kendall", "paired", "spearman"]

@@ -10,14 +10,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..errors import ConfigError
-from ..interrupts import watch_sigint
+from ..util.errors import ConfigError
+from ..util.interrupts import watch_sigint
 from ..memory.vector import settle
 from ..models import UsageTotals
 from ..models.reach import watch_endpoints
-from ..plugins import load_plugins
-from ..progress import RunProgress
-from ..runs import write_json
+from ..util.plugins import load_plugins
+from ..runs.progress import RunProgress
+from ..runs.directory import write_json
 from .base import BENCHMARKS, Benchmark
 from .executor import Execution, connect, import_ray, reset, use
 from .config import BenchConfig

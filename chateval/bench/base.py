@@ -14,12 +14,12 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any, Callable, ClassVar, Hashable, Iterable
 
-from ..budget import cap_reached, set_unit, skip_unit
-from ..errors import RunWriteError
+from ..models.budget import cap_reached, set_unit, skip_unit
+from ..util.errors import RunWriteError
 from ..models.reach import endpoint_down
-from ..progress import RunProgress
-from ..registry import Registry
-from ..runs import RunDir, write_json
+from ..runs.progress import RunProgress
+from ..util.registry import Registry
+from ..runs.directory import RunDir, write_json
 from .config import BenchConfig
 from .executor import RayPool, UnitFn, current, run_guarded
 from .executor import error_text as _error_text  # noqa: F401  (the benchmarks' name for it)

@@ -11,8 +11,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
-from ..config import EvalConfig, LayerSettings
-from ..options import check_base_url, check_dir, check_names, merge_layers, opt
+from ..evaluation.config import EvalConfig, LayerSettings
+from ..util.options import check_base_url, check_dir, check_names, merge_layers, opt
 
 LIMIT_HELP = ("the number of questions to run (LongMemEval questions; LoCoMo QA items across conversations; "
               "head-to-head cases; TeaFarm conversations; msc-response episodes; judge-benchmark items), "

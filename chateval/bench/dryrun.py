@@ -13,9 +13,9 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 from pydantic import BaseModel
 
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 from ..models.dryrun import DryRunEstimate, adaptive_notes, dry_run
-from ..runs import LOCK, PID
+from ..runs.directory import LOCK, PID
 
 C = TypeVar("C", bound=BaseModel)
 

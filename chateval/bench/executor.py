@@ -28,9 +28,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Hashable
 
-from ..errors import ChatevalError, ConfigError
-from ..interrupts import contain_exits
-from ..plugins import load_plugins
+from ..util.errors import ChatevalError, ConfigError
+from ..util.interrupts import contain_exits
+from ..util.plugins import load_plugins
 
 UnitFn = Callable[[Any], Awaitable[dict[str, Any]]]
 

@@ -23,11 +23,11 @@ from ..datasets.faireval import FILE, load_faireval
 from ..debate.panel import JudgeResult
 from ..debate.samples import Sample
 from . import plots
-from ..agreement import KAPPA_RESAMPLES, KAPPA_SEED, kappa_ci95
+from ..stats.agreement import KAPPA_RESAMPLES, KAPPA_SEED, kappa_ci95
 from .agreement import accuracy, cohen_kappa, confusion
 from .base import benchmark
 from .comparisons import label_comparisons
-from ..options import opt
+from ..util.options import opt
 from .config import JudgeMetaConfig
 from .data_paths import resolve_data
 from .judge_meta import Item, JudgeMetaBenchmark

@@ -31,18 +31,18 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from ..config import EvalConfig, find_preset, load_preset
+from ..evaluation.config import EvalConfig, find_preset, load_preset
 from ..datasets.common import DatasetError, read_json
 from ..datasets.locomo import CATEGORIES, locomo_conversations
 from ..datasets.longmemeval import lme_questions
 from ..debate.panel import JudgeResult
 from ..debate.samples import Sample, Verdict
 from ..debate.transcript import turn_records
-from ..errors import ConfigError
-from ..evaluator import Evaluator
+from ..util.errors import ConfigError
+from ..evaluation.evaluator import Evaluator
 from ..memory.types import Session
-from ..progress import RunProgress
-from ..options import check_names, opt
+from ..runs.progress import RunProgress
+from ..util.options import check_names, opt
 from .base import Benchmark, _error_text, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
 from .lme_judge import ABSTENTION, GUIDELINES

@@ -18,10 +18,10 @@ from .comparisons import head2head_comparisons, report_lines
 from .head2head_report import outcome_table, proportion
 from .report import _cost, _pct, finish_report
 from .summaries import run_counts, usage_sum
-from ..text import md_all
+from ..util.text import md_all
 
 if TYPE_CHECKING:
-    from ..evaluator import Evaluator
+    from ..evaluation.evaluator import Evaluator
     from .head2head import Case
     from .slot import SystemSlot
 

@@ -12,7 +12,7 @@ from .comparisons import head2head_comparisons, report_lines
 from .report import _cost, _num, _pct, finish_report
 from .stats import mean_or_none, percentile, wilson
 from .summaries import run_counts, usage_sum
-from ..text import md_all
+from ..util.text import md_all
 
 SIDES = ("A", "B")
 OUTCOMES = (("wins", "A"), ("ties", "tie"), ("losses", "B"))  # summary key, unit verdict

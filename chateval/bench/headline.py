@@ -96,7 +96,7 @@ def gate_metrics(name: str) -> list[str]:
 
 
 def gate_measures(name: str, summary: dict[str, Any], baselines: list[str] = ()) -> dict[str, dict[Any, Any]]:  # type: ignore[assignment]
-    """{metric: {system: value}} for ``chateval.gates.check``. ``baselines`` (LongMemEval's
+    """{metric: {system: value}} for ``chateval.runs.gates.check``. ``baselines`` (LongMemEval's
     retrieval-only rankers) are left out: gates are about the systems under test."""
     rows = [r for r in (summary.get("headline") or headline(name, summary)) if r.get("system") not in baselines]
     out: dict[str, dict[Any, Any]] = {gate_metrics(name)[0]: {r["system"]: r.get("value") for r in rows}}

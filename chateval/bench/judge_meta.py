@@ -23,18 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
-from ..config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset
+from ..evaluation.config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset
 from ..debate.panel import JudgeResult
 from ..debate.samples import Sample
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 from ..models.prices import apply_price_specs
 from ..paired import PairedDifference, dump_comparisons
-from ..evaluator import Evaluator
-from ..progress import RunProgress
-from ..runs import RunDir, RunLock, atomic_write, check_top_folder, clear_top_report, merge_accounts, write_json
-from ..savings import savings_lines
-from ..summary import OFFLINE_NOTE, summarize_judged
-from ..text import md, md_all
+from ..evaluation.evaluator import Evaluator
+from ..runs.progress import RunProgress
+from ..runs.directory import RunDir, RunLock, atomic_write, check_top_folder, clear_top_report, merge_accounts, write_json
+from ..runs.savings import savings_lines
+from ..evaluation.summary import OFFLINE_NOTE, summarize_judged
+from ..util.text import md, md_all
 from . import plots
 from .meta_plots import Chart, chart_bars, sweep_lines
 from .base import Benchmark, run_units

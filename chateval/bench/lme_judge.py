@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from ..debate.offline_judge import heuristic_correct
-from ..steps import TypedStep
+from ..models.steps import TypedStep
 
 _CONTAINS = ("Mark the response correct if it contains the correct answer, is equivalent to it, or "
              "contains all the intermediate steps that lead to it. If it gives only part of the "

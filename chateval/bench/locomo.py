@@ -28,12 +28,12 @@ from pydantic import field_validator
 from ..datasets import DatasetError, LoCoMoConversation, LoCoMoQA, load_locomo
 from ..datasets.locomo import CATEGORIES
 from ..datasets.answers import Answer, load_predictions, match_answers
-from ..errors import ConfigError
-from ..interrupts import contain_exits
+from ..util.errors import ConfigError
+from ..util.interrupts import contain_exits
 from ..models import CallLog
-from ..options import opt
-from ..progress import RunProgress
-from ..runs import file_sha256
+from ..util.options import opt
+from ..runs.progress import RunProgress
+from ..runs.directory import file_sha256
 from ..memory.answer import AnswerStyle, ReaderPrompt
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .base import Benchmark, _error_text, benchmark, open_run, run_units

@@ -13,7 +13,7 @@ from .locomo_metrics import ADVERSARIAL, category_name
 from .report import _pct, finish_report, latency_table
 from .stats import mean_or_none, percentile
 from .summaries import run_counts, usage_sum
-from ..text import md_all
+from ..util.text import md_all
 
 METRICS = ("f1", "bleu1", "judge_single", "judge_debate", "evidence_recall")
 METRIC_TITLES = {"f1": "Token F1 (official LoCoMo scoring)", "bleu1": "BLEU-1",

@@ -14,12 +14,12 @@ from typing import Any, Literal
 
 from ..datasets import LMEQuestion, load_longmemeval
 from ..datasets.answers import Answer, load_hypotheses, match_answers
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 from ..memory.answer import ReaderPrompt
 from ..models import CallLog
-from ..options import opt
-from ..progress import RunProgress
-from ..runs import file_sha256
+from ..util.options import opt
+from ..runs.progress import RunProgress
+from ..runs.directory import file_sha256
 from .base import Benchmark, benchmark, open_run, run_units
 from .executor import current, error_text
 from .lme_judge import judge_model_note

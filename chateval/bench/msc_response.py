@@ -36,14 +36,14 @@ import random
 import time
 from typing import Any, Literal
 
-from ..config import EvalConfig, find_preset, load_preset
+from ..evaluation.config import EvalConfig, find_preset, load_preset
 from ..datasets.msc_release import MSCDialogue, load_msc_release
 from ..debate.samples import Sample
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 from ..debate.transcript import turn_records
-from ..evaluator import Evaluator
-from ..options import opt
-from ..progress import RunProgress
+from ..evaluation.evaluator import Evaluator
+from ..util.options import opt
+from ..runs.progress import RunProgress
 from .base import Benchmark, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
 from .data_paths import resolve_data

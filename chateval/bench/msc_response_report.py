@@ -14,7 +14,7 @@ from .report import _cost, _num, finish_report
 from .stats import mean_or_none, wilson
 from .summaries import latency_table, run_counts, usage_sum
 from .text_metrics import DESCRIPTIONS
-from ..text import md_all
+from ..util.text import md_all
 
 METRICS = ("bleu4", "rouge_l", "bertscore_minilm")
 

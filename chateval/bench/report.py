@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..runs import atomic_write
-from ..text import md_all
+from ..runs.directory import atomic_write
+from ..util.text import md_all
 from . import plots
 from .comparisons import report_lines
 from .retrieval_metrics import KS

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence, TypeVar
 
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 from .config import BenchConfig
 
 T = TypeVar("T")

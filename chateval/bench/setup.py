@@ -8,21 +8,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from ..config import EvalConfig, config_hash, find_preset, load_preset, redact_url
+from ..evaluation.config import EvalConfig, config_hash, find_preset, load_preset, redact_url
 from ..debate.samples import Sample
 from ..debate.transcript import turn_records
-from ..errors import ConfigError
-from ..evaluator import Evaluator, package_versions
+from ..util.errors import ConfigError
+from ..evaluation.evaluator import Evaluator, package_versions
 from ..models.providers import env_secrets
-from ..prompts import get_prompts
+from ..util.prompts import get_prompts
 from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy, UsageTotals
 from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory import systems as _systems  # noqa: F401  (registers the built-in systems)
 from ..memory.embeddings import Embedder, make_embedder
 from ..memory.sampling import combine, load_sampling
 from ..memory.vector import collection_prefix
-from ..plugins import import_object
-from ..runs import file_sha256
+from ..util.plugins import import_object
+from ..runs.directory import file_sha256
 from .config import MemoryBenchConfig
 from .lme_judge import (OFFICIAL_JUDGE, OFFICIAL_MAX_TOKENS, SINGLE_JUDGE, JudgeInputs, guidelines_for,
                         official_correct)

@@ -9,8 +9,8 @@ import time
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
-from ..errors import ModelCallError
-from ..interrupts import contain_exits
+from ..util.errors import ModelCallError
+from ..util.interrupts import contain_exits
 from ..memory import MemorySystem
 from ..memory.types import Session, Turn
 from ..models import CallLog, UsageTotals

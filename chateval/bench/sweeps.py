@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..debate import STRATEGIES
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 
 SWEEP_DIMS = ("agents", "turns", "strategy", "personas")
 NUMERIC_DIMS = ("agents", "turns")

@@ -14,8 +14,8 @@ from ..datasets.conversations import Conversation
 from ..datasets.teabag import SessionSummary, SimTurn, SpeakerEvent, TeaConversation, TeaQuestion
 from ..datasets.types import Turn
 from ..models import CallLog, ModelLayer
-from ..steps import TypedStep
-from ..text import content_words, words
+from ..models.steps import TypedStep
+from ..util.text import content_words, words
 
 NEW_SESSION_GAP = timedelta(days=1)  # the simulated session happens a day after the last past session
 

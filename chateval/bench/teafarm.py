@@ -33,14 +33,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import find_preset
+from ..evaluation.config import find_preset
 from ..datasets.common import DatasetError
-from ..errors import ConfigError, ModelCallError
+from ..util.errors import ConfigError, ModelCallError
 from ..models import CallLog, ModelLayer, ModelSpec
-from ..progress import RunProgress
-from ..runs import write_json
+from ..runs.progress import RunProgress
+from ..runs.directory import write_json
 from . import plots
-from ..options import opt
+from ..util.options import opt
 from .base import Benchmark, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
 from .comparisons import report_lines, teafarm_comparisons
@@ -53,7 +53,7 @@ from .summaries import latency_table, run_counts, usage_sum
 from ..datasets.conversations import Conversation, load_conversations
 from ..datasets.teabag import TEABAG_FILE, TeaBag, TeaConversation, TeaQuestion
 from .teabag import generate_conversation, summaries_text
-from ..text import md, md_all
+from ..util.text import md, md_all
 
 JUDGE_RULE = (
     "The question was written to presuppose something untrue about the past conversations (a counterfactual), "

@@ -31,19 +31,19 @@ import time
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
-from ..config import config_hash
+from ..evaluation.config import config_hash
 from ..datasets.common import DatasetError
 from ..datasets.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, OTHER_SCORES, SCALES, SHORT, UNIEVAL, USR,
                                        TCRow, load_topical_chat)
 from ..debate.panel import JudgeResult
-from ..errors import ConfigError
-from ..evaluator import Evaluator
-from ..progress import RunProgress
-from ..runs import RunDir, atomic_write
+from ..util.errors import ConfigError
+from ..evaluation.evaluator import Evaluator
+from ..runs.progress import RunProgress
+from ..runs.directory import RunDir, atomic_write
 from .agreement import correlations
 from .base import benchmark
 from .comparisons import score_comparisons
-from ..options import opt
+from ..util.options import opt
 from .config import JudgeMetaConfig
 from .data_paths import resolve_data
 from .judge_meta import Item, JudgeMetaBenchmark
@@ -51,7 +51,7 @@ from . import plots
 from .meta_plots import Chart, bars, fmt
 from .topical_samples import build_aspect_sample, build_sample, merge_aspect_results
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
-from ..text import md_all
+from ..util.text import md_all
 
 def assign_references(rows: list[TCRow], gt_reference: str = "exclude") -> None:
     """reference = the context's Original Ground Truth response; for that row itself, None

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import Field, create_model, field_validator
 
-from ..config import EvalConfig, LayerSettings
-from ..options import check_base_url, check_dir, merge_layers, opt
+from ..evaluation.config import EvalConfig, LayerSettings
+from ..util.options import check_base_url, check_dir, merge_layers, opt
 from .records import CalibrationSetting
 
 # The judge settings every setting starts from (a setting's preset and values override them).

@@ -20,10 +20,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..config import EvalConfig, find_preset, load_preset
-from ..errors import ConfigError
-from ..options import merge_layers
-from ..yamlfiles import load_mapping
+from ..evaluation.config import EvalConfig, find_preset, load_preset
+from ..util.errors import ConfigError
+from ..util.options import merge_layers
+from ..util.yamlfiles import load_mapping
 from ..bench.judge_meta import setting_overrides
 from .records import CalibrationSetting
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..labels import leave_one_out, reference_label
+from ..stats.labels import leave_one_out, reference_label
 
 __all__ = ["Items", "aspects_of", "ceiling", "paired_vs", "predicted", "reference_label", "setting_agreement"]
 from ..paired import (STATISTICS, BatchStatistic, PairedDifference, paired_difference, paired_metric_difference)
@@ -197,7 +197,7 @@ def paired_vs(items: Items, name: str, preds: dict[str, Any], base: str, base_pr
 
 # --- the human ceiling ------------------------------------------------------------------------
 def ceiling(items: Items, *, resamples: int, seed: int) -> tuple[int, int, dict[str, Stat]] | None:
-    """Leave-one-out agreement of the annotators (chateval.labels), with a bootstrap over items
+    """Leave-one-out agreement of the annotators (chateval.stats.labels), with a bootstrap over items
     (an item's pairs drawn together; with clusters, a cluster's). None when no item has two or
     more annotators."""
     per_item = {i: leave_one_out(items.task, lab) for i, lab in items.raw.items()}

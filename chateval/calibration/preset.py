@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
-from ..config import EvalConfig
-from ..errors import ConfigError
-from ..runs import atomic_write
+from ..evaluation.config import EvalConfig
+from ..util.errors import ConfigError
+from ..runs.directory import atomic_write
 from .records import CalibrationSummary
 
 # What a preset carries: the judge (panel and model), not the endpoint, the cache or the task.

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
 
-from ..errors import InputError
+from ..util.errors import InputError
 from ..paired import PairedDifference
-from ..runs import write_json
+from ..runs.directory import write_json
 
 FORMAT_VERSION = 1
 SUMMARY = "summary.json"
@@ -87,7 +87,7 @@ class SettingResult(BaseModel):
 
 
 class Ceiling(BaseModel):
-    """The annotators' agreement with each other (leave-one-out; see chateval.labels)."""
+    """The annotators' agreement with each other (leave-one-out; see chateval.stats.labels)."""
 
     n_items: int  # items with two or more annotators
     n_pairs: int  # (item, annotator) pairs

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..paired import PairedDifference
-from ..runs import atomic_write
+from ..runs.directory import atomic_write
 from ..bench.meta_plots import KAPPA_RANGE, Chart, chart_bars
 from .records import CalibrationSummary, SettingResult, Stat
 

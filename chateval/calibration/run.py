@@ -10,16 +10,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..config import EvalConfig
-from ..errors import ConfigError
-from ..evaluator import Evaluator
-from ..eval_report import write_report
-from ..inputs import load_samples
+from ..evaluation.config import EvalConfig
+from ..util.errors import ConfigError
+from ..evaluation.evaluator import Evaluator
+from ..evaluation.report import write_report
+from ..evaluation.inputs import load_samples
 from ..models.prices import apply_price_specs
-from ..plugins import load_plugins
-from ..progress import RunProgress
-from ..runs import RunDir, RunLock
-from ..summary import OFFLINE_NOTE
+from ..util.plugins import load_plugins
+from ..runs.progress import RunProgress
+from ..runs.directory import RunDir, RunLock
+from ..evaluation.summary import OFFLINE_NOTE
 from ..bench.base import run_units
 from ..bench.executor import Execution, connect, import_ray, reset, use
 from . import metrics as M

@@ -16,9 +16,9 @@ from typing import Any
 from ..datasets.common import DatasetError
 from ..datasets.faireval import FILE as FAIREVAL_FILE
 from ..datasets.topical_chat import ASPECTS, UNIEVAL, USR, load_topical_chat
-from ..errors import ConfigError, InputError
-from ..labels import normalise_label
-from ..runs import atomic_write
+from ..util.errors import ConfigError, InputError
+from ..stats.labels import normalise_label
+from ..runs.directory import atomic_write
 from ..bench.faireval import faireval_items
 from ..bench.topical_samples import build_sample
 

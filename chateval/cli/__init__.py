@@ -10,8 +10,8 @@ import textwrap
 from typing import Any, Sequence
 
 
-from .. import secrets
-from ..errors import ChatevalError
+from ..util import secrets
+from ..util.errors import ChatevalError
 from . import audit, bench, calibrate, data, evaluate, listing, memory, view
 
 # What `chateval --help` shows a user (the module docstring above is for developers).
@@ -121,7 +121,7 @@ def _main(argv: Sequence[str] | None) -> int:
                                      soft_wrap=True)
         return e.exit_code
     except OSError as e:
-        from ..runs import WRITE_ERRNOS
+        from ..runs.directory import WRITE_ERRNOS
 
         if e.errno not in WRITE_ERRNOS:
             raise

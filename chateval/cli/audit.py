@@ -43,9 +43,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
     from ..auditing import AuditConfig, arun
     from ..models import UsageTotals
-    from ..progress import RunProgress
+    from ..runs.progress import RunProgress
 
-    from ..gates import AUDIT_METRICS, audit_measures, parse_gates
+    from ..runs.gates import AUDIT_METRICS, audit_measures, parse_gates
     from .outcome import gate_exit
 
     gates = parse_gates(args.fail_over, AUDIT_METRICS, flag="--fail-over")

@@ -22,7 +22,7 @@ EXIT_CODES = ("exit codes: 0 every unit done; 1 some units failed or have no res
 
 def preload_plugins(argv: Sequence[str]) -> None:
     """Load --plugin files and CHATEVAL_PLUGINS before the benchmark parsers are built."""
-    from ..plugins import load_plugins
+    from ..util.plugins import load_plugins
 
     specs = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--plugin"]
     specs += [a.split("=", 1)[1] for a in argv if a.startswith("--plugin=")]
@@ -57,10 +57,10 @@ def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     from ..bench import BENCHMARKS, arun, config_model
     from ..bench.headline import gate_measures, gate_metrics
-    from ..gates import parse_gates
+    from ..runs.gates import parse_gates
     from ..models import UsageTotals
-    from ..options import load_config_file
-    from ..progress import RunProgress
+    from ..util.options import load_config_file
+    from ..runs.progress import RunProgress
 
     if args.list or not args.benchmark:
         from rich.console import Console

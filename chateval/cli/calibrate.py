@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from ..gates import CALIBRATE_METRICS, calibrate_measures, parse_gates
+from ..runs.gates import CALIBRATE_METRICS, calibrate_measures, parse_gates
 from .cost import EXIT_CODE_TEXT, EXIT_STOPPED, add_cost_options, cap_context, check_executor, print_estimate, report_cap
 from .options import add_model_options, given
 from .outcome import add_gate_option, gate_exit
@@ -65,7 +65,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     from ..calibration import CalibrateConfig, acalibrate, parse_setting
     from ..models import UsageTotals
-    from ..progress import RunProgress
+    from ..runs.progress import RunProgress
 
     gates = parse_gates(args.fail_under, CALIBRATE_METRICS)
     data = given(args, CalibrateConfig) | {"input": args.input}

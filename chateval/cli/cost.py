@@ -8,12 +8,12 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..budget import CostCap
+    from ..models.budget import CostCap
     from ..models.dryrun import DryRunEstimate
 
 EXIT_STOPPED = 3
@@ -100,7 +100,7 @@ def cap_context(args: argparse.Namespace) -> Any:
     """The cost cap the run executes under (a no-op context without --max-cost)."""
     import contextlib
 
-    from ..budget import cost_cap
+    from ..models.budget import cost_cap
 
     usd = getattr(args, "max_cost", None)
     return contextlib.nullcontext(None) if usd is None or args.dry_run else cost_cap(usd)

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 
 if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 
-from ..config import EvalConfig
+from ..evaluation.config import EvalConfig
 from .cost import EXIT_CODE_TEXT, EXIT_STOPPED, add_cost_options, cap_context, print_estimate, report_cap
 from .options import add_model_options, given
 from .outcome import add_gate_option, gate_exit, report_accounting
@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
     ev.add_argument("--limit", type=int, help="judge only the first N records")
     ev.add_argument("--skip-invalid", action="store_true", help="skip and report bad input lines instead of stopping")
     add_judge_options(ev)
-    from ..gates import AGREEMENT_METRICS
+    from ..runs.gates import AGREEMENT_METRICS
 
     add_gate_option(ev, AGREEMENT_METRICS)  # agreement of the verdicts with the input's labels
     add_cost_options(ev)
@@ -63,7 +63,7 @@ def add_price_option(p: argparse.ArgumentParser) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> EvalConfig:
-    from ..config import find_preset, load_preset
+    from ..evaluation.config import find_preset, load_preset
     from ..models.prices import apply_price_specs
 
     apply_price_specs(args.price)
@@ -72,12 +72,12 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    from ..errors import ConfigError
-    from ..evaluator import Evaluator
+    from ..util.errors import ConfigError
+    from ..evaluation.evaluator import Evaluator
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit {args.limit}: must be at least 1")
-    from ..gates import AGREEMENT_METRICS, parse_gates
+    from ..runs.gates import AGREEMENT_METRICS, parse_gates
 
     gates = parse_gates(args.fail_under, AGREEMENT_METRICS)
     cfg = config_from_args(args)
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 
 def dry_run(args: argparse.Namespace, cfg: EvalConfig, console: Console) -> int:
-    from ..evaluator import Evaluator
+    from ..evaluation.evaluator import Evaluator
     from ..models.dryrun import dry_run as dry
 
     async def go() -> Any:
@@ -111,8 +111,8 @@ def dry_run(args: argparse.Namespace, cfg: EvalConfig, console: Console) -> int:
 
 
 def _run(args: argparse.Namespace, ev: Any, console: Console, cap: Any, gates: list[Any]) -> int:
-    from ..gates import evaluate_measures
-    from ..progress import RunProgress, summary_table
+    from ..runs.gates import evaluate_measures
+    from ..runs.progress import RunProgress, summary_table
 
     progress = RunProgress(ev.layer.totals, console)
 

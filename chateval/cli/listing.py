@@ -38,10 +38,10 @@ def strategies(args: argparse.Namespace, console: Console) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from ..config import load_preset
+    from ..evaluation.config import load_preset
     from ..debate import STRATEGIES
-    from ..paths import search_path
-    from ..plugins import load_plugins
+    from ..util.paths import search_path
+    from ..util.plugins import load_plugins
 
     load_plugins(args.plugins or [])
     out = Console()
@@ -63,7 +63,7 @@ def perturbations(args: argparse.Namespace, console: Console) -> int:
     from rich.table import Table
 
     from ..auditing import PERTURBATIONS, get_perturbation
-    from ..plugins import load_plugins
+    from ..util.plugins import load_plugins
 
     load_plugins(args.plugins or [])
     table = Table("perturbation", "bias", "tasks", "description")

@@ -9,8 +9,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 
-from ..errors import ConfigError
-from ..secrets import redact_url
+from ..util.errors import ConfigError
+from ..util.secrets import redact_url
 from .evaluate import add_price_option
 from .options import add_model_options
 
@@ -60,7 +60,7 @@ def add_parser(sub: Any) -> None:
                           "else as text: --set k=10 --set truncate=none")
     ask.add_argument("--show-context", action="store_true", help="print the whole context given to the answering model")
     ask.add_argument("--plugin", action="append", dest="plugins", help="a .py file or module registering a system")
-    from ..config import EvalConfig
+    from ..evaluation.config import EvalConfig
 
     add_model_options(ask, EvalConfig, exclude=[f for f in EvalConfig.model_fields if f not in MODEL_FIELDS],
                       title="model")
@@ -68,7 +68,7 @@ def add_parser(sub: Any) -> None:
 
 
 def embedder_url(args: argparse.Namespace) -> str | None:
-    from ..options import check_base_url
+    from ..util.options import check_base_url
 
     try:
         return check_base_url(args.embedder_base_url) or args.base_url
@@ -105,7 +105,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     from ..memory import MEMORY_SYSTEMS
     from ..memory import systems  # noqa: F401  (registers the built-in systems)
-    from ..plugins import load_plugins
+    from ..util.plugins import load_plugins
 
     load_plugins(args.plugins or [])
     table = Table("system", "description", "paper", "knobs", show_lines=True,
@@ -145,7 +145,7 @@ def probe_qdrant(url: str) -> None:
 
 
 def build_layer(args: argparse.Namespace) -> Any:
-    from ..evaluator import layer_from_config
+    from ..evaluation.evaluator import layer_from_config
     from .evaluate import config_from_args
 
     return layer_from_config(config_from_args(args))
@@ -159,7 +159,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
     from ..memory import systems  # noqa: F401  (registers the built-in systems)
     from ..memory.embeddings import make_embedder
     from ..memory.vector import collection_prefix
-    from ..plugins import load_plugins
+    from ..util.plugins import load_plugins
 
     # Everything that can be wrong with the options fails here, before any data or model work.
     load_plugins(args.plugins or [])

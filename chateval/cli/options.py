@@ -1,4 +1,4 @@
-"""Command-line options generated from pydantic settings models (``chateval.options.opt``), so a
+"""Command-line options generated from pydantic settings models (``chateval.util.options.opt``), so a
 config model and its command line cannot drift. Every option defaults to None ('not given'),
 which lets the CLI layer over a config file and the model's own defaults."""
 
@@ -12,7 +12,7 @@ from typing import Any, Iterable, Literal
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 
 
 def csv(flag: str) -> Any:

@@ -40,7 +40,7 @@ def gate_exit(code: int, gates: list[Any], measures: dict[str, Any], console: Co
               flag: str = "--fail-under") -> int:
     """The command's exit code with its gates checked: 4 when one is not met (and the run
     itself succeeded; a failed run keeps its own code). One line per gate not met."""
-    from ..gates import EXIT_GATE, check
+    from ..runs.gates import EXIT_GATE, check
 
     from rich.markup import escape
 

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 
 LARGE_PAGE = 50_000_000  # bytes
 

@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import InputError
-from ..jsonl import SURROGATE_HINT, lone_surrogate, lone_surrogate_line, may_hold_surrogate, split_lines
+from ..util.errors import InputError
+from ..util.jsonl import SURROGATE_HINT, lone_surrogate, lone_surrogate_line, may_hold_surrogate, split_lines
 from .catalog import not_found_hint
 
 

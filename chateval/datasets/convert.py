@@ -11,7 +11,7 @@ import tarfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ..jsonl import split_lines
+from ..util.jsonl import split_lines
 from .common import DatasetError, jsonl_objects
 
 Conversion = Callable[[Path], list[Path]]
@@ -48,7 +48,7 @@ def faireval_merge(root: Path) -> list[Path]:
         path = raw / "answer" / file
         answers[model] = {row.get("question_id"): row.get("text") for _, row in jsonl_objects(path, "FairEval answers")}
     review = raw / "review" / "review_gpt35_vicuna-13b_human.txt"
-    # One label a line, split at \n only (as every JSONL reader here: chateval.jsonl.split_lines).
+    # One label a line, split at \n only (as every JSONL reader here: chateval.util.jsonl.split_lines).
     labels = [line.decode("utf-8").strip() for _, line in split_lines(review.read_bytes())]
     if len(labels) != len(questions):
         raise DatasetError(f"{review}: {len(labels)} labels for {len(questions)} questions")

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from ..errors import ChatevalError, InputError
+from ..util.errors import ChatevalError, InputError
 from .catalog import MIRROR_ENV, DataSet, RemoteFile
 from .convert import CONVERSIONS
 

@@ -17,7 +17,7 @@ from statistics import mean
 from pydantic import BaseModel
 
 from ..models import offline_step
-from ..text import coverage, first_sentence, token_f1, words
+from ..util.text import coverage, first_sentence, token_f1, words
 from .debaters import DebateTurnInputs
 from .samples import Sample
 

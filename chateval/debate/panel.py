@@ -12,10 +12,10 @@ from autogen_core import CancellationToken
 from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field
 
-from ..errors import ChatevalError, ConfigError
-from ..interrupts import UserCodeExit, contain_exits
+from ..util.errors import ChatevalError, ConfigError
+from ..util.interrupts import UserCodeExit, contain_exits
 from ..models import CallLog, ModelLayer, ModelSpec, PromptPrefix, StepContext, UsageTotals
-from ..prompts import Prompts
+from ..util.prompts import Prompts
 from . import offline_judge  # noqa: F401  (registers the offline model's debate steps)
 from .aggregate import Method, aggregate, combine_swapped, unswap
 from .debaters import MODERATOR, SUMMARIZER, Debater

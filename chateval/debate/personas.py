@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ..errors import ConfigError
-from ..paths import search_path
-from ..yamlfiles import load_mapping
+from ..util.errors import ConfigError
+from ..util.paths import search_path
+from ..util.yamlfiles import load_mapping
 
 
 class Persona(BaseModel):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ..errors import ConfigError
-from ..registry import Registry
+from ..util.errors import ConfigError
+from ..util.registry import Registry
 from .aggregate import Method, winner_of
 from .parsing import (DEFAULT_SCALE, CorrectnessOut, PairwiseOut, ScoreOut, parse_correctness, parse_pairwise,
                       parse_scores, score_schema)

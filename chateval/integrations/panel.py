@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..debate import JudgeResult, Sample
-from ..errors import ChatevalError
-from ..evaluator import Evaluator
+from ..util.errors import ChatevalError
+from ..evaluation.evaluator import Evaluator
 
 JudgeTask = Literal["correctness", "score"]
 SCORE_MIN, SCORE_MAX = 1.0, 10.0  # the panel scores on 1..10 (prompts/score_verdict.j2)

@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..steps import TypedStep
-from ..text import content_words
+from ..models.steps import TypedStep
+from ..util.text import content_words
 from .types import Turn
 
 NO_ANSWER = "I don't have that information in our past conversations."

@@ -14,10 +14,10 @@ from typing import Any, Callable, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import ConfigError, InputError
+from ..util.errors import ConfigError, InputError
 from ..models import CallLog, ModelLayer, UsageTotals, approx_tokens
-from ..prompts import Prompts, get_prompts
-from ..registry import Registry
+from ..util.prompts import Prompts, get_prompts
+from ..util.registry import Registry
 from .answer import ANSWER, AnswerInputs, AnswerStyle, ReaderPrompt
 from .types import MemoryItem, MemoryStats, Response, Session, Turn, as_utc
 

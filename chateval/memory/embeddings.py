@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 import diskcache
 import numpy as np
 
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 from ..models import ModelLayer
 from ..models.embeddings import EmbeddingClient
 

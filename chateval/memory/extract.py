@@ -6,8 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from ..steps import TypedStep
-from ..text import content_words, first_sentence
+from ..models.steps import TypedStep
+from ..util.text import content_words, first_sentence
 from .types import Session, Turn
 
 

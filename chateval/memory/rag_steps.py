@@ -10,8 +10,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from ..steps import TypedStep
-from ..text import content_words
+from ..models.steps import TypedStep
+from ..util.text import content_words
 from .extract import SessionInputs, _is_user
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ConfigError
-from ..yamlfiles import load_mapping
+from ..util.errors import ConfigError
+from ..util.yamlfiles import load_mapping
 
 
 class Sampling(BaseModel):

@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 
 from pydantic import BaseModel, Field
 
-from ..steps import TypedStep
+from ..models.steps import TypedStep
 
 
 class TimeRangeInputs(BaseModel):

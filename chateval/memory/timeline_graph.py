@@ -31,7 +31,7 @@ from typing import Any, Iterable, Literal
 
 import networkx as nx
 
-from ..errors import InputError
+from ..util.errors import InputError
 from .types import as_utc
 
 Relation = Literal["Changed", "Cause", "Reason", "HinderedBy", "React", "Want", "SameTopic"]
@@ -268,7 +268,7 @@ class TimelineGraph:
         return out
 
     def save(self, path: str | Path) -> None:
-        from ..runs import atomic_write
+        from ..runs.directory import atomic_write
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,8 +17,8 @@ from typing import Any, Coroutine, Iterable
 
 import numpy as np
 
-from .. import secrets
-from ..errors import ChatevalError
+from ..util import secrets
+from ..util.errors import ChatevalError
 
 # qdrant-client's version check runs in a background thread and warns (outside any error
 # handling) when nothing answers; our own first request already reports that in one line.

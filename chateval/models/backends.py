@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 from autogen_core.models import ChatCompletionClient, LLMMessage, ModelInfo
 from pydantic import BaseModel
 
-from ..errors import ModelCallError
+from ..util.errors import ModelCallError
 from .offline import run_offline_step
 from .retry import BadResponse, RetryPolicy
 from .spec import ModelSpec

@@ -19,9 +19,9 @@ from typing import Any, Iterator, Sequence
 
 from pydantic import BaseModel
 
-from ..budget import current_unit
-from ..errors import ModelCallError
-from ..text import common_prefix
+from .budget import current_unit
+from ..util.errors import ModelCallError
+from ..util.text import common_prefix
 from .backends import Completion, StepContext
 from .offline import run_offline_step
 from .prices import PRICES, cost_usd

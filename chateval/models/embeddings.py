@@ -10,7 +10,7 @@ import hashlib
 import os
 from typing import Any
 
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 from .layer import ModelLayer
 from .providers import openai_sdk
 from .retry import BadResponse

@@ -15,9 +15,9 @@ from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
 from autogen_core.models import LLMMessage, ModelInfo
 from pydantic import BaseModel
 
-from ..budget import active_cap
-from ..errors import ConfigError, EndpointUnreachable, ModelCallError
-from ..secrets import redact_url, register, register_url, scrub
+from .budget import active_cap
+from ..util.errors import ConfigError, EndpointUnreachable, ModelCallError
+from ..util.secrets import redact_url, register, register_url, scrub
 from .backends import Backend, Completion, GenParams, StepContext, Structured, build_backend, json_schema
 from .cache import CompletionCache, cache_key
 from .dryrun import active_dry_run
@@ -97,7 +97,7 @@ class ModelLayer:
             return OfflineBackend()
 
     def _watch_cap(self) -> None:
-        """Under a cost cap (``chateval.budget``) this layer's meter counts toward it; a model
+        """Under a cost cap (``chateval.models.budget``) this layer's meter counts toward it; a model
         without a known price cannot be capped: refused before any call."""
         cap = active_cap()
         if cap is None or active_dry_run() is not None:

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel
 
-from ..errors import ModelCallError
+from ..util.errors import ModelCallError
 
 OfflineHandler = Callable[[Any, "type[BaseModel] | None"], "str | BaseModel"]
 _HANDLERS: dict[str, OfflineHandler] = {}

@@ -60,7 +60,7 @@ def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, *, cache_re
 def apply_price_specs(specs: list[str]) -> None:
     """``MODEL=IN,OUT[,CACHED_IN[,CACHE_WRITE]]`` (USD per million tokens) for models missing
     from the table, or to override it."""
-    from ..errors import ConfigError
+    from ..util.errors import ConfigError
 
     for spec in specs:
         expected = f"--price '{spec}': expected MODEL=IN,OUT[,CACHED_IN[,CACHE_WRITE]] (USD per million tokens)"

@@ -15,8 +15,8 @@ from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from autogen_core.models import ModelInfo
-from .. import secrets
-from ..errors import ConfigError
+from ..util import secrets
+from ..util.errors import ConfigError
 from .backends import AutogenBackend, Backend, GenParams, Structured, split_query, without_credentials
 from .retry import RetryPolicy
 from .spec import ModelSpec
@@ -65,7 +65,7 @@ KEY_ENV_VARS = secrets.KEY_ENV_VARS
 
 
 def env_secrets() -> list[str]:
-    """The key variables' values (registered with chateval.secrets as they are read)."""
+    """The key variables' values (registered with chateval.util.secrets as they are read)."""
     return secrets.register_env(KEY_ENV_VARS)
 
 

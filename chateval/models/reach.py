@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterator
 
-from ..errors import EndpointUnreachable
+from ..util.errors import EndpointUnreachable
 
 # The run's box for the first unreachable-endpoint error; a list so that the tasks a run starts
 # (which copy the context) all see the one the run set.

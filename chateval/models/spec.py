@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from ..errors import ConfigError
+from ..util.errors import ConfigError
 
 
 class ModelSpec(BaseModel):

@@ -11,7 +11,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..text import common_prefix  # noqa: F401  (re-exported: the fake servers and benchmarks use it from here)
+from ..util.text import common_prefix  # noqa: F401  (re-exported: the fake servers and benchmarks use it from here)
 
 OPENAI, ANTHROPIC, OLLAMA, EMBEDDINGS = "openai", "anthropic", "ollama", "embeddings"
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, Undefined, select_autoescape
 
-from ..errors import InputError, RunWriteError
-from ..runs import atomic_write
+from ..util.errors import InputError, RunWriteError
+from ..runs.directory import atomic_write
 from .format import headline_table, money, num
 from .load import NotARunDir, RunView, load_run
 from .runlist import RunEntry, list_runs

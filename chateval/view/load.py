@@ -13,9 +13,9 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel, Field
 
-from ..audit_records import AuditSummary, is_audit, read_summary
-from ..errors import InputError
-from ..jsonl import read_records
+from ..records.audit import AuditSummary, is_audit, read_summary
+from ..util.errors import InputError
+from ..util.jsonl import read_records
 from ..models.usage import UsageTotals
 from .samples import SampleView, sample_views
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..runs import LOCK, PID
+from ..runs.directory import LOCK, PID
 from .format import money, num, pct
 from .load import RUN_FILES
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..labels import reference_label
+from ..stats.labels import reference_label
 
 
 class Debate(BaseModel):

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ..errors import InputError
-from ..secrets import scrub
+from ..util.errors import InputError
+from ..util.secrets import scrub
 from .build import render_index, render_view
 from .runlist import RunEntry, find_runs, list_runs, run_entry
 

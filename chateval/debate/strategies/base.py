@@ -19,7 +19,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Callable, ClassVar, Literal, TypeVar
 
-from ...registry import Registry
+from ...util.registry import Registry
 
 if TYPE_CHECKING:
     from ..panel import DebateRun

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import ConfigError
+from ...util.errors import ConfigError
 from ...models import approx_tokens
 from ...models.context_windows import context_window, min_tokens
 from ..base import MemorySystem, memory_system

@@ -19,8 +19,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ...steps import TypedStep
-from ...text import content_words
+from ...models.steps import TypedStep
+from ...util.text import content_words
 from .. import scoring
 from ..base import memory_system
 from ..types import MemoryItem, Session

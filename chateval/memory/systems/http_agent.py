@@ -18,10 +18,10 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ... import secrets
+from ...util import secrets
 from ...models import CallRecord, UsageTotals, approx_tokens
 from ...models.backends import split_query, without_credentials
-from ...options import check_base_url
+from ...util.options import check_base_url
 from ..base import MemorySystem, _last_user_text, memory_system
 from ..types import MemoryItem, Response, Session, Turn
 

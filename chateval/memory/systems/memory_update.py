@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from ...steps import TypedStep
-from ...text import content_words, words
+from ...models.steps import TypedStep
+from ...util.text import content_words, words
 from ..base import memory_system
 from ..types import Session
 from .retrieval import RetrievalSettings, VectorMemory

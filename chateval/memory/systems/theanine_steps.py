@@ -11,8 +11,8 @@ from datetime import datetime
 from pydantic import BaseModel, Field, field_validator
 
 from ...models import approx_tokens
-from ...steps import TypedStep
-from ...text import content_words
+from ...models.steps import TypedStep
+from ...util.text import content_words
 from ..extract import MemoryFact, MemoryFacts, SessionInputs, _gist
 from ..timeline_graph import RELATIONS, Relation
 from ..types import Turn

@@ -37,7 +37,7 @@ class ModelCrossEncoder(CrossEncoderClient):
     ``cross_encoder_model`` setting; nothing is downloaded). Scores each (query, fact) pair."""
 
     def __init__(self, path: str) -> None:
-        from ...errors import ConfigError
+        from ...util.errors import ConfigError
 
         where = f"zep.cross_encoder_model '{path}'"
         if not Path(path).is_dir():

@@ -18,7 +18,7 @@ from graphiti_core.prompts.models import Message
 from pydantic import BaseModel, ValidationError
 
 from ...models import CallLog, ModelLayer, StepContext, parse_json_reply
-from ...steps import StepError, said
+from ...models.steps import StepError, said
 
 
 class GraphitiMessage(BaseModel):

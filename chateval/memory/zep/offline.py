@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ...models import offline_step
-from ...text import first_sentence
+from ...util.text import first_sentence
 from .llm import GraphitiStepInputs
 from .offline_text import (
     SINGLE_VALUED,

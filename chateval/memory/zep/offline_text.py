@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from ...text import STOPWORDS
+from ...util.text import STOPWORDS
 
 _SPEAKER = re.compile(r"^([^:\n]{1,40}):\s*(.*)$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'&-]*")

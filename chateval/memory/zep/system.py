@@ -30,8 +30,8 @@ from graphiti_core.utils.maintenance.community_operations import update_communit
 from graphiti_core.utils.maintenance.graph_data_operations import clear_data
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from ... import secrets
-from ...errors import ConfigError
+from ...util import secrets
+from ...util.errors import ConfigError
 from ...models import ModelLayer
 from ..base import MemorySystem, memory_system
 from ..types import MemoryItem, Session, Turn, as_utc

@@ -24,10 +24,10 @@ from typing import Any, Iterable
 
 from filelock import FileLock, Timeout
 
-from .budget import active_cap
-from .errors import ConfigError, InputError, RunWriteError
-from .jsonl import dumps_line, read_records
-from .secrets import scrub, scrub_obj
+from ..models.budget import active_cap
+from ..util.errors import ConfigError, InputError, RunWriteError
+from ..util.jsonl import dumps_line, read_records
+from ..util.secrets import scrub, scrub_obj
 
 CONFIG = "config.json"
 SAMPLES = "samples.jsonl"
@@ -217,7 +217,7 @@ def write_json(path: Path, data: Any) -> None:
 
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
     """Records of a JSONL file and the number of unreadable lines (a torn last line counts).
-    Lines end at "\\n" only (:mod:`chateval.jsonl`)."""
+    Lines end at "\\n" only (:mod:`chateval.util.jsonl`)."""
     if not path.exists():
         return [], 0
     records, bad = read_records(path)

@@ -6,9 +6,9 @@ from collections import Counter
 from statistics import mean
 from typing import Any
 
-from .labels import normalise_label, reference_label
-from .models import UsageTotals
-from .savings import savings
+from ..stats.labels import normalise_label, reference_label
+from ..models import UsageTotals
+from ..runs.savings import savings
 
 __all__ = ["OFFLINE_NOTE", "normalise_label", "summarize_judged"]
 

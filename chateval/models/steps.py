@@ -13,10 +13,10 @@ from typing import Callable, Generic, TypeVar
 from autogen_core.models import AssistantMessage, SystemMessage, UserMessage
 from pydantic import BaseModel, ValidationError
 
-from .errors import ModelCallError
-from .models import CallLog, ModelLayer, StepContext, offline_step, parse_json_reply
-from .models.backends import json_schema
-from .prompts import Prompts, get_prompts
+from ..util.errors import ModelCallError
+from . import CallLog, ModelLayer, StepContext, offline_step, parse_json_reply
+from .backends import json_schema
+from ..util.prompts import Prompts, get_prompts
 
 I = TypeVar("I", bound=BaseModel)
 O = TypeVar("O")

@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .debate.panel import JudgeResult
-from .errors import InputError
-from .runs import SAMPLES, SUMMARY, read_jsonl
+from ..debate.panel import JudgeResult
+from ..util.errors import InputError
+from ..runs.directory import SAMPLES, SUMMARY, read_jsonl
 
 FORMAT_VERSION = 1
 ORIGINAL = "original"

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import ConfigError
+from ..util.errors import ConfigError
 
 EXIT_GATE = 4
 

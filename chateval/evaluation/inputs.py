@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .debate.samples import Sample
-from .debate.tasks import get_task
-from .errors import InputError
-from .jsonl import SURROGATE_HINT, lone_surrogate, may_hold_surrogate, split_lines
-from .labels import MAX_ANNOTATORS, normalise_label
+from ..debate.samples import Sample
+from ..debate.tasks import get_task
+from ..util.errors import InputError
+from ..util.jsonl import SURROGATE_HINT, lone_surrogate, may_hold_surrogate, split_lines
+from ..stats.labels import MAX_ANNOTATORS, normalise_label
 
 MAX_FIELD_CHARS = 200_000  # a runaway field (e.g. a 1 MB answer) is an input error, not a prompt
 MAX_NAME_CHARS = 200  # ids, labels and aspect names are names, not text

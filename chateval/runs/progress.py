@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
-from .agreement import baseline_text
-from .models import UsageTotals, prompt_cache_text
+from ..stats.agreement import baseline_text
+from ..models import UsageTotals, prompt_cache_text
 
 
 def _cost(c: float | None) -> str:

@@ -7,21 +7,21 @@ import importlib.metadata as md
 from pathlib import Path
 from typing import Any, Callable
 
-from .budget import cap_reached, set_unit, skip_unit
+from ..models.budget import cap_reached, set_unit, skip_unit
 from .config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset, redact_url
-from .debate import NO_PERSONA, JudgeResult, Panel, Persona, PersonaLibrary, Sample
-from .debate.tasks import get_task
-from .errors import ConfigError
-from .eval_report import label_agreement, write_report
+from ..debate import NO_PERSONA, JudgeResult, Panel, Persona, PersonaLibrary, Sample
+from ..debate.tasks import get_task
+from ..util.errors import ConfigError
+from .report import label_agreement, write_report
 from .inputs import InvalidLine, load_samples
-from .interrupts import watch_sigint
-from .models.dryrun import DryRunEstimate, adaptive_notes, dry_run
-from .models.providers import env_secrets
-from .models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
-from .models.reach import watch_endpoints
-from .prompts import get_prompts
-from .plugins import load_plugins
-from .runs import SAMPLES, RunDir, file_sha256, read_jsonl
+from ..util.interrupts import watch_sigint
+from ..models.dryrun import DryRunEstimate, adaptive_notes, dry_run
+from ..models.providers import env_secrets
+from ..models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
+from ..models.reach import watch_endpoints
+from ..util.prompts import get_prompts
+from ..util.plugins import load_plugins
+from ..runs.directory import SAMPLES, RunDir, file_sha256, read_jsonl
 from .summary import summarize_judged
 
 SampleCallback = Callable[[JudgeResult], None]
@@ -173,7 +173,7 @@ class Evaluator:
     async def evaluate(self, samples: list[Sample], *, on_result: SampleCallback | None = None,
                        concurrency: int | None = None) -> list[JudgeResult]:
         """Judge many samples concurrently (results in input order). Under a cost cap
-        (``chateval.budget.cost_cap``) samples not started once it is reached are left out."""
+        (``chateval.models.budget.cost_cap``) samples not started once it is reached are left out."""
         # Twice as many samples in flight as connections: a sample between two of its sequential
         # calls (parsing, building the next prompt) leaves its connection to another sample, so the
         # connection limit, not sample scheduling, is what bounds throughput.

@@ -10,12 +10,12 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from .agreement import accuracy, baseline_text, baselines, cohen_kappa, correlations, kappa_ci95
-from .models.usage import prompt_cache_text
-from .runs import atomic_write
-from .savings import savings_lines
-from .labels import reference_label
-from .text import md, md_all
+from ..stats.agreement import accuracy, baseline_text, baselines, cohen_kappa, correlations, kappa_ci95
+from ..models.usage import prompt_cache_text
+from ..runs.directory import atomic_write
+from ..runs.savings import savings_lines
+from ..stats.labels import reference_label
+from ..util.text import md, md_all
 
 REPORT_FILE = "report.md"
 LABELS = {"pairwise": ["1", "2", "tie"], "correctness": [True, False]}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-_PKG = Path(__file__).resolve().parent
+_PKG = Path(__file__).resolve().parent.parent  # the chateval package (this file is in chateval/util/)
 
 
 def data_dir(name: str) -> Path:

@@ -9,11 +9,11 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from .errors import ConfigError
-from .options import check_base_url, check_dir, check_names, merge_layers, opt
-from .paths import search_path
-from .secrets import redact_url
-from .yamlfiles import load_mapping
+from ..util.errors import ConfigError
+from ..util.options import check_base_url, check_dir, check_names, merge_layers, opt
+from ..util.paths import search_path
+from ..util.secrets import redact_url
+from ..util.yamlfiles import load_mapping
 
 # The order in which personas are added when only --agents is given (ChatEval's five roles).
 DEFAULT_PERSONAS = ["general_public", "critic", "news_author", "psychologist", "scientist"]

@@ -1,0 +1,1 @@
+"""Typed records written to and read from run directories."""
