@@ -27,7 +27,7 @@ MODEL = "openai-compatible/judge-m"
 @pytest.fixture(autouse=True)
 def _own_registry():
     """Plugin perturbations registered by a test are gone after it (the CLI is one process per run)."""
-    from chateval import plugins
+    from chateval.util import plugins
     from chateval.auditing import PERTURBATIONS
 
     items, loaded = dict(PERTURBATIONS._items), set(plugins._loaded)

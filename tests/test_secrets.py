@@ -428,7 +428,7 @@ def test_ollama_refuses_what_its_client_would_drop():
 
 
 def test_scrub_covers_every_spelling():
-    from chateval import secrets
+    from chateval.util import secrets
 
     secret = 'sk-"quoted"&<odd>\u00e9-canary'
     secrets.register(secret)
@@ -453,7 +453,7 @@ def test_an_unreachable_qdrant_url_is_quoted_without_credentials(tmp_path, capsy
 
 def test_an_uncaught_exception_is_printed_scrubbed():
     # A crash in a real process: the interpreter prints the traceback after main() has returned.
-    code = ("import sys, chateval.cli as cli; from chateval import secrets\n"
+    code = ("import sys, chateval.cli as cli; from chateval.util import secrets\n"
             "cli.COMMANDS['view'] = lambda args, console: (_ for _ in ()).throw(RuntimeError("
             "'boom ' + secrets.__name__ + ' ' + __import__('os').environ['OPENAI_API_KEY']))\n"
             "sys.exit(cli.main(['view', '.']))\n")
