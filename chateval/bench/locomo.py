@@ -37,6 +37,8 @@ from ..runs.directory import file_sha256
 from ..memory.answer import AnswerStyle, ReaderPrompt
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .base import Benchmark, _error_text, benchmark, open_run, run_units
+from .headline import cost, system_rows
+from .records import ConversationRecord, SystemsSummary
 from .config import MemoryBenchConfig
 from .locomo_report import summarize_locomo, write_locomo_report
 from .selection import select
@@ -174,6 +176,20 @@ class LoCoMo(Benchmark):
     description = "LoCoMo (locomo10.json format): official F1, BLEU-1, LLM judge and evidence recall per category"
     config_model = LoCoMoConfig
     distributable = True  # each unit ingests its own question/conversation
+    record_type, summary_type = ConversationRecord, SystemsSummary
+    gate_metrics = ["f1", "evidence_recall"]
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return system_rows(summary, "F1", lambda e: (
+            (e.get("overall") or {}).get("f1"), e.get("n_qa"), e.get("n_qa_failed"),
+            cost(e.get("answer_usage"), e.get("judge_usage"))),
+            lambda e: {"evidence recall": (e.get("overall") or {}).get("evidence_recall")})
+
+    @classmethod
+    def gate_measures(cls, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
+        return super().gate_measures(summary, rows) | {"evidence_recall": {r["system"]: r.get("evidence recall")
+                                                                           for r in rows}}
 
     async def run(self, args: LoCoMoConfig, progress: RunProgress | None) -> dict[str, Any]:
         if args.predictions and args.systems:

@@ -1,0 +1,133 @@
+"""The record types of the built-in benchmarks: what a unit writes to samples.jsonl and what
+summary.json holds, typed for the fields the headline, reports and viewer read. Each benchmark
+names its own on its class (``record_type``, ``summary_type``); everything else a record holds
+is kept as an extra field (see :mod:`chateval.runs.envelope`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..records.judged import EvaluateSummary, JudgedRecord
+from ..runs.envelope import SampleRecord, SummaryRecord
+
+
+class Part(BaseModel):
+    """A nested block of a summary: typed where read, the rest kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# --- memory benchmarks: one unit = a question (or conversation) answered by one system -----------
+
+class MemoryRecord(SampleRecord):
+    """A system's answer to one question, judged (LongMemEval and the like)."""
+
+    question_id: str | None = None
+    question_type: str | None = None
+    method: str | None = None  # the memory system
+    question: str | None = None
+    gold: Any = None
+    answer: str | None = None
+    correct: bool | None = None
+    judge: dict[str, Any] | None = None  # per judge ("single", "debate"): its verdict
+    context: str | None = None
+    gold_sessions: list[str] | None = None
+    retrieval: dict[str, Any] | None = None
+
+
+class MemoryMethod(Part):
+    n: int | None = None
+    n_failed: int | None = None
+    qa: dict[str, Any] = Field(default_factory=dict)  # per judge: overall, by_type
+    retrieval: dict[str, Any] | None = None  # per level: recall_all@k, ...
+    answer_usage: dict[str, Any] | None = None
+    judge_usage: dict[str, Any] | None = None
+
+
+class MemorySummary(SummaryRecord):
+    methods: dict[str, MemoryMethod] = Field(default_factory=dict)
+    comparisons: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ConversationRecord(SampleRecord):
+    """One conversation answered by one system: its questions in ``qa`` (LoCoMo)."""
+
+    conversation: str | None = None
+    method: str | None = None
+    qa: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class SystemResult(Part):
+    """One system's numbers in a per-system summary (LoCoMo, TeaFarm, msc-response)."""
+
+    n_units: int | None = None
+    n_failed: int | None = None
+    n_qa: int | None = None
+    n_qa_failed: int | None = None
+    overall: dict[str, Any] | None = None  # LoCoMo: f1, bleu1, evidence_recall
+    success_rate: float | None = None  # TeaFarm
+    metrics: dict[str, Any] | None = None  # msc-response: bleu4, rouge_l, ... each {mean, ...}
+    answer_usage: dict[str, Any] | None = None
+    judge_usage: dict[str, Any] | None = None
+
+
+class SystemsSummary(SummaryRecord):
+    systems: dict[str, SystemResult] = Field(default_factory=dict)
+    comparisons: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# --- head-to-head: one unit = a question answered by two (or more) systems, judged pairwise -----
+
+class PairRecord(SampleRecord):
+    case_id: str | None = None
+    question_type: str | None = None
+    question: str | None = None
+    systems: dict[str, Any] = Field(default_factory=dict)  # "A"/"B" -> system
+    answers: dict[str, Any] = Field(default_factory=dict)
+    verdict: Any = None  # "A", "B" or "tie"
+    panel: dict[str, Any] | None = None
+    transcript: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class PairSummary(SummaryRecord):
+    systems: dict[str, Any] = Field(default_factory=dict)  # "A"/"B" -> system
+    n: int | None = None
+    wins: dict[str, Any] | None = None
+    ties: dict[str, Any] | None = None
+    losses: dict[str, Any] | None = None
+    ranking: list[dict[str, Any]] | None = None  # several systems: Bradley–Terry
+    usage: dict[str, Any] | None = None  # per system, and "total"
+
+
+# --- judge benchmarks: one sub-run per setting (a panel), each item judged --------------------
+
+class JudgeItemRecord(JudgedRecord):
+    """One judged item of a judge benchmark (a judged record with its human reference)."""
+
+    question_id: str | int | None = None
+    category: Any = None
+    human: Any = None
+    pred: Any = None
+
+
+class SettingResult(Part):
+    n_units: int | None = None
+    n_failed: int | None = None
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, Any] | None = None
+
+
+class SettingsSummary(SummaryRecord):
+    """The top folder's summary: every setting's numbers."""
+
+    settings: dict[str, SettingResult] = Field(default_factory=dict)
+    comparisons: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class SettingSummary(EvaluateSummary):
+    """A setting's own summary.json (its sub-run)."""
+
+    setting: str | None = None
+    metrics: dict[str, Any] = Field(default_factory=dict)
