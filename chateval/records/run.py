@@ -25,6 +25,10 @@ from .judged import EvaluateSummary, JudgedRecord
 RUN_FILES = (SUMMARY, SAMPLES, CONFIG)
 
 
+class NotARunDir(InputError):
+    """The path is missing or holds none of a run's files."""
+
+
 class RunTypes(BaseModel):
     """The models a kind of run is read with."""
 
@@ -147,7 +151,7 @@ def _files(path: Path) -> list[str]:
     return out
 
 
-def _read(path: Path, *, setting_of: str | None = None, with_files: bool = True) -> Run:
+def _read(path: Path, *, setting_of: str | None = None, with_files: bool = True, samples: bool = True) -> Run:
     config = _json(path / CONFIG) if (path / CONFIG).is_file() else None
     summary = _json(path / SUMMARY) if (path / SUMMARY).is_file() else None
     kind = setting_of or run_kind(config or {}, summary or {})
@@ -158,25 +162,28 @@ def _read(path: Path, *, setting_of: str | None = None, with_files: bool = True)
     run = Run(path=path, kind=kind, files=_files(path) if with_files else [],
               config=check(ConfigRecord, config, str(path / CONFIG)) if config is not None else None,
               summary=check(summary_type, summary, str(path / SUMMARY)) if summary is not None else None)
-    if (path / SAMPLES).is_file():
+    if samples and (path / SAMPLES).is_file():
         records, run.unreadable_lines = read_samples(path / SAMPLES)
         run.records = [check(types.record, rec, f"{path / SAMPLES}:{no}") for no, rec in records]
     return run
 
 
-def read_run(path: str | Path) -> Run:
+def read_run(path: str | Path, *, samples: bool = True, subruns: bool = True) -> Run:
     """A run directory (``--out`` of evaluate, bench, calibrate or audit) and its sub-runs, typed.
-    A bad run directory is an InputError of one line naming the file (and line)."""
+    ``samples=False`` reads config and summary only (a run list). A bad run directory is an
+    InputError of one line naming the file (and line)."""
     path = Path(path)
     if not path.is_dir():
-        raise InputError(f"{path}: no such run directory")
+        raise NotARunDir(f"{path}: no such run directory")
     if not is_run(path):
-        raise InputError(f"{path}: not a run directory (none of {', '.join(RUN_FILES)})")
-    run = _read(path)
+        raise NotARunDir(f"{path}: not a run directory (none of {', '.join(RUN_FILES)})")
+    run = _read(path, with_files=samples, samples=samples)
+    if not subruns:
+        return run
     subs = [p for p in sorted(path.iterdir()) if p.is_dir() and not p.name.startswith(".") and is_run(p)]
     for sub in subs:
         # A sub-run is a setting of the run above: read with its kind's types (calibrate's
         # settings are evaluate runs, a benchmark's are its own).
         of = "evaluate" if run.kind == "calibrate" else run.kind if run.kind != "run" else None
-        run.runs[sub.name] = _read(sub, setting_of=of, with_files=False)
+        run.runs[sub.name] = _read(sub, setting_of=of, with_files=False, samples=samples)
     return run

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..util.errors import InputError
 
@@ -32,6 +32,7 @@ class Envelope(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     format_version: int = 0  # 0: written before run files carried a version
+    _order: tuple[str, ...] = PrivateAttr(default=())  # the keys' order in the file (see data())
 
     def get(self, name: str, default: Any = None) -> Any:
         """A field or extra field by name (a payload's optional fields, one call for both)."""
@@ -39,8 +40,10 @@ class Envelope(BaseModel):
         return default if value is None else value
 
     def data(self) -> dict[str, Any]:
-        """The record as written (extras included, unset defaults left out)."""
-        return self.model_dump(mode="json", exclude_unset=True)
+        """The record as written: extras included, unset defaults left out, keys in the file's order."""
+        out = self.model_dump(mode="json", exclude_unset=True)
+        first = {k: out[k] for k in self._order if k in out}
+        return first | out
 
 
 class ConfigRecord(Envelope):
@@ -66,6 +69,12 @@ class SampleRecord(Envelope):
     wall_s: float | None = None  # a benchmark unit's wall time
 
 
+    def card(self) -> dict[str, Any]:
+        """Fields the viewer shows on this record's card, by label, besides those it finds itself
+        (an answer, a context, a debate): a benchmark's record type names its own numbers here."""
+        return {}
+
+
 class SummaryRecord(Envelope):
     """summary.json: status, usage, timing and the accounting every run writes, and the payload."""
 
@@ -88,12 +97,16 @@ class SummaryRecord(Envelope):
 
 def check(model: type[M], data: dict[str, Any], where: str) -> M:
     """``data`` as ``model``, or an InputError of one line naming ``where`` and the field."""
+    if not isinstance(data, dict):
+        raise InputError(f"{where}: not a run record (a JSON {type(data).__name__}, not an object)")
     try:
-        return model.model_validate(data)
+        out = model.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
         field = ".".join(map(str, err["loc"])) or "(record)"
         raise InputError(f"{where}: field '{field}': {err['msg'].lower()}") from None
+    out._order = tuple(data)
+    return out
 
 
 def stamp(data: dict[str, Any], model: type[Envelope] = Envelope) -> dict[str, Any]:
