@@ -23,7 +23,7 @@ from ..util.errors import InputError
 # have no ``format_version``; they read as version 0 and load the same way.
 FORMAT_VERSION = 1
 
-M = TypeVar("M", bound="Envelope")
+M = TypeVar("M", bound=BaseModel)
 
 
 class Envelope(BaseModel):
@@ -105,7 +105,8 @@ def check(model: type[M], data: dict[str, Any], where: str) -> M:
         err = e.errors()[0]
         field = ".".join(map(str, err["loc"])) or "(record)"
         raise InputError(f"{where}: field '{field}': {err['msg'].lower()}") from None
-    out._order = tuple(data)
+    if isinstance(out, Envelope):
+        out._order = tuple(data)
     return out
 
 
