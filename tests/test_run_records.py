@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 
 import chateval
-from chateval.bench.records import JudgeItemRecord, MemoryRecord, MemorySummary, PairRecord, SettingsSummary, SettingSummary
+from chateval.bench.records import (
+    JudgeItemRecord,
+    MemoryRecord,
+    MemorySummary,
+    PairRecord,
+    SettingsSummary,
+    SettingSummary,
+)
 from chateval.cli import main
 from chateval.records.judged import EvaluateSummary, JudgedRecord
 from chateval.records.run import NotARunDir, Run
