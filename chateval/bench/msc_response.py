@@ -46,7 +46,7 @@ from ..util.options import opt
 from ..runs.progress import RunProgress
 from .base import Benchmark, benchmark, open_run, run_units
 from .headline import cost, system_rows
-from .records import MemoryRecord, SystemsSummary
+from .records import SystemsSummary, TurnRecord
 from .config import MemoryBenchConfig
 from .data_paths import resolve_data
 from .head2head import verdict_record
@@ -115,7 +115,7 @@ class MSCResponse(Benchmark):
                    "(BLEU-4, ROUGE-L, MiniLM BERTScore-style F1; debate-panel memory helpfulness)")
     config_model = MSCResponseConfig
     distributable = True  # an episode's turns share one system per name: grouped
-    record_type, summary_type = MemoryRecord, SystemsSummary
+    record_type, summary_type = TurnRecord, SystemsSummary
     gate_metrics = ["rouge_l"]
 
     @classmethod

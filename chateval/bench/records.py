@@ -51,12 +51,39 @@ class MemorySummary(SummaryRecord):
     comparisons: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class TurnRecord(MemoryRecord):
+    """A system's reply at one turn of an episode (msc-response), or the panel's judgement of two."""
+
+    episode: str | int | None = None
+    turn: int | None = None
+
+    def question_of(self, sample: dict[str, Any]) -> str | None:
+        return f"{self.episode}::t{self.turn}" if self.episode is not None and self.turn is not None else None
+
+
 class ConversationRecord(SampleRecord):
     """One conversation answered by one system: its questions in ``qa`` (LoCoMo)."""
 
     conversation: str | None = None
     method: str | None = None
-    qa: list[dict[str, Any]] = Field(default_factory=list)
+    qa: list[Any] = Field(default_factory=list)
+
+    def samples(self) -> list[dict[str, Any]]:
+        """One sample per question, with the unit's own fields (not its totals); a failed unit
+        answered nothing: the unit itself is shown."""
+        rec = self.data()
+        outer = {k: v for k, v in rec.items() if k not in ("qa", "key", "usage", "stats", "latency", "status")}
+        conv = rec.get("conversation", rec.get("key", ""))
+        out = []
+        for i, qa in enumerate(self.qa):
+            if isinstance(qa, dict):
+                index = qa.get("qa_index", i)
+                sub = outer | qa | {"key": f"{rec.get('key', conv)}#{index}", "question_id": f"{conv}#{index}"}
+                sub.pop("conversation", None)  # already in question_id
+                out.append(sub)
+        if not out or self.status == "failed":
+            out.append({k: v for k, v in rec.items() if k != "qa"})
+        return out
 
 
 class SystemResult(Part):

@@ -69,6 +69,17 @@ class SampleRecord(Envelope):
     wall_s: float | None = None  # a benchmark unit's wall time
 
 
+    # What the viewer shows of a record (chateval.view): a benchmark's record type overrides these.
+    def samples(self) -> list[dict[str, Any]]:
+        """The viewer's samples of this record, one dict each: the record itself; a record that
+        holds several questions (a conversation's) splits here."""
+        return [self.data()]
+
+    def question_of(self, sample: dict[str, Any]) -> str | None:
+        """The question ``sample`` answers: samples of several systems (or runs) sharing it are
+        shown side by side. None: the viewer takes question_id, case_id, id or key."""
+        return None
+
     def card(self) -> dict[str, Any]:
         """Fields the viewer shows on this record's card, by label, besides those it finds itself
         (an answer, a context, a debate): a benchmark's record type names its own numbers here."""

@@ -72,12 +72,8 @@ def load_run(path: Path) -> RunView:
             name = f"{setting}/{png.name}" if setting else png.name
             view.plots.append((name, base64.b64encode(png.read_bytes()).decode("ascii")))
         for rec in d.records:
-            data = rec.data()
-            card = rec.card()  # what the record's own type says the viewer shows of it
-            for v in sample_views(data, setting):
-                v.memory |= card
-                view.samples.append(v)
-            usages += list(_usages(data))
+            view.samples += sample_views(rec, setting)
+            usages += list(_usages(rec.data()))
         view.n_records += len(d.records)
     total = UsageTotals()
     for u in usages:
