@@ -153,6 +153,12 @@ class SettingsSummary(SummaryRecord):
     comparisons: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class CorrelationSettingsSummary(SettingsSummary):
+    """A judge benchmark scored by correlation with human scores: its headline is not a rate."""
+
+    headline_rates = False
+
+
 class SettingSummary(EvaluateSummary):
     """A setting's own summary.json (its sub-run)."""
 

@@ -51,6 +51,7 @@ from . import plots
 from .meta_plots import Chart, bars, fmt
 from .topical_samples import build_aspect_sample, build_sample, merge_aspect_results
 from .headline import setting_rows
+from .records import CorrelationSettingsSummary
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
 from ..util.text import md_all
 
@@ -106,6 +107,7 @@ class TopicalChat(JudgeMetaBenchmark):
     task = "score"
     title = "Topical-Chat"
     gate_metrics = ["spearman"]
+    summary_type = CorrelationSettingsSummary
 
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:

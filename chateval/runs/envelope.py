@@ -13,7 +13,7 @@ payload records, so :class:`~chateval.runs.directory.RunDir` can validate what i
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -88,6 +88,9 @@ class SampleRecord(Envelope):
 
 class SummaryRecord(Envelope):
     """summary.json: status, usage, timing and the accounting every run writes, and the payload."""
+
+    # The headline rows' values are rates, shown as percentages (a correlation is not).
+    headline_rates: ClassVar[bool] = True
 
     kind: str | None = None  # written by calibrate and audit; read_run infers the others
     benchmark: str | None = None

@@ -31,6 +31,7 @@ class RunView(BaseModel):
     usage: dict[str, Any] = Field(default_factory=dict)  # summed over every record read
     n_records: int = 0
     audit: AuditSummary | None = None  # an audit run (chateval audit): its flip rates and compared verdicts
+    headline_rates: bool = True  # the headline's values are rates (shown as %): its summary type says
 
 
 def _judged_inside(x: Any) -> bool:
@@ -64,6 +65,7 @@ def load_run(path: Path) -> RunView:
     run = read_run(path)  # typed; a bad file is one line naming it
     view = RunView(path=str(path), name=path.name or str(path),
                    config=run.config.data() if run.config else {}, summary=run.summary.data() if run.summary else {})
+    view.headline_rates = type(run.summary).headline_rates if run.summary else True
     usages: list[dict[str, Any]] = []
     for setting, d in [("", run), *run.runs.items()]:
         if (d.path / "report.md").is_file():

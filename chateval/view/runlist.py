@@ -127,14 +127,13 @@ def _who(kind: str, cfg: dict[str, Any], summary: dict[str, Any]) -> str:
     return "–"
 
 
-def _headline(kind: str, summary: dict[str, Any]) -> str:
+def _headline(kind: str, summary: dict[str, Any], rate: bool = True) -> str:
     hl = summary.get("headline")
     if isinstance(hl, str):  # calibrate: its conclusion
         return hl
     if isinstance(hl, list) and hl and isinstance(hl[0], dict):
         if "system" in hl[0]:
             metric = next((r["metric"] for r in hl if r.get("metric")), None)
-            rate = metric != "mean Spearman"
             cells = [f"{r['system']} {num(r.get('value'), rate)}" for r in hl if r.get("value") is not None]
             return f"{metric}: {', '.join(cells)}" if metric and cells else "–"
         if "flip rate" in hl[0]:  # audit
@@ -205,7 +204,7 @@ def run_entry(path: Path, root: Path) -> RunEntry:
     model = summary.get("model") or cfg.get("model") or judging.get("answer_model") or judging.get("model")
     status, detail = _status(path, summary)
     return RunEntry(**base, kind=kind, data=str(data) if data else "–", model=str(model) if model else "–",
-                    who=_who(kind, cfg, summary), headline=_headline(kind, summary), cost=_cost(summary),
+                    who=_who(kind, cfg, summary), headline=_headline(kind, summary, type(run.summary).headline_rates if run and run.summary else True), cost=_cost(summary),
                     status=status, detail=detail)
 
 
