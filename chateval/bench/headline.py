@@ -17,7 +17,8 @@ Pick = Callable[[dict[str, Any]], tuple[Any, Any, Any, Any]]
 def cost(*usages: dict[str, Any] | None) -> float | None:
     """The summed cost of usage blocks; None if any of them has no price."""
     costs = [(u or {}).get("cost_usd") for u in usages if u]
-    return None if not costs or any(c is None for c in costs) else sum(costs)
+    known = [float(c) for c in costs if c is not None]
+    return None if not costs or len(known) < len(costs) else sum(known)
 
 
 def system_rows(summary: dict[str, Any], metric: str, pick: Pick,

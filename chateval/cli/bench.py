@@ -30,8 +30,6 @@ def preload_plugins(argv: Sequence[str]) -> None:
 
 
 def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
-    from ..bench.headline import gate_metrics
-
     bp = sub.add_parser("bench", help="run a benchmark (see `chateval bench --list`)",
                         description="Run a registered benchmark into a run directory (config.json, samples.jsonl, "
                                     "summary.json, report.md with plots). --resume continues a run; --config FILE "
@@ -42,6 +40,7 @@ def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
     if not with_benchmarks:
         return
     from ..bench import BENCHMARKS
+    from ..bench.headline import gate_metrics
 
     for name in BENCHMARKS.names():
         cls = BENCHMARKS.get(name)
