@@ -44,12 +44,12 @@ from ..memory.types import Session
 from ..runs.progress import RunProgress
 from ..util.options import check_names, opt
 from .base import Benchmark, _error_text, benchmark, open_run, run_units
-from .records import PairRecord, PairSummary
 from .config import MemoryBenchConfig
 from .lme_judge import ABSTENTION, GUIDELINES
 from .head2head_report import SIDES, summarize_head2head, write_head2head_report
 from .head2head_multi import multi_case, summarize_multi, write_multi_report
 from .selection import select
+from .records import PairRecord, PairSummary
 from .setup import MemoryBench, resolve_system
 from .slot import SlotPool, SystemSlot
 

@@ -37,11 +37,11 @@ from ..runs.directory import file_sha256
 from ..memory.answer import AnswerStyle, ReaderPrompt
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .base import Benchmark, _error_text, benchmark, open_run, run_units
-from .headline import cost, system_rows
-from .records import ConversationRecord, SystemsSummary
 from .config import MemoryBenchConfig
 from .locomo_report import summarize_locomo, write_locomo_report
 from .selection import select
+from .headline import cost, system_rows
+from .records import ConversationRecord, SystemsSummary
 from .setup import MemoryBench, judge_error
 
 NOT_MENTIONED = "Not mentioned in the conversation"
