@@ -15,6 +15,7 @@ from ..models import UsageTotals
 from .base import _error_text
 from .bradley_terry import rank
 from .comparisons import head2head_comparisons, report_lines
+from .head2head_pairs import Case, judging_inputs, verdict_record
 from .head2head_report import outcome_table, proportion
 from .report import _cost, _pct, finish_report
 from .summaries import run_counts, usage_sum
@@ -22,7 +23,6 @@ from ..util.text import md_all
 
 if TYPE_CHECKING:
     from ..evaluation.evaluator import Evaluator
-    from .head2head import Case
     from .slot import SystemSlot
 
 SCORE = {"A": 1.0, "tie": 0.5, "B": 0.0}  # the first-named system's points in a pair
@@ -32,9 +32,7 @@ def pair_key(a: str, b: str) -> str:
     return f"{a} vs {b}"
 
 
-async def multi_case(c: "Case", slots: dict[str, "SystemSlot"], evaluator: "Evaluator", context: str) -> dict[str, Any]:
-    from .head2head import judging_inputs, verdict_record  # the two-system module owns the pair format
-
+async def multi_case(c: Case, slots: dict[str, "SystemSlot"], evaluator: "Evaluator", context: str) -> dict[str, Any]:
     record: dict[str, Any] = {"case_id": c.key, "question_type": c.qtype, "question": c.question, "gold": c.gold,
                               "date": c.now.isoformat(), "systems_all": list(slots), "meta": c.meta}
     results = await asyncio.gather(*(sl.respond(c.question, c.now) for sl in slots.values()), return_exceptions=True)
