@@ -1,7 +1,7 @@
 """The package's layers: imports run one way (cli -> bench/view/integrations -> evaluator ->
 debate, memory -> datasets, models -> utilities), so there are no import cycles between them;
 inside a package no module-level import cycle either; argparse lives only in chateval/cli; no
-module over 400 lines."""
+module over 400 lines; no module uses another's underscore names."""
 
 from __future__ import annotations
 
@@ -194,3 +194,51 @@ def test_no_deferred_import_closes_a_cycle():
     cycles = import_cycles(import_graph(deferred=True))
     assert not cycles, "import cycles through deferred imports (move what both need into a lower module):\n" + \
         "\n".join(" -> ".join(c) for c in cycles)
+
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_uses(source: str, mod: str, modules: set[str], is_package: bool = False) -> list[str]:
+    """The underscore names of other chateval modules that module ``mod`` uses: ``from m import
+    _name``, or ``m._name`` on a module it imported (``from pkg import m``, ``import pkg.m as m``)."""
+    pkg = mod if is_package else mod.rpartition(".")[0]
+    tree = ast.parse(source)
+    found, aliases = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(pkg.split(".")[: len(pkg.split(".")) - node.level + 1]) if node.level else ""
+            src = ".".join(x for x in (base, node.module or "") if x)
+            if not src.startswith("chateval"):
+                continue
+            for a in node.names:
+                if f"{src}.{a.name}" in modules:
+                    aliases[a.asname or a.name] = f"{src}.{a.name}"
+                elif _private(a.name) and src != mod:
+                    found.append(f"{node.lineno}: from {src} import {a.name}")
+        elif isinstance(node, ast.Import):
+            aliases |= {a.asname: a.name for a in node.names if a.asname and a.name in modules}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _private(node.attr) \
+                and aliases.get(node.value.id, mod) != mod:
+            found.append(f"{node.lineno}: {aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_private_uses_are_seen():
+    modules = {"chateval.bench", "chateval.bench.plots", "chateval.bench.report", "chateval.bench.probe"}
+    source = ("from . import plots\nfrom .report import _cost, pct\nfrom .probe import _own\n"
+              "def f():\n    return plots._save, plots.save, _cost, pct, _own\n")
+    assert private_uses(source, "chateval.bench.probe", modules) == [
+        "2: from chateval.bench.report import _cost", "5: chateval.bench.plots._save"]
+
+
+def test_no_module_uses_another_modules_underscore_names():
+    """A helper other modules need is public (no underscore): its module says it is shared."""
+    paths = sorted(PKG.rglob("*.py"))
+    modules = {_module(p) for p in paths}
+    found = [f"{p.relative_to(PKG.parent)}:{use}" for p in paths
+             for use in private_uses(p.read_text(encoding="utf-8"), _module(p), modules, p.name == "__init__.py")]
+    assert found == [], "\n".join(found)

@@ -35,8 +35,9 @@ from ..util.errors import ConfigError
 from ..evaluation.evaluator import Evaluator
 from ..runs.progress import RunProgress
 from ..util.options import check_names, opt
-from .base import Benchmark, _error_text, benchmark, open_run, run_units
+from .base import Benchmark, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
+from .executor import error_text
 from .head2head_pairs import Case, judging_inputs, load_cases, verdict_record
 from .head2head_report import SIDES, summarize_head2head, write_head2head_report
 from .head2head_multi import multi_case, summarize_multi, write_multi_report
@@ -144,7 +145,7 @@ class HeadToHead(Benchmark):
             if isinstance(res, asyncio.CancelledError):
                 raise res
             if isinstance(res, BaseException):
-                errors.append(f"system {side} ({sl.name}): {_error_text(res)}")
+                errors.append(f"system {side} ({sl.name}): {error_text(res)}")
                 continue
             answers[side], usage[side], latency[side] = res["answer"], res["usage"], res["latency"]
             tokens[side], contexts[side] = res["context_tokens"], res["context"]
