@@ -21,8 +21,7 @@ from ..runs.progress import RunProgress
 from ..util.registry import Registry
 from ..runs.directory import RunDir, write_json
 from .config import BenchConfig
-from .executor import RayPool, UnitFn, current, run_guarded
-from .executor import error_text as _error_text  # noqa: F401  (the benchmarks' name for it)
+from .executor import RayPool, UnitFn, current, error_text, run_guarded
 
 
 class Benchmark(ABC):
@@ -108,7 +107,7 @@ async def run_units(
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a lost Ray worker: recorded, redone by --resume
-                record = {"status": "failed", "error": _error_text(exc)}
+                record = {"status": "failed", "error": error_text(exc)}
             if record.get("status") != "ok" and endpoint_down():
                 return  # failed because the run is stopping: not recorded, so --resume redoes it
             record["key"] = key

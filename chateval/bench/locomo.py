@@ -36,8 +36,9 @@ from ..runs.progress import RunProgress
 from ..runs.directory import file_sha256
 from ..memory.answer import AnswerStyle, ReaderPrompt
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
-from .base import Benchmark, _error_text, benchmark, open_run, run_units
+from .base import Benchmark, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
+from .executor import error_text
 from .locomo_report import summarize_locomo, write_locomo_report
 from .selection import select
 from .setup import MemoryBench, judge_error
@@ -266,7 +267,7 @@ class LoCoMo(Benchmark):
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # this QA fails; the others go on
-                    row |= {"status": "failed", "error": _error_text(exc)}
+                    row |= {"status": "failed", "error": error_text(exc)}
                     continue
                 judging.append(asyncio.create_task(self._judge(bench, qa, row, limit)))
             await asyncio.gather(*judging)
@@ -326,7 +327,7 @@ class LoCoMo(Benchmark):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                row |= {"status": "failed", "error": f"judge: {_error_text(exc)}"}
+                row |= {"status": "failed", "error": f"judge: {error_text(exc)}"}
                 return
             row["latency"]["judge_s"] = time.perf_counter() - t0
         row |= {"judge": verdict, "correct": verdict["correct"], "status": "ok"}

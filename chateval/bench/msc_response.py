@@ -47,7 +47,7 @@ from ..runs.progress import RunProgress
 from .base import Benchmark, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
 from .data_paths import resolve_data
-from .head2head import verdict_record
+from .head2head_pairs import verdict_record
 from .msc_response_report import summarize_msc_response, write_msc_response_report
 from .selection import select
 from .setup import MemoryBench, resolve_system

@@ -44,7 +44,7 @@ from ..util.options import opt
 from .base import Benchmark, benchmark, open_run, run_units
 from .config import MemoryBenchConfig
 from .comparisons import report_lines, teafarm_comparisons
-from .report import _cost, _num, _pct, finish_report
+from .report import cost, finish_report, num, pct
 from .selection import select
 from .setup import MemoryBench, judge_error, resolve_system
 from .slot import SlotPool, SystemSlot
@@ -126,22 +126,22 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
     lines += ["## Success rate", "", "| system | success % | 95% CI (Wilson) % | not fooled / questions | ties | "
               "context tokens (~) | answer cost | judge cost | failed |", "|---|---|---|---|---|---|---|---|---|"]
     for name, e in systems.items():
-        lines.append(f"| {name} | {_pct(e['success_rate'])} | {_ci(e)} | {e['not_fooled']} / {e['n']} | {e['ties']} | "
-                     f"{_num(e['mean_context_tokens'], '{:.0f}')} | {_cost(e['answer_usage'])} | "
-                     f"{_cost(e['judge_usage'])} | {e['n_failed']} |")
+        lines.append(f"| {name} | {pct(e['success_rate'])} | {_ci(e)} | {e['not_fooled']} / {e['n']} | {e['ties']} | "
+                     f"{num(e['mean_context_tokens'], '{:.0f}')} | {cost(e['answer_usage'])} | "
+                     f"{cost(e['judge_usage'])} | {e['n_failed']} |")
     if summary["judge"] == "both":
         lines += ["", "Both judges (the single judge's verdict is the headline):", "",
                   "| system | single success % | debate success % | debate ties | agreement % (n) |", "|---|---|---|---|---|"]
         for name, e in systems.items():
             sj, dj, ag = e["by_judge"]["single"], e["by_judge"]["debate"], e["judge_agreement"]
-            lines.append(f"| {name} | {_pct(sj['success_rate'])} | {_pct(dj['success_rate'])} | {dj['ties']} | "
-                         + (f"{_pct(ag['rate'])} ({ag['n']})" if ag else "–") + " |")
+            lines.append(f"| {name} | {pct(sj['success_rate'])} | {pct(dj['success_rate'])} | {dj['ties']} | "
+                         + (f"{pct(ag['rate'])} ({ag['n']})" if ag else "–") + " |")
     povs = sorted({p for e in systems.values() for p in e["by_pov"]})
     if len(povs) > 1:
         lines += ["", "Per point of view (which speaker asks; the system answers as the other):", "",
                   "| system | " + " | ".join(f"{p} success % (n)" for p in povs) + " |", "|---|" + "---|" * len(povs)]
         for name, e in systems.items():
-            cells = [f"{_pct(e['by_pov'][p]['success_rate'])} ({e['by_pov'][p]['n']})" if p in e["by_pov"] else "–"
+            cells = [f"{pct(e['by_pov'][p]['success_rate'])} ({e['by_pov'][p]['n']})" if p in e["by_pov"] else "–"
                      for p in povs]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
     rated = {n: e for n, e in systems.items() if e["success_rate"] is not None}
