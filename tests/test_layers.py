@@ -80,3 +80,11 @@ def test_no_module_is_much_over_400_lines():
     long = {str(p.relative_to(PKG.parent)): n for p in PKG.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
     assert long == {}
+
+
+def test_benchmarks_build_their_judges_without_the_evaluator_facade():
+    # A benchmark builds its panels as Judges (chateval.evaluation.judges); the Evaluator is the
+    # public facade for `evaluate` and the Python API, not a part of the benchmarks.
+    users = [f"{p.relative_to(PKG.parent)} imports {t}" for p in sorted((PKG / "bench").rglob("*.py"))
+             for t, _ in _imports(p) if t == "chateval.evaluation.evaluator"]
+    assert users == []

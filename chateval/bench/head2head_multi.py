@@ -21,7 +21,7 @@ from .summaries import run_counts, usage_sum
 from ..util.text import md_all
 
 if TYPE_CHECKING:
-    from ..evaluation.evaluator import Evaluator
+    from ..evaluation.judges import Judges
     from .head2head import Case
     from .slot import SystemSlot
 
@@ -32,7 +32,7 @@ def pair_key(a: str, b: str) -> str:
     return f"{a} vs {b}"
 
 
-async def multi_case(c: "Case", slots: dict[str, "SystemSlot"], evaluator: "Evaluator", context: str) -> dict[str, Any]:
+async def multi_case(c: "Case", slots: dict[str, "SystemSlot"], judges: "Judges", context: str) -> dict[str, Any]:
     from .head2head import judging_inputs, verdict_record  # the two-system module owns the pair format
 
     record: dict[str, Any] = {"case_id": c.key, "question_type": c.qtype, "question": c.question, "gold": c.gold,
@@ -55,7 +55,7 @@ async def multi_case(c: "Case", slots: dict[str, "SystemSlot"], evaluator: "Eval
     reference, guidelines = judging_inputs(c, context)
     pairs = list(combinations(slots, 2))
     t0 = time.perf_counter()
-    judged = await asyncio.gather(*(evaluator.judge(Sample(
+    judged = await asyncio.gather(*(judges.judge(Sample(
         id=f"{c.key}::{pair_key(a, b)}", question=c.question, answer_1=answers[a], answer_2=answers[b],
         reference=reference, guidelines=guidelines, meta={"abstention": bool(c.meta.get("abstention"))}))
         for a, b in pairs))

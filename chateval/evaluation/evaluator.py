@@ -180,7 +180,7 @@ class Evaluator:
         samples, _ = load_samples(path, self.config.task, skip_invalid=skip_invalid, aspects=self.config.aspects)
         if limit is not None:
             samples = samples[:limit]
-        notes = adaptive_notes(self.config)
+        notes = adaptive_notes(self.config.escalate, self.config.stop_early)
         if resume_from is not None and (Path(resume_from) / SAMPLES).exists():
             done = {str(r.get("id")) for r in read_jsonl(Path(resume_from) / SAMPLES)[0] if r.get("status") == "ok"}
             left = [s for s in samples if s.id not in done]
