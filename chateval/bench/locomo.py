@@ -157,11 +157,11 @@ READERS: dict[str, ReaderPrompt] = {"official": "locomo", "chateval": "chateval"
 Pick = tuple[int, LoCoMoQA]  # (index of the QA in its conversation, the QA)
 
 
-def pick_questions(conversations: list[LoCoMoConversation], cfg: LoCoMoConfig) -> dict[str, list[Pick]]:
+def pick_questions(conversations: list[LoCoMoConversation], config: LoCoMoConfig) -> dict[str, list[Pick]]:
     """The selected QA per conversation id: categories and --max-questions per conversation, then
     --question-ids (``<sample_id>:<qa index>``), --per-type (per category) and --limit across them."""
-    flat = [(c.id, j, q) for c in conversations for j, q in select_qa(c, cfg.categories, cfg.max_questions)]
-    flat = select(flat, cfg, key=lambda x: f"{x[0]}:{x[1]}", kind=lambda x: category_name(x[2].category),
+    flat = [(c.id, j, q) for c in conversations for j, q in select_qa(c, config.categories, config.max_questions)]
+    flat = select(flat, config, key=lambda x: f"{x[0]}:{x[1]}", kind=lambda x: category_name(x[2].category),
                   what="QA")
     out: dict[str, list[Pick]] = {c.id: [] for c in conversations}
     for cid, j, q in flat:
