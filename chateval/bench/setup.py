@@ -151,12 +151,11 @@ class MemoryBench:
         # caches and clients (none of which can cross a process boundary).
         return (_rebuilt, (self.config, self.need_judges))
 
-    def panel_judges(self, task: dict[str, Any]) -> Judges:
-        """A debate panel of --judge-preset on the judge model and its layer, with the task
-        settings ``task`` (e.g. ``{"task": "pairwise", "swap": True}``) on top."""
-        return Judges.from_preset(self.config.judge_preset, task | {"model": self.judge_spec,
-                                                                    "structured": self.config.structured},
-                                  layer=self.judge_layer)
+    def panel_judges(self, task_settings: dict[str, Any]) -> Judges:
+        """A debate panel of --judge-preset on the judge model and its layer, with
+        ``task_settings`` (e.g. ``{"task": "pairwise", "swap": True}``) on top."""
+        settings = task_settings | {"model": self.judge_spec, "structured": self.config.structured}
+        return Judges.from_preset(self.config.judge_preset, settings, layer=self.judge_layer)
 
     def embedding_usage(self) -> dict[str, Any] | None:
         """This run's remote embedding calls (step "embed"); None for a local embedder."""
