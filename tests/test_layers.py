@@ -253,3 +253,13 @@ def test_no_module_uses_another_modules_underscore_names():
     found = [f"{p.relative_to(PKG.parent)}:{use}" for p in paths
              for use in private_uses(p.read_text(encoding="utf-8"), _module(p), modules, p.name == "__init__.py")]
     assert found == [], "\n".join(found)
+def test_benchmarks_build_their_judges_without_the_evaluator_facade():
+    # A benchmark builds its panels as Judges (chateval.evaluation.judges); the Evaluator is the
+    # public facade for `evaluate` and the Python API, not a part of the benchmarks.
+    def facade(target: str, names: set[str]) -> bool:
+        return (target == "chateval.evaluation.evaluator" or (target == "chateval.evaluation" and "evaluator" in names)
+                or (target == "chateval" and "Evaluator" in names))
+
+    users = [f"{p.relative_to(PKG.parent)} imports {t} {sorted(n)}" for p in sorted((PKG / "bench").rglob("*.py"))
+             for t, n in _imports(p) if facade(t, n)]
+    assert users == []

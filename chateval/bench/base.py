@@ -51,10 +51,10 @@ def benchmark(name: str, *, replace: bool = False) -> Callable[[type[Benchmark]]
     return deco
 
 
-def open_run(cfg: BenchConfig, config: dict[str, Any]) -> RunDir:
+def open_run(config: BenchConfig, run_config: dict[str, Any]) -> RunDir:
     """The run directory, locked; --overwrite replaces an earlier run only now that this one
     has been fully validated and can start."""
-    return RunDir(cfg.out, config, resume=cfg.resume, overwrite=cfg.overwrite, key="key")
+    return RunDir(config.out, run_config, resume=config.resume, overwrite=config.overwrite, key="key")
 
 
 async def run_units(

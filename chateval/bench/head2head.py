@@ -28,11 +28,11 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from ..evaluation.config import EvalConfig, find_preset, load_preset
+from ..evaluation.config import find_preset, load_preset
 from ..datasets.common import DatasetError
 from ..debate.samples import Sample
 from ..util.errors import ConfigError
-from ..evaluation.evaluator import Evaluator
+from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
 from ..util.options import check_names, opt
 from .base import Benchmark, benchmark, open_run, run_units
@@ -68,41 +68,39 @@ class HeadToHead(Benchmark):
     config_model = Head2HeadConfig
     distributable = True  # a conversation's cases share its systems: one group, one Ray worker
 
-    async def run(self, args: Head2HeadConfig, progress: RunProgress | None) -> dict[str, Any]:
-        if args.judge is not None:
+    async def run(self, config: Head2HeadConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if config.judge is not None:
             raise ConfigError("--judge does not apply to head2head: the debate panel always judges "
                               "(choose it with --judge-preset and --judge-model)")
-        names = [resolve_system(s).name for s in args.systems]  # unknown names fail before the data is read
+        names = [resolve_system(s).name for s in config.systems]  # unknown names fail before the data is read
         if len(names) < 2 or len(set(names)) != len(names):
             raise ConfigError(f"--systems: head2head compares two or more different systems, e.g. A,B or A,B,C "
                               f"(got '{','.join(names)}')")
-        preset = load_preset(find_preset(args.judge_preset))
-        dataset, cases = load_cases(args.data)
-        if args.types:
+        load_preset(find_preset(config.judge_preset))  # a bad preset fails before the data is read
+        dataset, cases = load_cases(config.data)
+        if config.types:
             known = sorted({n for c in cases for n in c.names})
-            unknown = [t for t in args.types if t not in known]
+            unknown = [t for t in config.types if t not in known]
             if unknown:
-                raise ConfigError(f"--types: no question of type '{unknown[0]}' in {args.data} "
+                raise ConfigError(f"--types: no question of type '{unknown[0]}' in {config.data} "
                                   f"(types: {', '.join(sorted({c.qtype for c in cases}))})")
-            cases = [c for c in cases if c.names & set(args.types)]
-        cases = select(cases, args, key=lambda c: c.key, kind=lambda c: c.qtype, what="case")
-        bench = MemoryBench(args, need_judges=False)
+            cases = [c for c in cases if c.names & set(config.types)]
+        cases = select(cases, config, key=lambda c: c.key, kind=lambda c: c.qtype, what="case")
+        bench = MemoryBench(config, need_judges=False)
         systems = bench.systems
         if progress:
             progress.totals = bench.answer_layer.totals
-        judge_spec = args.judge_model or args.answer_model
-        evaluator = Evaluator(EvalConfig.merged(preset, {"task": "pairwise", "swap": True, "model": judge_spec,
-                                                         "structured": args.structured}),
-                              layer=bench.judge_layer)
-        config = bench.config({"benchmark": "head2head", "data": str(args.data), "dataset": dataset,
-                               "context": args.context, "types": args.types, "order": dict(zip(SIDES, systems)) if len(systems) == 2 else systems,
-                               "judge": "debate-pairwise-swap",
-                               "judge_panel": evaluator.run_config()["judging"]})
+        judges = bench.panel_judges({"task": "pairwise", "swap": True})
+        run_config = bench.run_config({"benchmark": "head2head", "data": str(config.data), "dataset": dataset,
+                                       "context": config.context, "types": config.types,
+                                       "order": dict(zip(SIDES, systems)) if len(systems) == 2 else systems,
+                                       "judge": "debate-pairwise-swap",
+                                       "judge_panel": judges.run_config()["judging"]})
         by_key = {c.key: c for c in cases}
         if len(by_key) != len(cases):
-            raise DatasetError(f"{args.data}: duplicate question ids")
+            raise DatasetError(f"{config.data}: duplicate question ids")
 
-        with open_run(args, config) as run:
+        with open_run(config, run_config) as run:
             by_group = {c.group: c.sessions for c in cases}
             pool = SlotPool(bench, [(c.group, s) for c in cases if c.key not in run.done for s in systems],
                             sessions=by_group.__getitem__)
@@ -110,8 +108,8 @@ class HeadToHead(Benchmark):
             async def unit(c: Case) -> dict[str, Any]:
                 try:
                     if len(systems) > 2:
-                        return await multi_case(c, {s: pool.get(c.group, s) for s in systems}, evaluator, args.context)
-                    return await self._case(c, [pool.get(c.group, s) for s in systems], evaluator, args.context)
+                        return await multi_case(c, {s: pool.get(c.group, s) for s in systems}, judges, config.context)
+                    return await self._case(c, [pool.get(c.group, s) for s in systems], judges, config.context)
                 finally:
                     for s in systems:
                         pool.done(c.group, s)
@@ -123,17 +121,18 @@ class HeadToHead(Benchmark):
                 pool.close()
             multi = len(systems) > 2
             summarize = summarize_multi if multi else summarize_head2head
-            summary = summarize(records, systems=systems, offline=config["offline"])
-            summary |= {"benchmark": "head2head", "data": str(args.data), "dataset": dataset, "context": args.context,
-                        "n_cases": len(cases), "judge_preset": args.judge_preset, "judge_model": bench.judge_layer.label,
-                        "answer_model": bench.answer_layer.label, "config_hash": config["config_hash"],
+            summary = summarize(records, systems=systems, offline=run_config["offline"])
+            summary |= {"benchmark": "head2head", "data": str(config.data), "dataset": dataset,
+                        "context": config.context, "n_cases": len(cases), "judge_preset": config.judge_preset,
+                        "judge_model": bench.judge_layer.label,
+                        "answer_model": bench.answer_layer.label, "config_hash": run_config["config_hash"],
                         "complete": len(records) == len(cases)}
             run.write_summary(summary)
             (write_multi_report if multi else write_head2head_report)(run.path, summary)
         return summary
 
     @staticmethod
-    async def _case(c: Case, slots: list[SystemSlot], evaluator: Evaluator, context: str) -> dict[str, Any]:
+    async def _case(c: Case, slots: list[SystemSlot], judges: Judges, context: str) -> dict[str, Any]:
         record: dict[str, Any] = {
             "case_id": c.key, "question_type": c.qtype, "question": c.question, "gold": c.gold,
             "date": c.now.isoformat(), "systems": {s: sl.name for s, sl in zip(SIDES, slots)}, "meta": c.meta,
@@ -156,7 +155,7 @@ class HeadToHead(Benchmark):
         reference, guidelines = judging_inputs(c, context)
         record["reference_shown"] = reference is not None
         t0 = time.perf_counter()
-        result = await evaluator.judge(Sample(id=c.key, question=c.question, answer_1=answers["A"],
+        result = await judges.judge(Sample(id=c.key, question=c.question, answer_1=answers["A"],
                                               answer_2=answers["B"], reference=reference, guidelines=guidelines,
                                               meta={"abstention": bool(c.meta.get("abstention"))}))
         latency["judge_s"] = time.perf_counter() - t0

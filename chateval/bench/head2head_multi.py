@@ -22,7 +22,7 @@ from .summaries import run_counts, usage_sum
 from ..util.text import md_all
 
 if TYPE_CHECKING:
-    from ..evaluation.evaluator import Evaluator
+    from ..evaluation.judges import Judges
     from .slot import SystemSlot
 
 SCORE = {"A": 1.0, "tie": 0.5, "B": 0.0}  # the first-named system's points in a pair
@@ -32,7 +32,7 @@ def pair_key(a: str, b: str) -> str:
     return f"{a} vs {b}"
 
 
-async def multi_case(c: Case, slots: dict[str, "SystemSlot"], evaluator: "Evaluator", context: str) -> dict[str, Any]:
+async def multi_case(c: Case, slots: dict[str, "SystemSlot"], judges: "Judges", context: str) -> dict[str, Any]:
     record: dict[str, Any] = {"case_id": c.key, "question_type": c.qtype, "question": c.question, "gold": c.gold,
                               "date": c.now.isoformat(), "systems_all": list(slots), "meta": c.meta}
     results = await asyncio.gather(*(sl.respond(c.question, c.now) for sl in slots.values()), return_exceptions=True)
@@ -53,7 +53,7 @@ async def multi_case(c: Case, slots: dict[str, "SystemSlot"], evaluator: "Evalua
     reference, guidelines = judging_inputs(c, context)
     pairs = list(combinations(slots, 2))
     t0 = time.perf_counter()
-    judged = await asyncio.gather(*(evaluator.judge(Sample(
+    judged = await asyncio.gather(*(judges.judge(Sample(
         id=f"{c.key}::{pair_key(a, b)}", question=c.question, answer_1=answers[a], answer_2=answers[b],
         reference=reference, guidelines=guidelines, meta={"abstention": bool(c.meta.get("abstention"))}))
         for a, b in pairs))

@@ -67,13 +67,13 @@ def setting_overrides(base: EvalConfig, name: str, dim: str | None = None, value
     return {"agents": n, "personas": base.personas or DEFAULT_PERSONAS[:n]}
 
 
-def plan(args: JudgeMetaConfig, base: EvalConfig) -> tuple[list[Setting], dict[str, list[Setting]]]:
+def plan(config: JudgeMetaConfig, base: EvalConfig) -> tuple[list[Setting], dict[str, list[Setting]]]:
     """The settings to run (named ones first, then each sweep's points) and the sweeps."""
-    sweeps_raw = [parse_sweep(s) for s in args.sweep]
+    sweeps_raw = [parse_sweep(s) for s in config.sweep]
     dims = [d for d, _ in sweeps_raw]
     if len(set(dims)) != len(dims):
         raise ConfigError("--sweep: each dimension may be swept once per command")
-    names = args.setting or ([] if sweeps_raw else list(SETTINGS))
+    names = config.setting or ([] if sweeps_raw else list(SETTINGS))
     settings = [Setting(n, setting_overrides(base, n)) for n in dict.fromkeys(names)]
     if base.escalate and "multi" in names:
         # --escalate: the panel alone (multi) and the escalated panel side by side, so the
