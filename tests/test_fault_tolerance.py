@@ -85,8 +85,7 @@ class Judge:
 
 def heal(server: FakeOpenAIServer, responder: Any) -> None:
     """The endpoint recovers: no more faults, a well-behaved responder, a fresh request log."""
-    with server._lock:
-        server._faults = []
+    server.faults.clear()
     server.responder = responder
     server.reset()
 

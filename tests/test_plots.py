@@ -24,7 +24,7 @@ def figs(monkeypatch):
         path.write_bytes(b"png")
         return path
 
-    monkeypatch.setattr(plots, "_save", save)
+    monkeypatch.setattr(plots, "save", save)
     yield kept
     for f in kept:
         plots.plt.close(f)

@@ -15,7 +15,7 @@ from chateval.datasets.conversations import load_conversations
 from chateval.datasets.teabag import TEABAG_FILE, TEABAG_FORMAT
 from chateval.cli import main
 from chateval.datasets import DatasetError
-from chateval.memory.base import _last_user_text
+from chateval.memory.base import last_user_text
 from chateval.util.prompts import get_prompts
 
 from .conftest import FIXTURES, SHARED, needs_shared, read_jsonl
@@ -92,7 +92,7 @@ def test_the_dialogue_ends_with_the_question_whoever_asks():
         d = q.dialogue()
         assert [t.role for t in d] == [f"{asker} (user)", f"{listener} (you)", f"{asker} (user)"]
         assert d[-1].content == q.question
-        assert _last_user_text(d) == q.question  # what respond() answers
+        assert last_user_text(d) == q.question  # what respond() answers
 
 
 def test_generation_prompts_render_every_field():

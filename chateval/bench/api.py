@@ -20,7 +20,8 @@ from ..runs.progress import RunProgress
 from ..runs.directory import write_summary_file
 from .base import BENCHMARKS, Benchmark
 from .executor import Execution, connect, import_ray, reset, use
-from .config import BenchConfig
+from ..evaluation.config import LayerSettings
+from .config import BenchConfig, JudgeMetaConfig
 
 
 def config_model(name: str) -> type[BenchConfig]:
@@ -51,7 +52,7 @@ def execution_of(cfg: BenchConfig, bench: Benchmark) -> Execution:
         able = ", ".join(n for n in BENCHMARKS.names() if BENCHMARKS.get(n).distributable)
         raise ConfigError(f"--executor ray: benchmark '{bench.name}' does not declare its units safe to spread "
                           f"(distributable = True) and runs locally only; Ray runs: {able}")
-    if cfg.ray_cache_dir and getattr(cfg, "cache_dir", None):
+    if cfg.ray_cache_dir and isinstance(cfg, (LayerSettings, JudgeMetaConfig)) and cfg.cache_dir:
         raise ConfigError("--ray-cache-dir and --cache-dir: give one (with --executor ray, --cache-dir is read on "
                           "each worker's node)")
     import_ray()

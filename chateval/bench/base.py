@@ -22,8 +22,7 @@ from ..util.registry import Registry
 from ..runs.directory import RunDir, write_json
 from ..runs.envelope import SampleRecord, SummaryRecord
 from .config import BenchConfig
-from .executor import RayPool, UnitFn, current, run_guarded
-from .executor import error_text as _error_text  # noqa: F401  (the benchmarks' name for it)
+from .executor import RayPool, UnitFn, current, error_text, run_guarded
 
 
 class Benchmark(ABC):
@@ -75,18 +74,18 @@ def benchmark(name: str, *, replace: bool = False) -> Callable[[type[Benchmark]]
     return deco
 
 
-def benchmark_of(cfg: BenchConfig) -> type[Benchmark] | None:
-    """The benchmark whose settings model ``cfg`` is (None if several share it)."""
-    owners = [cls for cls in BENCHMARKS.snapshot().values() if cls.config_model is type(cfg)]
+def benchmark_of(config: BenchConfig) -> type[Benchmark] | None:
+    """The benchmark whose settings model ``config`` is (None if several share it)."""
+    owners = [cls for cls in BENCHMARKS.snapshot().values() if cls.config_model is type(config)]
     return owners[0] if len(owners) == 1 else None
 
 
-def open_run(cfg: BenchConfig, config: dict[str, Any]) -> RunDir:
+def open_run(config: BenchConfig, run_config: dict[str, Any]) -> RunDir:
     """The run directory, locked; --overwrite replaces an earlier run only now that this one
     has been fully validated and can start. What it writes is checked against the record types
     of the benchmark the settings belong to."""
-    cls = benchmark_of(cfg) or Benchmark
-    return RunDir(cfg.out, config, resume=cfg.resume, overwrite=cfg.overwrite, key="key",
+    cls = benchmark_of(config) or Benchmark
+    return RunDir(config.out, run_config, resume=config.resume, overwrite=config.overwrite, key="key",
                   record_type=cls.record_type, summary_type=cls.summary_type)
 
 
@@ -140,7 +139,7 @@ async def run_units(
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a lost Ray worker: recorded, redone by --resume
-                record = {"status": "failed", "error": _error_text(exc)}
+                record = {"status": "failed", "error": error_text(exc)}
             if record.get("status") != "ok" and endpoint_down():
                 return  # failed because the run is stopping: not recorded, so --resume redoes it
             record["key"] = key

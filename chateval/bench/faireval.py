@@ -93,9 +93,9 @@ class FairEval(JudgeMetaBenchmark):
     config_model = FairEvalConfig
     unreadable_mode: Unreadable = "tie"
 
-    def load(self, args: JudgeMetaConfig) -> list[Item]:
-        self.unreadable_mode = getattr(args, "unreadable", "tie")
-        self.data_path = resolve_data(args.data, "faireval", (FILE,), "FairEval")
+    def load(self, config: FairEvalConfig) -> list[Item]:
+        self.unreadable_mode = config.unreadable
+        self.data_path = resolve_data(config.data, "faireval", (FILE,), "FairEval")
         return faireval_items(self.data_path)
 
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]:

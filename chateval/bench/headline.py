@@ -14,7 +14,7 @@ from .base import BENCHMARKS
 Pick = Callable[[dict[str, Any]], tuple[Any, Any, Any, Any]]
 
 
-def cost(*usages: dict[str, Any] | None) -> float | None:
+def summed_cost(*usages: dict[str, Any] | None) -> float | None:
     """The summed cost of usage blocks; None if any of them has no price."""
     costs = [(u or {}).get("cost_usd") for u in usages if u]
     known = [float(c) for c in costs if c is not None]
