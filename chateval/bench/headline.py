@@ -7,7 +7,7 @@ module dispatches by the registry and holds the row builders several benchmarks 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from .base import BENCHMARKS
 
@@ -39,7 +39,8 @@ def setting_rows(summary: dict[str, Any], metric: str, pick: Callable[[dict[str,
     rows = []
     for name, s in (summary.get("settings") or {}).items():
         rows.append({"system": name, "n": s.get("n_units"), "metric": metric, "value": pick(s.get("metrics") or {}),
-                     "recall_all@5": None, "failed": s.get("n_failed"), "cost_usd": (s.get("usage") or {}).get("cost_usd")})
+                     "recall_all@5": None, "failed": s.get("n_failed"),
+                     "cost_usd": (s.get("usage") or {}).get("cost_usd")})
     return rows
 
 
@@ -52,7 +53,8 @@ def gate_metrics(name: str) -> list[str]:
     return list(BENCHMARKS.get(name).gate_metrics)
 
 
-def gate_measures(name: str, summary: dict[str, Any], baselines: list[str] = ()) -> dict[str, dict[Any, Any]]:  # type: ignore[assignment]
+def gate_measures(name: str, summary: dict[str, Any],
+                  baselines: Sequence[str] = ()) -> dict[str, dict[Any, Any]]:
     """{metric: {system: value}} for ``chateval.runs.gates.check``. ``baselines`` (LongMemEval's
     retrieval-only rankers) are left out: gates are about the systems under test."""
     rows = [r for r in (summary.get("headline") or headline(name, summary)) if r.get("system") not in baselines]

@@ -23,7 +23,8 @@ from ..models.prices import apply_price_specs
 from ..paired import PairedDifference, dump_comparisons
 from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
-from ..runs.directory import RunDir, RunLock, atomic_write, check_top_folder, clear_top_report, merge_accounts, write_summary_file
+from ..runs.directory import (RunDir, RunLock, atomic_write, check_top_folder, clear_top_report, merge_accounts,
+                              write_summary_file)
 from ..runs.savings import savings_lines
 from ..evaluation.summary import OFFLINE_NOTE, summarize_judged
 from ..util.text import md, md_all

@@ -197,7 +197,8 @@ class TeaFarm(Benchmark):
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
         return system_rows(summary, "success rate", lambda e: (
-            e.get("success_rate"), e.get("n_units"), e.get("n_failed"), summed_cost(e.get("answer_usage"), e.get("judge_usage"))))
+            e.get("success_rate"), e.get("n_units"), e.get("n_failed"),
+            summed_cost(e.get("answer_usage"), e.get("judge_usage"))))
 
     async def run(self, config: TeaFarmConfig, progress: RunProgress | None) -> dict[str, Any]:
         if config.judge_protocol != "chateval":
