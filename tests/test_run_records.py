@@ -66,7 +66,7 @@ def assert_versioned(run: Run) -> None:
 
 def test_an_evaluate_run_of_the_old_format_loads():
     run = chateval.read_run(OLD / "evaluate")
-    assert run.kind == "evaluate" and run.format_version == 0 and run.benchmark is None
+    assert run.kind == "evaluate" and run.format_version == 0 and run.benchmark is None and run.complete
     assert isinstance(run.summary, EvaluateSummary) and run.summary.n_ok == 3 == len(run.records)
     assert all(isinstance(r, JudgedRecord) and r.format_version == 0 for r in run.records)
     assert run.records[0].winner in ("1", "2", "tie") and run.records[0].transcript
@@ -190,8 +190,9 @@ def test_read_run_errors_name_the_file_and_line(tmp_path, copy):
 def test_a_torn_last_line_is_skipped_and_counted(copy):
     samples = copy / "samples.jsonl"
     samples.write_text(samples.read_text() + '{"id": "half a rec')
+    (copy / "summary.json").unlink()  # killed before its summary
     run = chateval.read_run(copy)
-    assert len(run.records) == 3 and run.unreadable_lines == 1
+    assert len(run.records) == 3 and run.unreadable_lines == 1 and run.summary is None and not run.complete
 
 
 # --- a plugin benchmark: headline, gate, record type and viewer card from its own class --------

@@ -69,6 +69,12 @@ class Run(BaseModel):
         return max((r.format_version for r in (self.summary, self.config) if r is not None), default=0)
 
     @property
+    def complete(self) -> bool:
+        """The run wrote its summary and every expected unit has a result (as the summary counts)."""
+        s = self.summary
+        return s is not None and s.complete is not False and not s.n_missing
+
+    @property
     def benchmark(self) -> str | None:
         return self.kind if self.kind not in (*KINDS, "run") else None
 
