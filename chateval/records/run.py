@@ -1,7 +1,7 @@
 """``read_run``: a run directory as typed records: config, samples, summary, files and sub-runs.
 
-Every kind of run is read here, so the viewer, the reports, calibrate/audit and the integrations
-(and a user's notebook) read a run one way. The record types come from the run's kind: a judged
+Every kind of run is read here, so the viewer, the calibrate/audit readers, the benchmark scripts
+and a user's notebook read a run one way. The record types come from the run's kind: a judged
 run's (:mod:`.judged`), or the benchmark's own (``Benchmark.record_type``, ``summary_type``),
 so a plugin benchmark's runs read typed with no edit here. Runs written before run files
 carried a ``format_version`` load the same way (version 0).
@@ -44,7 +44,7 @@ class RunTypes(BaseModel):
 KINDS: dict[str, RunTypes] = {
     "evaluate": RunTypes(record=JudgedRecord, summary=EvaluateSummary, setting_summary=EvaluateSummary),
     "audit": RunTypes(record=JudgedRecord),
-    "calibrate": RunTypes(setting_summary=EvaluateSummary),
+    "calibrate": RunTypes(),  # its settings are evaluate runs (read_run reads them so)
 }
 
 
