@@ -6,7 +6,8 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from ..util.errors import ConfigError
-from .providers import PROVIDERS  # a spec names a registered provider; providers build the backends
+# A spec names a registered provider; the providers module builds the backends.
+from .providers import PROVIDERS
 
 
 class ModelSpec(BaseModel):
