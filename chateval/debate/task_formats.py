@@ -110,6 +110,7 @@ class Score(_LabelledByStats):
     default_aggregate = "mean"
     reference_kind = "mean"
     metrics = ("spearman", "kendall")
+    primary_metric = "spearman"
 
     def normalise_label(self, label: Any) -> Any:
         value = score_label(label)

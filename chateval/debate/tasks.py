@@ -40,8 +40,10 @@ class TaskFormat:
     prompts: ClassVar[dict[str, str]] = {}
     # How several annotators' labels combine (the calibration report's wording).
     reference_kind: str = "majority"
-    # calibrate: its agreement measures, the first is the one settings are ranked by.
-    metrics: tuple[str, ...] = ("kappa", "accuracy")
+    # calibrate: its agreement measures (accuracy and kappa for classes, spearman and kendall for
+    # scores) and the one settings are ranked by.
+    metrics: tuple[str, ...] = ("accuracy", "kappa")
+    primary_metric: str = "kappa"
 
     @property
     def system_template(self) -> str:

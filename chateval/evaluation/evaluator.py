@@ -159,7 +159,7 @@ class Evaluator:
             "base_url": redact_url(self.layer.spec.base_url),  # the effective one (CHATEVAL_BASE_URL too)
             "aggregate": panel.aggregate,
             "personas": [p.model_dump() for p in self.personas],
-            "templates": self.prompts.source_digest(panel.templates()),
+            "templates": panel.prompts.source_digest(panel.templates()),  # with the task's own templates
         }
         return {
             "config": cfg.public() | {"personas": [p.slug for p in self.personas]},
