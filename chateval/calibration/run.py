@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ..debate.tasks import get_task
 from ..evaluation.config import EvalConfig
 from ..util.errors import ConfigError
 from ..evaluation.evaluator import Evaluator
@@ -92,7 +93,8 @@ async def acalibrate(config: CalibrateConfig | dict[str, Any], *,
         checked = load_samples(source.path, source.task)[0]
         if source.task == "score" and cfg.aspects is None:
             # {aspect: number} labels: the judge rates those aspects (unless --aspects says otherwise).
-            keys = M.aspects_of([M.reference_label("score", x.label) for x in checked])
+            score = get_task("score")
+            keys = M.aspects_of([score.reference(x.label) for x in checked])
             if keys != ["score"]:
                 source.defaults["aspects"] = keys
     evaluators = build(cfg, source, settings)

@@ -27,7 +27,7 @@ MAX_NAME_CHARS = 200  # ids, labels and aspect names are names, not text
 
 
 class TaskFormat:
-    name: str
+    name: str = ""  # the registered name (filled in from the registration when left out)
     description: str  # for the summarizer: "evaluating ..."
     required: tuple[str, ...]
     schema: type[BaseModel]
@@ -190,7 +190,10 @@ for _name in ("pairwise", "score", "correctness"):  # registered by task_formats
 
 
 def get_task(name: str) -> TaskFormat:
-    return TASKS.get(name)()
+    fmt = TASKS.get(name)()
+    if not fmt.name:
+        fmt.name = name
+    return fmt
 
 
 def task_names() -> list[str]:
