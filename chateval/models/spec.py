@@ -6,6 +6,8 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from ..util.errors import ConfigError
+# A spec names a registered provider; the providers module builds the backends.
+from .providers import PROVIDERS
 
 
 class ModelSpec(BaseModel):
@@ -15,8 +17,6 @@ class ModelSpec(BaseModel):
 
     @classmethod
     def parse(cls, spec: str, base_url: str | None = None) -> "ModelSpec":
-        from .providers import PROVIDERS  # providers build backends; specs only name them
-
         spec = spec.strip()
         if spec == "offline":
             return cls(provider="offline", model="offline")
@@ -24,9 +24,9 @@ class ModelSpec(BaseModel):
         known = ", ".join(["offline", *PROVIDERS])
         if not sep or not model:
             raise ConfigError(f"model spec '{spec}': expected 'provider/<model>' or 'offline' (providers: {known})")
-        entry = PROVIDERS.get(provider)
-        if entry is None:
+        if provider not in PROVIDERS:
             raise ConfigError(f"model spec '{spec}': unknown provider '{provider}' (known: {known})")
+        entry = PROVIDERS.get(provider)
         url = entry.endpoint(base_url)
         if entry.needs_url and not url:
             where = " or ".join(["--base-url", *entry.url_env])
