@@ -6,76 +6,29 @@ the lean ``OpenAIBackend``), ``anthropic`` (the anthropic SDK, with prompt-cache
 concurrency limit, metering and structured-output fallback are the same for all. Register
 another with ``@provider("name")`` (in a ``--plugin`` file, or as a ``chateval.providers`` entry point of
 an installed package): a function ``(spec, url, params, retry, structured) -> Backend``; a
-comma-separated base URL becomes a pool of such backends. ``build_backend`` lives here, beside the
-registry it reads, so the base types (``backends``) import nothing above them."""
+comma-separated base URL becomes a pool of such backends. The registry itself is in ``spec``
+(a spec names a registered provider); ``build_backend`` lives here, beside the built-in builders,
+so the base types (``backends``) import nothing above them."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from autogen_core.models import ModelInfo
 
 from ..util import secrets
 from ..util.errors import ConfigError
-from ..util.registry import Registry
 from .backends import AutogenBackend, Backend, GenParams, OfflineBackend, Structured, split_query, without_credentials
 from .pool import Endpoint, EndpointPool, endpoint_name
 from .retry import RetryPolicy
-
-if TYPE_CHECKING:  # a spec names a registered provider (spec.py reads this registry): types only here
-    from .spec import ModelSpec
-
-Builder = Callable[["ModelSpec", "str | None", GenParams, RetryPolicy, Structured], Backend]
+from .spec import PROVIDERS, Builder, ModelSpec, Provider, provider  # noqa: F401  (provider: the public decorator)
 
 GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 OLLAMA_URL = "http://localhost:11434"
 AZURE_API_VERSION = "2024-10-21"  # the latest GA version of the Azure OpenAI data-plane API at writing
 
-
-@dataclass(frozen=True)
-class Provider:
-    build: Builder
-    url_env: tuple[str, ...] = ()  # variables naming the endpoint when --base-url is not given
-    default_url: str | None = None  # else this (None: the SDK's own default)
-    needs_url: bool = False  # no default at all: --base-url or a variable is required
-
-    def endpoint(self, given: str | None) -> str | None:
-        """The endpoint calls go to, as config.json records it (redacted there)."""
-        return given or next((os.environ[v] for v in self.url_env if os.environ.get(v)), None) or self.default_url
-
-    @property
-    def __wrapped__(self) -> Builder:
-        """The builder this entry stands for: the same function registered twice is no clash."""
-        return self.build
-
-
-def _as_provider(obj: Any) -> Provider:
-    """A ``chateval.providers`` entry point names a Provider or a bare builder function."""
-    if isinstance(obj, Provider):
-        return obj
-    if callable(obj):
-        return Provider(obj)
-    raise ConfigError(f"a provider entry point must name a builder function, not {type(obj).__name__}")
-
-
-PROVIDERS: Registry[Provider] = Registry("provider", entry_points="chateval.providers", from_entry_point=_as_provider)
-
-
-def provider(name: str, *, url_env: tuple[str, ...] = (), default_url: str | None = None,
-             needs_url: bool = False, replace: bool = False) -> Callable[[Builder], Builder]:
-    """Register a provider's backend builder under ``name`` (usable as ``name/<model>``). A name
-    that is taken (a built-in, another plugin) is an error unless ``replace=True``."""
-    if "/" in name or not name.strip() or name == "offline":
-        raise ConfigError(f"provider name '{name}': expected a name without '/' other than 'offline'")
-
-    def register(fn: Builder) -> Builder:
-        PROVIDERS.register(name, replace=replace)(Provider(fn, url_env, default_url, needs_url))
-        return fn
-
-    return register
 
 
 def build_backend(spec: ModelSpec, params: GenParams, retry: RetryPolicy, structured: Structured = "auto") -> Backend:
