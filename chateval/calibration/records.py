@@ -101,7 +101,7 @@ class CalibrationSummary(BaseModel):
     kind: Literal["calibration"] = KIND
     input: str
     input_format: Literal["evaluate", "faireval", "topical-chat"]
-    task: Literal["pairwise", "score", "correctness"]
+    task: str  # a registered task format (a plugin's too)
     n_items: int
     n_reference: int  # items with a usable human reference
     n_multi_annotated: int

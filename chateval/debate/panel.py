@@ -95,7 +95,8 @@ class Panel:
         self.personas, self.turns, self.aggregate = personas, turns, aggregate
         self.strategy_cls: type[Strategy] = STRATEGIES.get(strategy)
         self.strategy_name = strategy
-        self.layer, self.prompts, self.swap = layer, prompts, swap
+        self.layer, self.swap = layer, swap
+        self.prompts = prompts.with_templates(self.task.prompts) if self.task.prompts else prompts
         self.keep_raw_history, self.structured = keep_raw_history, structured
         self.summary_mode: SummaryMode = "append" if keep_raw_history else summary_mode
         # ChatEval puts no restriction on the discussion rounds; hold_scores asks debaters to

@@ -48,6 +48,7 @@ class Evaluator:
     @classmethod
     def from_preset(cls, preset: str, **settings: Any) -> "Evaluator":
         dirs = settings.get("persona_dirs")  # presets are looked up in the built-in strategies/
+        load_plugins(settings.get("plugins") or [])  # first: a preset may name a task a plugin registers
         data = load_preset(find_preset(preset, None if dirs is None else []))
         return cls(EvalConfig.merged(data, {k: v for k, v in settings.items()}))
 

@@ -82,6 +82,7 @@ class Judges:
     @classmethod
     def from_preset(cls, preset: str, settings: dict[str, Any], *, layer: ModelLayer | None = None) -> Judges:
         """The preset (a strategies/ name or a YAML file) with ``settings`` on top."""
+        load_plugins(settings.get("plugins") or [])  # first: a preset may name a task a plugin registers
         return cls(EvalConfig.merged(load_preset(find_preset(preset)), settings), layer=layer)
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -122,7 +123,7 @@ class Judges:
             "base_url": redact_url(self.layer.spec.base_url),  # the effective one (CHATEVAL_BASE_URL too)
             "aggregate": panel.aggregate,
             "personas": [p.model_dump() for p in self.personas],
-            "templates": self.prompts.source_digest(panel.templates()),
+            "templates": panel.prompts.source_digest(panel.templates()),  # with the task's own templates
         }
         return {
             "config": cfg.public() | {"personas": [p.slug for p in self.personas]},

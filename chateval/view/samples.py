@@ -14,14 +14,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..debate.tasks import TASKS, TaskFormat, get_task
 from ..runs.envelope import SampleRecord
-from ..stats.labels import reference_label
 
 
 class Debate(BaseModel):
     """One judged item with a transcript: an evaluate record or a judge inside a benchmark record."""
 
     title: str
+    task: str | None = None  # the task format that judged it: it says how a verdict reads (card)
     order_turns: dict[str, list[dict[str, Any]]]  # "original" / "swapped" -> turns in recorded order
     agents: list[dict[str, Any]] = Field(default_factory=list)
     verdict: dict[str, Any] | None = None
@@ -84,7 +85,8 @@ def _debates(rec: Any, title: str = "debate") -> list[Debate]:
             if not isinstance(verdict, dict):  # head-to-head records the winner and the panel apart
                 verdict = rec["panel"] if isinstance(rec.get("panel"), dict) else {
                     "winner": verdict, "correct": rec.get("correct"), "votes": rec.get("votes")}
-            found.append(Debate(title=title, order_turns=turns, agents=rec.get("agents") or [],
+            task = rec.get("task") if isinstance(rec.get("task"), str) else None
+            found.append(Debate(title=title, task=task, order_turns=turns, agents=rec.get("agents") or [],
                                 verdict=verdict, orders=rec.get("orders"), error=rec.get("error")))
         for k, v in rec.items():
             if k != "transcript":
@@ -101,6 +103,23 @@ def _split(agents: list[dict[str, Any]]) -> bool:
     return len(winners) > 1 or len(correct) > 1
 
 
+def task_of(name: Any) -> TaskFormat | None:
+    """The registered task format of that name (a plugin's only while it is loaded)."""
+    return get_task(name) if isinstance(name, str) and name in TASKS else None
+
+
+def card(task: str | None, verdict: dict[str, Any]) -> Any:
+    """A verdict (a record's, an order's or one debater's) as the viewer shows it: as its task
+    format says; a task not registered here, by the fields it has."""
+    fmt = task_of(task)
+    if fmt is not None:
+        return fmt.card(verdict)
+    for key in ("winner", "correct", "score", "choice"):
+        if verdict.get(key) is not None:
+            return verdict[key]
+    return None
+
+
 def _pred(rec: dict[str, Any]) -> Any:
     if "pred" in rec:
         return rec["pred"]
@@ -109,6 +128,11 @@ def _pred(rec: dict[str, Any]) -> Any:
     v = rec.get("verdict") or {}
     if not isinstance(v, dict):
         return v
+    fmt = task_of(rec.get("task"))
+    if fmt is not None and fmt.classes:  # a classifying task: what it compares with the label
+        return fmt.prediction(v)
+    if v.get("winner") is None and v.get("choice") is not None:  # a task not registered here
+        return v["choice"]
     return v.get("winner") if v.get("winner") is not None else v.get("correct", v.get("score"))
 
 
@@ -182,7 +206,8 @@ def sample_view(rec: dict[str, Any], setting: str = "", qid: str | None = None) 
     pred = _pred(rec)
     variant, pred, audit_shown = _audit_variant(rec, pred) if "perturbation" in rec and "item" in rec else ("", pred, {})
     # Compared as the verdict expresses them ("correct" vs True); a score label is not compared.
-    gold = reference_label(rec["task"], label) if rec.get("task") in ("pairwise", "correctness") else label
+    fmt = task_of(rec.get("task"))
+    gold = fmt.reference(label) if fmt is not None and fmt.classes else label
     scalar = (str, bool, int)
     comparable = gold is not None and isinstance(gold, scalar) and isinstance(pred, scalar)
     inputs = dict(rec.get("inputs") or {})
