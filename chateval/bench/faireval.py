@@ -31,6 +31,7 @@ from ..util.options import opt
 from .config import JudgeMetaConfig
 from .data_paths import resolve_data
 from .judge_meta import Item, JudgeMetaBenchmark
+from .headline import setting_rows
 from .meta_plots import KAPPA_RANGE, Chart, fmt, fmt_ci
 from .stats import wilson
 
@@ -83,6 +84,11 @@ class FairEval(JudgeMetaBenchmark):
     task = "pairwise"
     title = "FairEval"
     swap_default = True
+    gate_metrics = ["accuracy"]
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return setting_rows(summary, "accuracy", lambda m: (m.get("accuracy") or {}).get("value"))
 
     config_model = FairEvalConfig
     unreadable_mode: Unreadable = "tie"

@@ -42,6 +42,7 @@ from .head2head_pairs import Case, judging_inputs, load_cases, verdict_record
 from .head2head_report import SIDES, summarize_head2head, write_head2head_report
 from .head2head_multi import multi_case, summarize_multi, write_multi_report
 from .selection import select
+from .records import PairRecord, PairSummary
 from .setup import MemoryBench, resolve_system
 from .slot import SlotPool, SystemSlot
 
@@ -67,6 +68,22 @@ class HeadToHead(Benchmark):
 
     config_model = Head2HeadConfig
     distributable = True  # a conversation's cases share its systems: one group, one Ray worker
+    record_type, summary_type = PairRecord, PairSummary
+    gate_metrics = ["win_rate"]
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        usage = summary.get("usage") or {}
+        if summary.get("ranking") is not None:  # several systems: each one's strength
+            return [{"system": r["system"], "n": summary.get("n"), "metric": "P(beats average), Bradley–Terry",
+                     "value": r["win_prob_vs_average"], "recall_all@5": None, "failed": summary.get("n_failed"),
+                     "cost_usd": (usage.get(r["system"]) or {}).get("cost_usd")} for r in summary["ranking"]]
+        sides = summary.get("systems") or {}
+        # A's wins, ties and A's losses (B's wins), with which system is A.
+        return [{"system": f"A={sides.get('A')} vs B={sides.get('B')}", "n": summary.get("n"), "metric": "A wins",
+                 "value": (summary.get("wins") or {}).get("rate"), "ties": (summary.get("ties") or {}).get("rate"),
+                 "A losses": (summary.get("losses") or {}).get("rate"), "recall_all@5": None,
+                 "failed": summary.get("n_failed"), "cost_usd": (usage.get("total") or {}).get("cost_usd")}]
 
     async def run(self, config: Head2HeadConfig, progress: RunProgress | None) -> dict[str, Any]:
         if config.judge is not None:

@@ -23,7 +23,8 @@ from ..models.prices import apply_price_specs
 from ..paired import PairedDifference, dump_comparisons
 from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
-from ..runs.directory import RunDir, RunLock, atomic_write, check_top_folder, clear_top_report, merge_accounts, write_json
+from ..runs.directory import (RunDir, RunLock, atomic_write, check_top_folder, clear_top_report, merge_accounts,
+                              write_summary_file)
 from ..runs.savings import savings_lines
 from ..evaluation.summary import OFFLINE_NOTE, summarize_judged
 from ..util.text import md, md_all
@@ -32,6 +33,7 @@ from .meta_plots import Chart, chart_bars, sweep_lines
 from .base import Benchmark, run_units
 from .comparisons import report_lines, setting_pairs
 from .config import JudgeMetaConfig
+from .records import JudgeItemRecord, SettingSummary, SettingsSummary
 from .selection import select
 from .meta_settings import ESCALATE_SETTING, Item, Setting, plan
 from .sweeps import NUMERIC_DIMS, SWEEP_DIMS, parse_sweep  # noqa: F401  (SWEEP_DIMS, parse_sweep re-exported)
@@ -52,6 +54,7 @@ class JudgeMetaBenchmark(Benchmark):
     distributable = True  # each item is judged on its own
     data_path: Path | None = None  # the data actually read (--data, or the default folder)
     swap_default: ClassVar[bool] = False
+    record_type, summary_type, setting_summary_type = JudgeItemRecord, SettingsSummary, SettingSummary
 
     # -- hooks --
     @abstractmethod
@@ -186,7 +189,7 @@ class JudgeMetaBenchmark(Benchmark):
             (summary.get("baselines") or {}).get("wall_time_s", 0.0)
         if summary["offline"]:
             summary["note"] = OFFLINE_NOTE
-        write_json(out / "summary.json", summary)
+        write_summary_file(out / "summary.json", summary, self.summary_type)
         self._write_report(out, summary, settings, sweeps)
         return summary
 
@@ -226,7 +229,8 @@ class JudgeMetaBenchmark(Benchmark):
         async def unit(item: Item) -> dict[str, Any]:
             return await self.judge_item(judges, item)
 
-        with RunDir(path, run_config, resume=config.resume, overwrite=config.overwrite, key="key") as run:
+        with RunDir(path, run_config, resume=config.resume, overwrite=config.overwrite, key="key",
+                    record_type=self.record_type, summary_type=self.setting_summary_type) as run:
             try:
                 records = await run_units([(it.key, it) for it in items], unit, run, workers=config.workers,
                                           progress=progress)

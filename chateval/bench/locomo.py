@@ -41,6 +41,8 @@ from .config import MemoryBenchConfig
 from .executor import error_text
 from .locomo_report import summarize_locomo, write_locomo_report
 from .selection import select
+from .headline import summed_cost, system_rows
+from .records import ConversationRecord, SystemsSummary
 from .setup import MemoryBench, judge_error
 
 NOT_MENTIONED = "Not mentioned in the conversation"
@@ -175,6 +177,20 @@ class LoCoMo(Benchmark):
     description = "LoCoMo (locomo10.json format): official F1, BLEU-1, LLM judge and evidence recall per category"
     config_model = LoCoMoConfig
     distributable = True  # each unit ingests its own question/conversation
+    record_type, summary_type = ConversationRecord, SystemsSummary
+    gate_metrics = ["f1", "evidence_recall"]
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return system_rows(summary, "F1", lambda e: (
+            (e.get("overall") or {}).get("f1"), e.get("n_qa"), e.get("n_qa_failed"),
+            summed_cost(e.get("answer_usage"), e.get("judge_usage"))),
+            lambda e: {"evidence recall": (e.get("overall") or {}).get("evidence_recall")})
+
+    @classmethod
+    def gate_measures(cls, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
+        return super().gate_measures(summary, rows) | {"evidence_recall": {r["system"]: r.get("evidence recall")
+                                                                           for r in rows}}
 
     async def run(self, config: LoCoMoConfig, progress: RunProgress | None) -> dict[str, Any]:
         if config.predictions and config.systems:

@@ -21,6 +21,8 @@ from ..util.options import opt
 from ..runs.progress import RunProgress
 from ..runs.directory import file_sha256
 from .base import Benchmark, benchmark, open_run, run_units
+from .headline import summed_cost
+from .records import MemoryRecord, MemorySummary
 from .executor import current, error_text
 from .lme_judge import judge_model_note
 from .config import MemoryBenchConfig
@@ -195,6 +197,37 @@ class LongMemEval(Benchmark):
     description = "LongMemEval (S, M or oracle file): QA accuracy per question type, retrieval recall/NDCG"
     config_model = LongMemEvalConfig
     distributable = True  # each unit ingests its own question/conversation
+    record_type, summary_type = MemoryRecord, MemorySummary
+    # Session-level recall at any k the run reports can gate too.
+    gate_metrics = ["accuracy", "recall_all@K", "recall_any@K"]
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        rows = []
+        for m, e in (summary.get("methods") or {}).items():
+            qa = e.get("qa") or {}
+            judges = [j for j in ("single", "debate") if qa.get(j)]
+            ret = (e.get("retrieval") or {}).get("session") or {}
+            # The metric names its judge; with --judge both the other judge's accuracy is a column too.
+            row: dict[str, Any] = {"system": m, "n": e.get("n"),
+                                   "metric": f"accuracy ({judges[0]} judge)" if judges else "accuracy",
+                                   "value": qa[judges[0]].get("overall") if judges else None}
+            for j in judges[1:]:
+                row[f"accuracy ({j} judge)"] = qa[j].get("overall")
+            rows.append(row | {"recall_all@5": ret.get("recall_all@5"), "failed": e.get("n_failed"),
+                               "cost_usd": summed_cost(e.get("answer_usage"), e.get("judge_usage"))})
+        return rows
+
+    @classmethod
+    def gate_measures(cls, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
+        out = super().gate_measures(summary, rows)
+        tested = {r["system"] for r in rows}  # the retrieval-only baselines are not gated
+        for m, e in (summary.get("methods") or {}).items():
+            session = ((e.get("retrieval") or {}).get("session") or {}) if e.get("retrieval") else {}
+            for k, v in session.items():
+                if k.startswith("recall_") and m in tested:
+                    out.setdefault(k, {})[m] = v
+        return out
 
     async def run(self, config: LongMemEvalConfig, progress: RunProgress | None) -> dict[str, Any]:
         if config.hypotheses and (config.systems or config.retrieval_only):

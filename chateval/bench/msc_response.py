@@ -44,6 +44,8 @@ from ..evaluation.judges import Judges
 from ..util.options import opt
 from ..runs.progress import RunProgress
 from .base import Benchmark, benchmark, open_run, run_units
+from .headline import summed_cost, system_rows
+from .records import SystemsSummary, TurnRecord
 from .config import MemoryBenchConfig
 from .data_paths import resolve_data
 from .head2head_pairs import verdict_record
@@ -112,6 +114,14 @@ class MSCResponse(Benchmark):
                    "(BLEU-4, ROUGE-L, MiniLM BERTScore-style F1; debate-panel memory helpfulness)")
     config_model = MSCResponseConfig
     distributable = True  # an episode's turns share one system per name: grouped
+    record_type, summary_type = TurnRecord, SystemsSummary
+    gate_metrics = ["rouge_l"]
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return system_rows(summary, "ROUGE-L", lambda e: (
+            ((e.get("metrics") or {}).get("rouge_l") or {}).get("mean"), e.get("n_units"), e.get("n_failed"),
+            summed_cost(e.get("answer_usage"), e.get("judge_usage"))))
 
     async def run(self, config: MSCResponseConfig, progress: RunProgress | None) -> dict[str, Any]:
         if config.judge is not None:

@@ -42,6 +42,8 @@ from ..runs.directory import write_json
 from . import plots
 from ..util.options import opt
 from .base import Benchmark, benchmark, open_run, run_units
+from .headline import summed_cost, system_rows
+from .records import MemoryRecord, SystemsSummary
 from .config import MemoryBenchConfig
 from .comparisons import report_lines, teafarm_comparisons
 from .report import cost, finish_report, num, pct
@@ -189,6 +191,14 @@ class TeaFarm(Benchmark):
 
     config_model = TeaFarmConfig
     distributable = True  # a conversation's questions share one system per name: grouped
+    record_type, summary_type = MemoryRecord, SystemsSummary
+    gate_metrics = ["success_rate"]
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return system_rows(summary, "success rate", lambda e: (
+            e.get("success_rate"), e.get("n_units"), e.get("n_failed"),
+            summed_cost(e.get("answer_usage"), e.get("judge_usage"))))
 
     async def run(self, config: TeaFarmConfig, progress: RunProgress | None) -> dict[str, Any]:
         if config.judge_protocol != "chateval":

@@ -50,6 +50,8 @@ from .judge_meta import Item, JudgeMetaBenchmark
 from . import plots
 from .meta_plots import Chart, bars, fmt
 from .topical_samples import build_aspect_sample, build_sample, merge_aspect_results
+from .headline import setting_rows
+from .records import CorrelationSettingsSummary
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
 from ..util.text import md_all
 
@@ -104,6 +106,12 @@ class TopicalChat(JudgeMetaBenchmark):
                    "baselines (ROUGE-L, BLEU-4, MiniLM) with human aspect scores; --sweep")
     task = "score"
     title = "Topical-Chat"
+    gate_metrics = ["spearman"]
+    summary_type = CorrelationSettingsSummary
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return setting_rows(summary, "mean Spearman", lambda m: ((m.get("judge") or m).get("avg") or {}).get("spearman"))
 
     config_model = TopicalChatConfig
 

@@ -1,9 +1,9 @@
 """One samples.jsonl record -> what the viewer shows of it.
 
-Records differ per run kind, so a record is read by the fields it has, not by the command that
-wrote it: a debate is any object with a ``transcript``, a memory answer is a record with
-``answer``/``response``/``prediction`` and ``context``, and a record holding a ``qa`` list (LoCoMo:
-one record per conversation and system) becomes one sample per question.
+Records differ per run kind: a record's type says how it splits into samples, which question each
+answers and what its card adds (``SampleRecord.samples``, ``question_of``, ``card``, overridden by a
+benchmark's record type); the rest is read by the fields a sample has: a debate is any object with
+a ``transcript``, a memory answer is a record with ``answer``/``response``/``prediction`` and ``context``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..debate.tasks import TASKS, TaskFormat, get_task
+from ..runs.envelope import SampleRecord
 
 
 class Debate(BaseModel):
@@ -175,8 +176,6 @@ SHOWN = {"id", "key", "task", "status", "verdict", "agents", "transcript", "orde
 
 
 def _qid(rec: dict[str, Any]) -> str:
-    if rec.get("episode") is not None and rec.get("turn") is not None:  # msc-response: a turn of an episode
-        return f"{rec['episode']}::t{rec['turn']}"
     if rec.get("question_id") is not None:
         return f"{rec['conversation']}::{rec['question_id']}" if rec.get("conversation") else str(rec["question_id"])
     return str(rec.get("case_id") or rec.get("id") or rec.get("key") or "")
@@ -200,7 +199,8 @@ def _audit_variant(rec: dict[str, Any], pred: Any) -> tuple[str, Any, dict[str, 
     return name, pred, shown
 
 
-def sample_view(rec: dict[str, Any], setting: str = "") -> SampleView:
+def sample_view(rec: dict[str, Any], setting: str = "", qid: str | None = None) -> SampleView:
+    """One sample's card. ``qid``: the question it answers, if its record type says (else guessed)."""
     debates = _debates(rec)
     label = rec.get("human", rec.get("label"))
     pred = _pred(rec)
@@ -226,7 +226,7 @@ def sample_view(rec: dict[str, Any], setting: str = "") -> SampleView:
     return SampleView(
         key=key,
         anchor=anchor(key, setting),
-        qid=_qid(rec),
+        qid=qid or _qid(rec),
         setting=setting,
         system=variant or str(system or rec.get("systems_all") and " / ".join(rec["systems_all"]) or ""),
         category=str(rec.get("category_name") or rec.get("question_type") or rec.get("category")
@@ -246,20 +246,12 @@ def sample_view(rec: dict[str, Any], setting: str = "") -> SampleView:
     )
 
 
-def sample_views(rec: dict[str, Any], setting: str = "") -> list[SampleView]:
-    """One record's samples: itself, or one per question of a ``qa`` list (LoCoMo)."""
-    if not isinstance(rec.get("qa"), list):
-        return [sample_view(rec, setting)]
-    outer = {k: v for k, v in rec.items() if k not in ("qa", "key", "usage", "stats", "latency", "status")}
+def sample_views(rec: SampleRecord, setting: str = "") -> list[SampleView]:
+    """A record's samples, as its type splits them (one per question of a conversation, say)."""
+    card = rec.card()  # what the record's own type says the viewer shows of it
     out = []
-    for i, qa in enumerate(rec["qa"]):
-        if not isinstance(qa, dict):
-            continue
-        conv = rec.get("conversation", rec.get("key", ""))
-        sub = outer | qa | {"key": f"{rec.get('key', conv)}#{qa.get('qa_index', i)}",
-                            "question_id": f"{conv}#{qa.get('qa_index', i)}"}
-        sub.pop("conversation", None)  # already in question_id
-        out.append(sample_view(sub, setting))
-    if not out or rec.get("status") == "failed":  # a failed unit answered nothing: show the unit itself
-        out.append(sample_view({k: v for k, v in rec.items() if k != "qa"}, setting))
+    for sample in rec.samples():
+        view = sample_view(sample, setting, qid=rec.question_of(sample))
+        view.memory |= card
+        out.append(view)
     return out
