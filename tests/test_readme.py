@@ -227,7 +227,7 @@ def _free_port() -> int:
 
 def _chateval_argv(args: list[str]) -> list[str]:
     args = list(args)
-    if args[:1] in (["evaluate"], ["bench"]) and "--limit" not in args:
+    if args[:1] in (["evaluate"], ["bench"]) and "--limit" not in args and "--list" not in args:
         args += ["--limit", "1"]
     memory = (args[:1] == ["bench"] and len(args) > 1 and args[1] in MEMORY_BENCHES) or args[:2] == ["memory", "ask"]
     if memory and "--embedder" not in args:
