@@ -73,3 +73,11 @@ def test_the_checker_sees_a_broken_link_and_anchor(tmp_path):
     assert anchors(page) == {"title"}
     assert slug("Gating CI: `--fail-under`") == "gating-ci---fail-under"
     assert slug("`theanine` — timeline-based memory") == "theanine--timeline-based-memory"
+
+
+def test_the_mkdocs_nav_lists_every_page_and_only_pages_that_exist():
+    import yaml
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]
+    listed = [page for entry in nav for page in entry.values()]
+    assert sorted(listed) == sorted(p.name for p in (ROOT / "docs").glob("*.md")), listed

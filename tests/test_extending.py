@@ -32,9 +32,8 @@ def chateval(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) ->
     run_env = dict(env or os.environ, PYTHONPATH=(env or {}).get("PYTHONPATH", str(REPO)))
     run_env.pop("OPENAI_API_KEY", None)
     run_env.pop("CHATEVAL_PLUGINS", None)
-    proc = subprocess.run([sys.executable, "-P", "-m", "chateval.cli", *map(str, args)], cwd=cwd, env=run_env,
-                          capture_output=True, text=True, timeout=TIMEOUT)
-    return proc
+    return subprocess.run([sys.executable, "-P", "-m", "chateval.cli", *map(str, args)], cwd=cwd, env=run_env,
+                          capture_output=True, text=True, timeout=TIMEOUT, check=False)
 
 
 def ok(proc: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
