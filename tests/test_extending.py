@@ -153,16 +153,12 @@ needs_provider = pytest.mark.skipif(not PROVIDER_FILE.exists(), reason=f"{PROVID
 
 
 def yesno_input(tmp_path: Path) -> Path:
-    """The task's own example input if it ships one, else two items in the task's fields as the
-    plugin declares them (question, answer, reference, label)."""
-    shipped = EXT / "yesno.jsonl"
-    if shipped.exists():
-        return shipped
+    """Two items in the fields the task declares (id, question, answer, label yes/no)."""
     path = tmp_path / "yesno.jsonl"
-    path.write_text(json.dumps({"id": "y1", "question": "Is Paris in France?", "answer": "Yes, it is.",
-                                "reference": "yes", "label": "yes"}) + "\n"
-                    + json.dumps({"id": "y2", "question": "Is Lyon the capital of France?", "answer": "Yes.",
-                                  "reference": "no", "label": "no"}) + "\n")
+    path.write_text(json.dumps({"id": "y1", "question": "Where is the Eiffel Tower?",
+                                "answer": "The Eiffel Tower is in Paris.", "label": "yes"}) + "\n"
+                    + json.dumps({"id": "y2", "question": "What is the capital of Peru?",
+                                  "answer": "I like trains.", "label": "no"}) + "\n")
     return path
 
 
@@ -212,7 +208,8 @@ def registered_attr(path: Path, registry: object, name: str) -> str:
     space = runpy.run_path(str(path))
     obj = registry.snapshot().get(name, before.get(name))  # type: ignore[attr-defined]
     for attr, value in space.items():
-        if value is obj or getattr(obj, "fn", None) is value:
+        # the object itself, or the function a registry entry wraps (a perturbation's, a provider's)
+        if any(value is x for x in (obj, getattr(obj, "fn", None), getattr(obj, "__wrapped__", None))):
             return attr
     raise AssertionError(f"{path.name}: nothing named for '{name}'")
 

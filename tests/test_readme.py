@@ -194,6 +194,11 @@ def work(tmp_path_factory) -> Path:
     pairs = (ROOT / "examples" / "faireval_pairwise.jsonl").read_text().split("\n")[:2]
     for name in ("new.jsonl", "items.jsonl"):
         (work / name).write_text("\n".join(pairs) + "\n")
+    # docs/extending.md's yes/no task input
+    (work / "yesno.jsonl").write_text(
+        json.dumps({"id": "y1", "question": "Where is the Eiffel Tower?", "answer": "In Paris.", "label": "yes"})
+        + "\n" + json.dumps({"id": "y2", "question": "What is the capital of Peru?", "answer": "I like trains.",
+                              "label": "no"}) + "\n")
     shared = _shared_data()
     if shared.is_dir():
         (base / "shared").mkdir()
