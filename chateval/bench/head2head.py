@@ -27,9 +27,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import field_validator
 
 from ..evaluation.config import EvalConfig, find_preset, load_preset
 from ..datasets.common import DatasetError, read_json
@@ -42,13 +41,12 @@ from ..util.errors import ConfigError
 from ..evaluation.evaluator import Evaluator
 from ..memory.types import Session
 from ..runs.progress import RunProgress
-from ..util.options import check_names, opt
 from .base import Benchmark, _error_text, benchmark, open_run, run_units
-from .config import MemoryBenchConfig
 from .lme_judge import ABSTENTION, GUIDELINES
 from .head2head_report import SIDES, summarize_head2head, write_head2head_report
 from .head2head_multi import multi_case, summarize_multi, write_multi_report
 from .selection import select
+from .settings.head2head import DESCRIPTION, Head2HeadConfig
 from .setup import MemoryBench, resolve_system
 from .slot import SlotPool, SystemSlot
 
@@ -163,24 +161,11 @@ def verdict_record(result: JudgeResult) -> dict[str, Any]:
 
 
 # --- the benchmark ------------------------------------------------------------------------
-class Head2HeadConfig(MemoryBenchConfig):
-    data: str = opt(..., "a LongMemEval file (S, M or oracle) or a LoCoMo file (locomo10.json format), unchanged; "
-                         "the format is detected")
-    context: Literal["gold", "none"] = opt(
-        "gold", "gold: the panel sees the gold answer as its reference (when the case has one) and a rule for "
-                "checking answers against it; none: only the question and the two answers")
-    types: list[str] | None = opt(None, "only these question types (LongMemEval question_type or 'abstention'; "
-                                        "LoCoMo category number or name, e.g. 1,2,3,4)")
-    # The panel always judges here: the single/debate choice does not apply.
-    judge: Literal["single", "debate", "both"] | None = opt(None, hidden=True)  # type: ignore[assignment]
-
-    _types = field_validator("types")(check_names)
 
 
 @benchmark("head2head")
 class HeadToHead(Benchmark):
-    description = ("two or more memory systems on the same LongMemEval or LoCoMo questions, judged pairwise by the "
-                   "debate panel in both orders: win/tie/loss of A vs B")
+    description = DESCRIPTION
 
     config_model = Head2HeadConfig
     distributable = True  # a conversation's cases share its systems: one group, one Ray worker
