@@ -10,6 +10,8 @@ import subprocess
 import sys
 import typing
 
+import pytest
+
 from chateval.bench.registry import BENCHMARKS, BUILTIN, describe
 
 # Imported by none of the --help commands: each costs a large share of the start-up budget.
@@ -49,6 +51,7 @@ print(json.dumps({"heavy": heavy, "lazy": lazy, "eager": helps()}))
 """
 
 
+@pytest.mark.slow
 def test_help_imports_no_heavy_module_and_matches_the_benchmarks_classes():
     script = f"HEAVY = {HEAVY!r}\n" + SCRIPT
     proc = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True,
@@ -62,6 +65,7 @@ def test_help_imports_no_heavy_module_and_matches_the_benchmarks_classes():
         assert text == out["eager"][command], command
 
 
+@pytest.mark.slow
 def test_describe_is_what_the_benchmark_class_declares():
     lazy = {name: describe(name) for name in BUILTIN}
     for name, (description, model) in lazy.items():
