@@ -304,6 +304,7 @@ def run_python(code: str, path: Path, work: Path) -> None:
     _run([sys.executable, str(path.relative_to(work))], work)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.id)
 def test_readme_block(block: Block, work: Path, endpoint: FakeOpenAIServer):
     plan = plan_of(block)
@@ -335,6 +336,7 @@ def test_readme_block(block: Block, work: Path, endpoint: FakeOpenAIServer):
 
 
 # --- what the README promises about own agents -----------------------------------------------
+@pytest.mark.slow
 def test_the_readme_agent_runs_by_import_path_from_its_folder(work: Path):
     """The README's own agent, saved as mypkg/agents.py, runs from its folder by import path
     under the console script's rules (no working directory on the path), and judges its units."""
@@ -348,6 +350,7 @@ def test_the_readme_agent_runs_by_import_path_from_its_folder(work: Path):
     assert unit.get("error") is None and unit["qa"], unit
 
 
+@pytest.mark.slow
 def test_an_unknown_setting_of_the_readme_agent_is_refused(work: Path):
     agent = next(b for b in BLOCKS if plan_of(b).file == "mypkg/agents.py")
     (work / "mypkg").mkdir(exist_ok=True)
@@ -359,6 +362,7 @@ def test_an_unknown_setting_of_the_readme_agent_is_refused(work: Path):
     assert "setting 'kk': unknown setting (known: k)" in " ".join(proc.stderr.split())
 
 
+@pytest.mark.slow
 def test_an_import_path_that_cannot_be_found_says_how(tmp_path):
     env = _env(tmp_path)
     proc = subprocess.run(_chateval_argv(["bench", "locomo", "--systems", "nopkg.agents:MyMemory", "--data",

@@ -18,11 +18,11 @@ from ..models.budget import cap_reached, set_unit, skip_unit
 from ..util.errors import RunWriteError
 from ..models.reach import endpoint_down
 from ..runs.progress import RunProgress
-from ..util.registry import Registry
 from ..runs.directory import RunDir, write_json
 from ..runs.envelope import SampleRecord, SummaryRecord
 from .config import BenchConfig
 from .executor import RayPool, UnitFn, current, error_text, run_guarded
+from .registry import BENCHMARKS, benchmark  # noqa: F401  (where the benchmarks import them from)
 
 
 class Benchmark(ABC):
@@ -60,18 +60,6 @@ class Benchmark(ABC):
     async def run(self, config: Any, progress: RunProgress | None) -> dict[str, Any]:
         """Run with a validated ``config_model`` instance, write the run directory (config,
         samples, summary, report) and return the summary."""
-
-
-BENCHMARKS: Registry[type[Benchmark]] = Registry("benchmark", entry_points="chateval.benchmarks")
-
-
-def benchmark(name: str, *, replace: bool = False) -> Callable[[type[Benchmark]], type[Benchmark]]:
-    def deco(cls: type[Benchmark]) -> type[Benchmark]:
-        BENCHMARKS.register(name, replace=replace)(cls)
-        cls.name = name
-        return cls
-
-    return deco
 
 
 def benchmark_of(config: BenchConfig) -> type[Benchmark] | None:

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import field_validator
 
 from ..evaluation.config import find_preset, load_preset
 from ..datasets.common import DatasetError
@@ -34,42 +33,28 @@ from ..debate.samples import Sample
 from ..util.errors import ConfigError
 from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
-from ..util.options import check_names, opt
 from .base import Benchmark, benchmark, open_run, run_units
-from .config import MemoryBenchConfig
 from .executor import error_text
 from .head2head_pairs import Case, judging_inputs, load_cases, verdict_record
 from .head2head_report import SIDES, summarize_head2head, write_head2head_report
 from .head2head_multi import multi_case, summarize_multi, write_multi_report
 from .selection import select
 from .records import PairRecord, PairSummary
+from .settings.head2head import DESCRIPTION, GATE_METRICS, Head2HeadConfig
 from .setup import MemoryBench, resolve_system
 from .slot import SlotPool, SystemSlot
 
 # --- the benchmark ------------------------------------------------------------------------
-class Head2HeadConfig(MemoryBenchConfig):
-    data: str = opt(..., "a LongMemEval file (S, M or oracle) or a LoCoMo file (locomo10.json format), unchanged; "
-                         "the format is detected")
-    context: Literal["gold", "none"] = opt(
-        "gold", "gold: the panel sees the gold answer as its reference (when the case has one) and a rule for "
-                "checking answers against it; none: only the question and the two answers")
-    types: list[str] | None = opt(None, "only these question types (LongMemEval question_type or 'abstention'; "
-                                        "LoCoMo category number or name, e.g. 1,2,3,4)")
-    # The panel always judges here: the single/debate choice does not apply.
-    judge: Literal["single", "debate", "both"] | None = opt(None, hidden=True)  # type: ignore[assignment]
-
-    _types = field_validator("types")(check_names)
 
 
 @benchmark("head2head")
 class HeadToHead(Benchmark):
-    description = ("two or more memory systems on the same LongMemEval or LoCoMo questions, judged pairwise by the "
-                   "debate panel in both orders: win/tie/loss of A vs B")
+    description = DESCRIPTION
 
     config_model = Head2HeadConfig
     distributable = True  # a conversation's cases share its systems: one group, one Ray worker
     record_type, summary_type = PairRecord, PairSummary
-    gate_metrics = ["win_rate"]
+    gate_metrics = GATE_METRICS
 
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -21,9 +21,8 @@ import hashlib
 import time
 from datetime import timedelta
 from contextlib import AsyncExitStack
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import field_validator
 
 from ..datasets import DatasetError, LoCoMoConversation, LoCoMoQA, load_locomo
 from ..datasets.locomo import CATEGORIES
@@ -31,18 +30,17 @@ from ..datasets.answers import Answer, load_predictions, match_answers
 from ..util.errors import ConfigError
 from ..util.interrupts import contain_exits
 from ..models import CallLog
-from ..util.options import opt
 from ..runs.progress import RunProgress
 from ..runs.directory import file_sha256
 from ..memory.answer import AnswerStyle, ReaderPrompt
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .base import Benchmark, benchmark, open_run, run_units
-from .config import MemoryBenchConfig
 from .executor import error_text
 from .locomo_report import summarize_locomo, write_locomo_report
 from .selection import select
 from .headline import summed_cost, system_rows
 from .records import ConversationRecord, SystemsSummary
+from .settings.locomo import DESCRIPTION, GATE_METRICS, LoCoMoConfig, parse_categories  # noqa: F401  (parse_categories: its old home)
 from .setup import MemoryBench, judge_error
 
 NOT_MENTIONED = "Not mentioned in the conversation"
@@ -89,20 +87,6 @@ def resolve_choice(answer: str, options: dict[str, str]) -> str:
     return answer
 
 
-def parse_categories(text: str) -> list[int]:
-    out = []
-    for part in (p.strip() for p in str(text).split(",")):
-        if not part:
-            continue
-        if not part.isdigit() or int(part) not in CATEGORIES:
-            raise ConfigError(f"--categories: '{part}' is not a LoCoMo category (1-5: "
-                              + ", ".join(f"{k} {v}" for k, v in CATEGORIES.items()) + ")")
-        out.append(int(part))
-    if not out:
-        raise ConfigError("--categories: give at least one of 1,2,3,4,5")
-    return sorted(set(out))
-
-
 def check_conversations(conversations: list[LoCoMoConversation], path: str) -> None:
     """What the loader leaves to us: category numbers, gold answers and at least one session."""
     for i, c in enumerate(conversations):
@@ -126,34 +110,6 @@ def select_qa(conv: LoCoMoConversation, categories: list[int], max_questions: in
 
 # --- the benchmark ---------------------------------------------------------------------------
 
-class LoCoMoConfig(MemoryBenchConfig):
-    data: str = opt(..., "a file in the official locomo10.json format, unchanged (`chateval data get locomo` "
-                             "downloads it)")
-    categories: list[int] = opt([1, 2, 3, 4, 5], "QA categories to run: 1 multi-hop, 2 temporal, 3 open-domain, "
-                                                  "4 single-hop, 5 adversarial")
-    max_questions: int | None = opt(None, "only the first N selected QA of each conversation", ge=1)
-    question_format: Literal["official", "plain"] = opt(
-        "official", "official: temporal questions get the official date hint and adversarial ones the official "
-                    "two-option choice; plain: every question as written")
-    answer_style: AnswerStyle = opt("locomo", "locomo: a short phrase in the conversation's own words, as LoCoMo's "
-                                              "answer prompt asks (drives token F1); generic: our concise answer")
-    reader_prompt: Literal["official", "chateval"] = opt(
-        "official", "how the systems' answer step asks the question: official (as LoCoMo's code: one message with "
-                    "the conversations and the question, no system prompt, no current-date line) or chateval (our "
-                    "system prompt, which asks to say 'I don't know' when the memory lacks the answer, and a "
-                    "current-date line)")
-    evidence_empty: EvidenceEmpty = opt("one", "evidence recall of QA listing no evidence ids: one (scored 1.0, as "
-                                               "the official code does) or exclude (left out); counted either way")
-    predictions: str | None = opt(None, "judge answers you already have: a JSONL file of {sample_id, question, "
-                                        "prediction} (matched on sample id + the exact question text); no system runs")
-    allow_missing: bool = opt(False, "with --predictions: score the QA that have one and report how many were "
-                                     "left out (default: a missing prediction is an error)")
-
-    @field_validator("categories", mode="before")
-    @classmethod
-    def _categories(cls, v: Any) -> Any:
-        return parse_categories(",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
-
 
 PREDICTIONS = "predictions"  # the method name of a --predictions run
 READERS: dict[str, ReaderPrompt] = {"official": "locomo", "chateval": "chateval"}  # --reader-prompt -> framing
@@ -174,11 +130,11 @@ def pick_questions(conversations: list[LoCoMoConversation], config: LoCoMoConfig
 
 @benchmark("locomo")
 class LoCoMo(Benchmark):
-    description = "LoCoMo (locomo10.json format): official F1, BLEU-1, LLM judge and evidence recall per category"
+    description = DESCRIPTION
     config_model = LoCoMoConfig
     distributable = True  # each unit ingests its own question/conversation
     record_type, summary_type = ConversationRecord, SystemsSummary
-    gate_metrics = ["f1", "evidence_recall"]
+    gate_metrics = GATE_METRICS
 
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:

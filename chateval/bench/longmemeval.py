@@ -10,14 +10,13 @@ exposes recall are scored on recall_any/recall_all/ndcg_any at k = 1, 3, 5, 10.
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Any
 
 from ..datasets import LMEQuestion, load_longmemeval
 from ..datasets.answers import Answer, load_hypotheses, match_answers
 from ..util.errors import ConfigError
 from ..memory.answer import ReaderPrompt
 from ..models import CallLog
-from ..util.options import opt
 from ..runs.progress import RunProgress
 from ..runs.directory import file_sha256
 from .base import Benchmark, benchmark, open_run, run_units
@@ -25,20 +24,18 @@ from .headline import summed_cost
 from .records import MemoryRecord, MemorySummary
 from .executor import current, error_text
 from .lme_judge import judge_model_note
-from .config import MemoryBenchConfig
 from .rankers import rank_bm25, rank_dense, rrf
 from .report import write_memory_report
 from .retrieval_metrics import metrics_at, session_metrics_from_turns
 from .selection import select
+from .settings.longmemeval import GATE_METRICS, BASELINE_RANKERS, DESCRIPTION, RECALL_K, LongMemEvalConfig
 from .setup import MemoryBench, judge_error
 from .summaries import summarize_memory_run
 
-BASELINE_RANKERS = ("bm25", "dense", "hybrid")
 # How retrieval is scored and haystacks are read, part of a run's identity (--resume): since
 # issue 28 a system's session level follows the official turn-to-session script and a session
 # listed twice is ingested twice, so runs scored before do not resume into these.
 RETRIEVAL_SCORING = "official-turn2session, duplicated sessions kept"
-RECALL_K = 50  # default recall depth asked of systems (the deepest k reported)
 
 
 def source_ids(q: LMEQuestion) -> dict[str, str]:
@@ -164,42 +161,18 @@ async def pre_embed(bench: MemoryBench, todo: list[tuple[LMEQuestion, str]], ran
     return {"texts": bench.embedder.computed - before, "s": round(time.perf_counter() - t0, 3)} | out
 
 
-class LongMemEvalConfig(MemoryBenchConfig):
-    data: str = opt(..., "an official LongMemEval file (S, M or oracle), unchanged (`chateval data get "
-                             "longmemeval-oracle` / longmemeval-s / longmemeval-m downloads one)")
-    retrieval_only: bool = opt(False, "no LLM answers or judges: score retrieval of BM25, dense, hybrid and the systems")
-    rankers: list[str] = opt(list(BASELINE_RANKERS), "retrieval-only baselines to include ('' for none)")
-    hypotheses: str | None = opt(None, "judge answers you already have: a JSONL file of {question_id, hypothesis} "
-                                       "(LongMemEval's format; optional retrieved_session_ids); no system runs")
-    allow_missing: bool = opt(False, "with --hypotheses: judge the questions that have one and report how many "
-                                     "were left out (default: a missing hypothesis is an error)")
-    pre_embed: bool = opt(True, "embed the texts the units will embed (the baselines' turns and sessions, the "
-                                "systems' known keys) for all questions in one length-sorted pass before the "
-                                "units start; local executor and embedding cache only", flags=["--no-pre-embed"])
-    reader_prompt: Literal["official", "chateval"] = opt(
-        "official", "how the systems' answer step asks the question: official (LongMemEval's generation default: "
-                    "read step by step, first the relevant information, then the reasoning; no system prompt, no "
-                    "'say you don't know') or chateval (our system prompt with that instruction and a concise answer)")
-    judge_protocol: Literal["chateval", "official"] = opt(
-        "official", "single judge: official (LongMemEval's scoring: its per-type instructions, a plain reply that "
-                    "counts as correct when it contains 'yes', temperature 0, at most 10 output tokens; the paper's "
-                    "judge is gpt-4o-2024-08-06) or chateval (a JSON verdict with a reason)")
-    recall_depth: int = opt(RECALL_K, "--retrieval-only: items asked of each system's recall (@k beyond it is "
-                                      "marked capped)", ge=1)
-
-
 HYPOTHESES = "hypotheses"  # the method name of a --hypotheses run
 READERS: dict[str, ReaderPrompt] = {"official": "longmemeval", "chateval": "chateval"}  # --reader-prompt -> framing
 
 
 @benchmark("longmemeval")
 class LongMemEval(Benchmark):
-    description = "LongMemEval (S, M or oracle file): QA accuracy per question type, retrieval recall/NDCG"
+    description = DESCRIPTION
     config_model = LongMemEvalConfig
     distributable = True  # each unit ingests its own question/conversation
     record_type, summary_type = MemoryRecord, MemorySummary
     # Session-level recall at any k the run reports can gate too.
-    gate_metrics = ["accuracy", "recall_all@K", "recall_any@K"]
+    gate_metrics = GATE_METRICS
 
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:

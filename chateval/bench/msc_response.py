@@ -41,21 +41,19 @@ from ..debate.samples import Sample
 from ..util.errors import ConfigError
 from ..debate.transcript import turn_records
 from ..evaluation.judges import Judges
-from ..util.options import opt
 from ..runs.progress import RunProgress
 from .base import Benchmark, benchmark, open_run, run_units
 from .headline import summed_cost, system_rows
 from .records import SystemsSummary, TurnRecord
-from .config import MemoryBenchConfig
 from .data_paths import resolve_data
 from .head2head_pairs import verdict_record
 from .msc_response_report import summarize_msc_response, write_msc_response_report
 from .selection import select
+from .settings.msc_response import DESCRIPTION, GATE_METRICS, MSCResponseConfig
 from .setup import MemoryBench, resolve_system
 from .slot import SlotPool, SystemSlot
 from .text_metrics import bleu4, rouge_l
 
-MSC_FILE = "msc_session3_valid.jsonl"
 SESSION_FILE = "msc_session{}_valid.jsonl"  # the release's file per session (same layout)
 ASPECT = "memory helpfulness"
 HELPFULNESS_RULE = (
@@ -73,31 +71,6 @@ PAIR_RULE = (
 PAIR_SEP = "~vs~"  # in a pairwise unit's key: <episode>::t<turn>::<reference>~vs~<other>
 
 
-class MSCResponseConfig(MemoryBenchConfig):
-    data: str | None = opt(None, f"the MSC release file ({MSC_FILE}: previous_dialogs + dialog per line) or its "
-                                 "folder (default: msc/ in the data folder, $CHATEVAL_DATA_DIR or ~/.cache/chateval/data, where "
-                                 "`chateval data get msc` puts it; else ../shared/data/msc)")
-    session: int = opt(3, "in a data folder, the session whose file is read: msc_session<N>_valid.jsonl (2: one "
-                          "earlier session, 3: two, ...); a file given with --data is read as it is", ge=2, le=5)
-    speakers: Literal["all", "speaker2"] = opt(
-        "all", "turns predicted: all (every turn from the second on, both speakers: the official code) or speaker2 "
-               "(Speaker 2's turns only)")
-    turns_per_episode: int | None = opt(None, "turns of the last session to predict per episode: a seeded "
-                                              "sample kept in dialogue order (default: all of them)", ge=1)
-    seed: int = opt(0, "seed of the --turns-per-episode sample")
-    bertscore: bool = opt(True, "compute the MiniLM BERTScore-style F1 (it loads the offline all-MiniLM-L6-v2 wheel)",
-                          flags=["--no-bertscore"])
-    helpfulness: bool = opt(True, "judge memory helpfulness with the debate panel (--judge-preset, --judge-model)",
-                            flags=["--no-helpfulness"])
-    helpfulness_protocol: Literal["pairwise", "score"] = opt(
-        "pairwise", "pairwise (the paper's head-to-head: the reference system's response against each other "
-                    "system's, both orders; win rate) or score (each response's memory rated 1-10)")
-    helpfulness_reference: str | None = opt(None, "pairwise: the system compared with every other one (default: "
-                                                  "the first of --systems)")
-    # The panel rates memory helpfulness; there is no correct answer to judge.
-    judge: Literal["single", "debate", "both"] | None = opt(None, hidden=True)  # type: ignore[assignment]
-
-
 def turns_to_predict(ep: MSCDialogue, per_episode: int | None, seed: int,
                      speakers: Literal["all", "speaker2"] = "all") -> list[int]:
     """Indexes of the last session's turns to predict: every turn from the second on (both
@@ -110,12 +83,11 @@ def turns_to_predict(ep: MSCDialogue, per_episode: int | None, seed: int,
 
 @benchmark("msc-response")
 class MSCResponse(Benchmark):
-    description = ("THEANINE's evaluation: next-utterance generation on Multi-Session Chat session 3 "
-                   "(BLEU-4, ROUGE-L, MiniLM BERTScore-style F1; debate-panel memory helpfulness)")
+    description = DESCRIPTION
     config_model = MSCResponseConfig
     distributable = True  # an episode's turns share one system per name: grouped
     record_type, summary_type = TurnRecord, SystemsSummary
-    gate_metrics = ["rouge_l"]
+    gate_metrics = GATE_METRICS
 
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -31,7 +31,7 @@ import asyncio
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..evaluation.config import find_preset
 from ..datasets.common import DatasetError
@@ -40,14 +40,13 @@ from ..models import CallLog, ModelLayer, ModelSpec
 from ..runs.progress import RunProgress
 from ..runs.directory import write_json
 from . import plots
-from ..util.options import opt
 from .base import Benchmark, benchmark, open_run, run_units
 from .headline import summed_cost, system_rows
 from .records import MemoryRecord, SystemsSummary
-from .config import MemoryBenchConfig
 from .comparisons import report_lines, teafarm_comparisons
 from .report import cost, finish_report, num, pct
 from .selection import select
+from .settings.teafarm import DESCRIPTION, GATE_METRICS, TeaFarmConfig
 from .setup import MemoryBench, judge_error, resolve_system
 from .slot import SlotPool, SystemSlot
 from .stats import mean_or_none, wilson
@@ -169,30 +168,14 @@ JUDGE_NAMES = {"single": "a single LLM judge (as in the paper)",
                "both": "a single LLM judge, with the debate panel run alongside for agreement"}
 
 
-class TeaFarmConfig(MemoryBenchConfig):
-    data: str = opt(..., "a LoCoMo file (locomo10.json format) or a Multi-Session Chat file (THEANINE / msc-raw "
-                         "columns: first_session_dialogue, ...); the format is detected")
-    questions: str | None = opt(None, f"a {TEABAG_FILE} of an earlier run: reuse its summaries, questions and "
-                                      "simulated sessions (every selected conversation must be in it; a file of another "
-                                      "shape is an error, never regenerated)")
-    per_speaker: int = opt(1, "counterfactual questions per speaker (as the one asking) and conversation; 1 "
-                              "follows TeaBag (two questions per episode, one per speaker)", ge=1)
-    generator_model: str | None = opt(None, "model that summarises, writes questions and simulates sessions; "
-                                            "unset: the answer model")
-    judge: Literal["single", "debate", "both"] = opt(
-        "single", "single: one LLM judge, as in the paper; debate: the panel's correctness task (also sees the "
-        "past summaries); both: single scores, the panel's agreement is reported")
-
-
 @benchmark("teafarm")
 class TeaFarm(Benchmark):
-    description = ("TeaFarm (THEANINE): counterfactual questions about the past in a simulated new session; "
-                   "success rate = not fooled / all questions (single judge, the panel, or both)")
+    description = DESCRIPTION
 
     config_model = TeaFarmConfig
     distributable = True  # a conversation's questions share one system per name: grouped
     record_type, summary_type = MemoryRecord, SystemsSummary
-    gate_metrics = ["success_rate"]
+    gate_metrics = GATE_METRICS
 
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ import asyncio
 import importlib.metadata as md
 import time
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Sequence
 
 from ..evaluation.config import config_hash
 from ..datasets.common import DatasetError
@@ -43,9 +43,8 @@ from ..runs.directory import RunDir, atomic_write
 from .agreement import correlations
 from .base import benchmark
 from .comparisons import score_comparisons
-from ..util.options import opt
-from .config import JudgeMetaConfig
 from .data_paths import resolve_data
+from .settings.topical_chat import DESCRIPTION, GATE_METRICS, TopicalChatConfig
 from .judge_meta import Item, JudgeMetaBenchmark
 from . import plots
 from .meta_plots import Chart, bars, fmt
@@ -87,26 +86,12 @@ def correlation_block(scores: Sequence[dict[str, float | None]], humans: Sequenc
             "n": max((per[a]["spearman"]["n"] for a in aspects), default=0)}
 
 
-class TopicalChatConfig(JudgeMetaConfig):
-    aspect_mode: Literal["per-aspect", "joint"] = opt(
-        "per-aspect", "per-aspect: one debate per aspect on its USR scale (1-3; groundedness 0-1; our protocol: "
-                      "ChatEval's code has per-aspect configs for SummEval only); joint: all aspects rated 1-10 "
-                      "in one debate")
-    baselines: list[str] | None = opt(None, f"non-LLM baselines to compute (default all: {','.join(ALL_METRICS)}; "
-                                            "'' for none)")
-    baselines_only: bool = opt(False, "compute the baselines only, no judge")
-    gt_reference: Literal["exclude", "new-human"] = opt(
-        "exclude", "reference for the Original Ground Truth row itself: leave it out of the reference-based metrics, "
-                   "or use the New Human Generated response")
-
-
 @benchmark("topical-chat")
 class TopicalChat(JudgeMetaBenchmark):
-    description = ("Topical-Chat (USR, 360 responses): turn-level Spearman/Kendall of judges and non-LLM "
-                   "baselines (ROUGE-L, BLEU-4, MiniLM) with human aspect scores; --sweep")
+    description = DESCRIPTION
     task = "score"
     title = "Topical-Chat"
-    gate_metrics = ["spearman"]
+    gate_metrics = GATE_METRICS
     summary_type = CorrelationSettingsSummary
 
     @classmethod

@@ -39,18 +39,17 @@ def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
     bsub = bp.add_subparsers(dest="benchmark", metavar="NAME")
     if not with_benchmarks:
         return
-    from ..bench import BENCHMARKS
-    from ..bench.headline import gate_metrics
+    from ..bench.registry import BENCHMARKS, describe  # not the benchmarks themselves: see describe
 
     for name in BENCHMARKS.names():
-        cls = BENCHMARKS.get(name)
-        p = bsub.add_parser(name, help=cls.description, description=cls.description, epilog=EXIT_CODES,
+        description, model, metrics = describe(name)
+        p = bsub.add_parser(name, help=description, description=description, epilog=EXIT_CODES,
                             allow_abbrev=False, formatter_class=UsageFormatter)
         p.add_argument("--config", dest="config_file", metavar="FILE",
                        help="settings file (YAML or JSON); options given on the command line override it")
-        add_model_options(p, cls.config_model)
-        add_gate_option(p, gate_metrics(name))
-        add_cost_options(p, price="price" not in cls.config_model.model_fields)
+        add_model_options(p, model)
+        add_gate_option(p, metrics)
+        add_cost_options(p, price="price" not in model.model_fields)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:

@@ -25,7 +25,7 @@ DEFAULT_PERSONAS = ["general_public", "critic", "news_author", "psychologist", "
 class LayerSettings(BaseModel):
     """The model layer's limits, shared by every command: concurrency, retries, timeouts, cache."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     structured: Literal["auto", "on", "off"] = opt(
         "auto", "JSON-schema response_format on typed steps and verdicts: auto asks and stops asking an "

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..models.budget import active_cap
 from ..util.errors import ConfigError, RunWriteError
 from ..util.jsonl import dumps_line, read_records
 from ..util.secrets import scrub_obj
@@ -205,6 +204,10 @@ class RunDir:
             summary |= self.accounting()
             summary["complete"] = bool(summary.get("complete", True)) and summary["n_missing"] == 0 \
                 and self.write_error is None
+            # Imported here: the models package loads openai and autogen, and config modules that
+            # write run files import this one (`--help` builds options from them).
+            from ..models.budget import active_cap
+
             cap = active_cap()
             if cap is not None and cap.stopped and summary["n_missing"]:
                 # Why the run is incomplete: --max-cost left its missing units unstarted.
