@@ -7,15 +7,18 @@ autogen behind it."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
 from ..util.registry import Registry
 
 if TYPE_CHECKING:
-    from .base import Benchmark
     from .config import BenchConfig
 
-BENCHMARKS: Registry[type[Benchmark]] = Registry("benchmark", entry_points="chateval.benchmarks")
+# Benchmark classes (subclasses of bench.base.Benchmark). Typed loosely: this module is what the
+# command line imports at start-up, and base imports it, so it cannot import base back.
+BENCHMARKS: Registry[Any] = Registry("benchmark", entry_points="chateval.benchmarks")
+
+B = TypeVar("B")
 
 # name -> (module under chateval.bench that registers it, and under chateval.bench.settings that
 # declares its DESCRIPTION and settings model, the class named here).
@@ -27,8 +30,8 @@ for _name, (_module, _) in BUILTIN.items():
     BENCHMARKS.register_lazy(_name, f"{__package__}.{_module}")
 
 
-def benchmark(name: str, *, replace: bool = False) -> Callable[[type[Benchmark]], type[Benchmark]]:
-    def deco(cls: type[Benchmark]) -> type[Benchmark]:
+def benchmark(name: str, *, replace: bool = False) -> Callable[[type[B]], type[B]]:
+    def deco(cls: type[B]) -> type[B]:
         BENCHMARKS.register(name, replace=replace)(cls)
         cls.name = name
         return cls

@@ -9,7 +9,6 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from ..debate.tasks import TASKS, task_names
 
 from ..util.errors import ConfigError
 from ..util.options import check_base_url, check_dir, check_names, merge_layers, opt
@@ -101,6 +100,10 @@ class EvalConfig(LayerSettings):
         """The task must be registered: a built-in, or one of the plugins this config loads
         (they are imported here first, as the Evaluator would)."""
         load_plugins(self.plugins)
+        # Here, not at import: the command line builds its options from this model at start-up,
+        # and the debate package (autogen, the model layer) is not needed to show --help.
+        from ..debate.tasks import TASKS, task_names
+
         if self.task not in TASKS:
             raise ConfigError(f"setting 'task' (--task): unknown task '{self.task}' (known: {', '.join(task_names())})")
         return self
