@@ -17,7 +17,7 @@ from ..runs.directory import write_json
 
 FORMAT_VERSION = 1
 SUMMARY = "summary.json"
-KIND = "calibration"
+KIND: Literal["calibration"] = "calibration"
 
 
 class CalibrationSetting(BaseModel):
