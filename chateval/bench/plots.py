@@ -210,7 +210,7 @@ def scatter(path: Path, points: dict[str, tuple[float | None, float | None]], *,
 
 
 @never_fatal
-def stacked_bars(path: Path, rows: dict[str, Sequence[float | None]], segments: Sequence[str], *, title: str,
+def stacked_bars(path: Path, rows: Mapping[str, Sequence[float | None]], segments: Sequence[str], *, title: str,
                  xlabel: str = "share of cases", colors: Sequence[str] | None = None,
                  intervals: dict[str, tuple[Interval, Interval]] | None = None) -> Path:
     """Horizontal stacked bars, one row per label and one segment per share (each row sums to
