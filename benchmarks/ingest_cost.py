@@ -108,7 +108,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         cold = cold_run(args, Path(tmp) / "cache", run_dir)
-        summary = json.loads((run_dir / "summary.json").read_text())
+        from chateval import read_run
+
+        summary = read_run(run_dir, samples=False).summary.data()
     raw_after = raw_encode(model, texts)
     raw = (raw_before + raw_after) / 2
     result = {

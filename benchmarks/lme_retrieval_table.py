@@ -14,10 +14,10 @@ a method already printed by an earlier run is not printed again.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from statistics import mean
 
+from chateval import read_run
 from chateval.paired import PairedDifference, paired_difference
 
 TYPES = ("temporal-reasoning", "multi-session")
@@ -45,7 +45,7 @@ def rows(runs: list[tuple[str, Path]]) -> dict[str, list[dict]]:
     """Each printed row's name -> its records (one run's records of one method)."""
     out: dict[str, list[dict]] = {}
     for label, run in runs:
-        records = [json.loads(x) for x in (run / "samples.jsonl").read_text().splitlines() if x.strip()]
+        records = [r.data() for r in read_run(run).records]
         for method in dict.fromkeys(r["method"] for r in records):
             name = method if method in RANKERS else label
             if name not in out:

@@ -17,6 +17,7 @@ _EXPORTS = {
     "ModelLayer": "models", "ModelSpec": "models",
     "calibrate": "calibration", "read_calibration": "calibration",
     "audit": "auditing", "perturbation": "auditing", "read_audit": "auditing",
+    "read_run": "records.run", "Run": "records.run",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -43,3 +44,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs
     from .calibration import calibrate, read_calibration
     from .models import ModelLayer, ModelSpec
     from .auditing import audit, perturbation, read_audit
+    from .records.run import Run, read_run

@@ -9,7 +9,7 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from chateval import Evaluator
+from chateval import Evaluator, read_run
 
 HERE = Path(__file__).parent
 
@@ -37,6 +37,9 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as out:
         summary = await ev.evaluate_file(HERE / "faireval_pairwise.jsonl", Path(out) / "run")
         print("file:", summary["n_ok"], "judged;", "agreement with human labels:", summary.get("label_accuracy"))
+        run = read_run(Path(out) / "run")  # the run directory read back, typed
+        for rec in run.records:
+            print(f"  {rec.id}: winner {rec.winner} (human: {rec.label}), {len(rec.transcript)} turns")
     await ev.aclose()
 
 

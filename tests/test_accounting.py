@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import stat
 
+import pytest
+
 from chateval.cli import main
 from chateval.testing.fake_openai import FakeOpenAIServer, Fault
 
@@ -24,6 +26,7 @@ def usage(out) -> dict:
     return json.loads((out / "summary.json").read_text())["usage"]
 
 
+@pytest.mark.slow
 def test_a_cached_rerun_reports_cache_apart_and_an_unknown_price_as_null(tmp_path):
     with FakeOpenAIServer() as server:
         assert evaluate(tmp_path / "a", server.base_url) == 0

@@ -36,6 +36,7 @@ GOOD = {"t_job": "At Fernbrook.", "t_cat": "Miso is two.", "t_trip": "Lisbon", "
         "t_car_abs": "You never told me about a car."}
 
 
+@pytest.mark.slow
 def test_hypotheses_are_judged_with_the_same_tables(tmp_path):
     f = hyps(tmp_path / "h.jsonl", GOOD, t_job={"retrieved_session_ids": ["answer_s_work", "s_pet"]})
     out = tmp_path / "o"
@@ -92,6 +93,7 @@ def test_hypotheses_exclude_systems(tmp_path, capsys):
     one_line(capsys.readouterr().err, "--hypotheses")
 
 
+@pytest.mark.slow
 def test_locomo_predictions(tmp_path, capsys):
     conv = json.loads(LOCOMO.read_text())[0]
     rows = [{"sample_id": "conv-tiny", "question": q["question"], "prediction": q.get("answer") or "Not mentioned"}
@@ -153,6 +155,7 @@ def test_bad_selection_is_one_line(extra, needle, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bench", ["longmemeval", "locomo"])
 def test_answers_judged_by_an_endpoint_are_not_labelled_offline(tmp_path, capsys, bench):
     """The answer model is unused (answers come from the file) and left at its `offline` default:

@@ -27,6 +27,7 @@ def test_sync_api_three_tasks():
     assert c.verdict.correct is True
 
 
+@pytest.mark.slow
 async def test_async_api_and_file(tmp_path):
     ev = Evaluator(model="offline", cache=False, strategy="simultaneous", agents=3, turns=1)
     r = await ev.compare("Q: name a colour", "Red is a colour.", "")

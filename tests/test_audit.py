@@ -98,6 +98,7 @@ def rates(out: Path) -> dict[str, tuple[int, int, int, int]]:
     return {b.perturbation: (b.flips, b.n, b.toward, b.away) for b in summary.biases}
 
 
+@pytest.mark.slow
 def test_a_length_biased_judge_is_caught_and_shows_no_position_flips(tmp_path):
     with FakeOpenAIServer(responder=longer_judge) as server:
         code, out = run_cli(tmp_path, server)
@@ -185,6 +186,7 @@ def test_plugin_perturbation(tmp_path):
     assert main(["perturbations", "--plugin", str(plugin)]) == 0
 
 
+@pytest.mark.slow
 def test_a_second_audit_reuses_the_completion_cache(tmp_path):
     with FakeOpenAIServer(responder=longer_judge) as server:
         inp = write_items(tmp_path / "items.jsonl")

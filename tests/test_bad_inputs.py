@@ -497,6 +497,7 @@ def test_bad_input_is_one_line_exit_2(case: Case, tmp_path, monkeypatch, capsys)
 SUBPROCESS_CASES = ["non-utf8", "lme-missing-field", "missing-base-url"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case_id", SUBPROCESS_CASES)
 def test_bad_input_in_a_real_process(case_id: str, tmp_path):
     case = next(c for c in CASES if c.id == case_id)

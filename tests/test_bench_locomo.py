@@ -31,6 +31,7 @@ def test_normalize_answer_official_rules():
     assert lm.normalize_answer("Andrew then band") == "andrew then band"
 
 
+@pytest.mark.slow
 def test_stemming_makes_running_match_runs():
     assert lm.answer_tokens("running runs") == ["run", "run"]
     assert lm.token_f1("running", "runs") == 1.0
@@ -160,6 +161,7 @@ def test_bad_categories_option(tmp_path, capsys):
     assert "--categories" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @needs_shared("locomo")
 def test_end_to_end_offline_and_resume(tmp_path, monkeypatch):
     data = _slice(tmp_path)

@@ -425,6 +425,7 @@ def test_rrf_hand_computed():
 # --- 4. the command end to end on a tiny oracle slice -------------------------------------------
 
 
+@pytest.mark.slow
 def test_qa_run_writes_everything(tiny, tmp_path):
     out = tmp_path / "qa"
     assert bench(*qa_args(tiny, out, "--judge", "both")) == 0
@@ -522,6 +523,7 @@ def test_retrieval_only_run(tiny, tmp_path):
     assert (out / "recall_at_k.png").exists() and not (out / "qa_by_type.png").exists()
 
 
+@pytest.mark.slow
 def test_resume_reruns_exactly_the_missing_units(tiny, tmp_path, monkeypatch):
     full, part = tmp_path / "full", tmp_path / "part"
     args = ("--judge", "single", "--no-cache")
@@ -557,6 +559,7 @@ def test_resume_reruns_exactly_the_missing_units(tiny, tmp_path, monkeypatch):
     assert bench(*qa_args(tiny, part, "--judge", "both", "--no-cache"), "--resume") == 2
 
 
+@pytest.mark.slow
 def test_failing_system_units_are_recorded_and_the_rest_go_on(tiny, tmp_path, monkeypatch, capsys):
     async def boom(self, session):
         raise RuntimeError("vector store exploded")
@@ -655,6 +658,7 @@ def test_unknown_ranker_exits_2(tiny, tmp_path, capsys):
 # --- 5. the S dev slice -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not S_DEV.exists(), reason="LongMemEval S dev slice not available")
 def test_s_dev_slice_loads_and_runs_retrieval_only(tmp_path):
     qs = load_longmemeval(S_DEV)

@@ -80,6 +80,7 @@ def test_turns_predicted_are_speaker_2_turns_or_a_seeded_sample_in_order():
 
 
 # --- the benchmark, offline -------------------------------------------------------------------
+@pytest.mark.slow
 def test_offline_run_scores_each_turn_records_traces_and_graphs(tmp_path):
     out = tmp_path / "run"
     # Speaker 2's turns and the 1-10 rating: options since issue 28 (the defaults are tested in
@@ -169,6 +170,7 @@ def reply(body: dict) -> str:
     return "Congratulations on the contest!"
 
 
+@pytest.mark.slow
 def test_helpfulness_panel_sees_the_memory_context_and_the_response(tmp_path):
     out = tmp_path / "run"
     with FakeOpenAIServer(responder=reply) as server:

@@ -25,6 +25,7 @@ def test_ties_count_half_and_all_ties_mean_equal_strengths():
     assert theta[0] - theta[1] == pytest.approx(math.log(3), abs=0.03)
 
 
+@pytest.mark.slow
 def test_transitive_order_and_intervals():
     cases = [[("a", "b", 1.0), ("b", "c", 1.0), ("a", "c", 1.0)]] * 6 + [[("a", "b", 0.0), ("b", "c", 1.0),
                                                                           ("a", "c", 1.0)]] * 2

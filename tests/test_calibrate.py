@@ -145,6 +145,7 @@ def _verdicts(run_dir: Path, key: str = "winner") -> dict[str, object]:
     return {r["id"]: (r["verdict"] or {}).get(key) for r in read_jsonl(run_dir / "samples.jsonl")}
 
 
+@pytest.mark.slow
 def test_default_grid_over_annotator_lists_offline(tmp_path):
     out = tmp_path / "cal"
     summary = calibrate(PAIRS, out, model="offline")
@@ -183,6 +184,7 @@ def test_default_grid_over_annotator_lists_offline(tmp_path):
     assert "Human ceiling" in report and (out / "agreement_kappa.png").stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_score_grid_spearman_and_kendall_against_scipy(tmp_path):
     out = tmp_path / "cal"
     summary = calibrate(SCORES, out, settings=["single=single", "panel=chateval_default"], model="offline")
@@ -204,6 +206,7 @@ def _fake(server: FakeOpenAIServer) -> list[str]:
     return ["--model", "openai-compatible/judge", "--base-url", server.base_url, "--max-retries", "0"]
 
 
+@pytest.mark.slow
 def test_an_interrupted_calibration_resumes_without_rejudging(tmp_path, capsys):
     out = tmp_path / "cal"
     grid = ["--setting", "single=single", "--setting", "panel=chateval_default"]
@@ -231,6 +234,7 @@ def test_an_interrupted_calibration_resumes_without_rejudging(tmp_path, capsys):
         assert [r for r in rows if r["id"] in {x["id"] for x in first[n]}] == first[n]  # finished items untouched
 
 
+@pytest.mark.slow
 def test_a_second_calibration_reuses_cached_calls(tmp_path, capsys):
     grid = ["--setting", "single=single", "--setting", "panel=chateval_default"]
     with FakeOpenAIServer() as server:
@@ -268,6 +272,7 @@ def test_write_preset_round_trips_through_evaluate(tmp_path, capsys):
 
 
 # --- data sets as shipped ------------------------------------------------------------------------
+@pytest.mark.slow
 def test_faireval_reproduces_the_bench_single_and_multi_rows(tmp_path, capsys):
     bench_out, cal_out = tmp_path / "bench", tmp_path / "cal"
     assert main(["bench", "faireval", "--data", str(FAIREVAL_TINY), "--out", str(bench_out), "--model", "offline"]) == 0
@@ -311,6 +316,7 @@ def test_the_viewer_shows_a_calibration(tmp_path, capsys):
 
 
 
+@pytest.mark.slow
 def test_ray_executor_judges_on_workers_and_equals_a_local_run(tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'chateval[ray]')")
     grid = {"settings": ["single=single", "panel=chateval_default"], "model": "offline", "cache": False, "limit": 4}

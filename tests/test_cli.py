@@ -174,6 +174,7 @@ def test_preset_and_custom_strategy_plugin(tmp_path):
                         ("User_Advocate", 2), ("Timekeeper", 2), ("Memory_Keeper", 2)]
 
 
+@pytest.mark.slow
 def test_plain_progress_and_console_script(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "chateval.cli", "evaluate", str(PAIRS), "--limit", "2",
                            "--out", str(tmp_path / "o")], capture_output=True, text=True, timeout=120)

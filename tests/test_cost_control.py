@@ -48,6 +48,7 @@ CASES = [("pairwise", EXAMPLES / "faireval_pairwise.jsonl"), ("score", EXAMPLES 
 PANELS = {"default panel": [], "single judge": ["--agents", "1", "--turns", "1"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("panel", list(PANELS))
 @pytest.mark.parametrize("task,path", CASES, ids=[c[0] for c in CASES])
 def test_dry_run_estimate_matches_what_the_server_counted(task, path, panel, tmp_path, capsys):
@@ -92,6 +93,7 @@ BENCHES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(BENCHES))
 def test_every_bench_dry_run_counts_and_writes_nothing(name, tmp_path, capsys):
     out = tmp_path / "run"
@@ -164,6 +166,7 @@ def test_max_cost_stops_keeps_finished_samples_and_resume_completes(tmp_path, ca
     assert _timeless(final) == _timeless(json.loads((full / "summary.json").read_text()))
 
 
+@pytest.mark.slow
 def test_bench_max_cost_stops_the_unit_runner(tmp_path, capsys):
     with FakeOpenAIServer(responder=judge) as server:
         out = tmp_path / "fe"
@@ -211,6 +214,7 @@ def test_max_cost_refuses_the_ray_executor(tmp_path, capsys):
     assert code == 2 and len(err.splitlines()) == 1 and "--executor local" in err
 
 
+@pytest.mark.slow
 def test_calibrate_under_a_spent_cap_starts_nothing_and_exits_3(tmp_path, capsys):
     # The offline model costs $0, so a $0 cap is reached before the first item: every item is
     # left unstarted, the calibration says so and exits 3; --resume without the cap completes it.

@@ -93,6 +93,7 @@ def reference_run(tmp_path: Path, data: Path, server: FakeOpenAIServer) -> tuple
     return summary, {r["id"]: r["verdict"] for r in read_jsonl(out / "samples.jsonl")}
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_gives_each_sample_once_and_the_same_verdicts(tmp_path, server, capsys):
     data = data_file(tmp_path / "pairs.jsonl")
     out = tmp_path / "run"
@@ -151,6 +152,7 @@ def _is_json(line: str) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_finished_samples_and_writes_a_summary(tmp_path, server):
     data = data_file(tmp_path / "pairs.jsonl")
     out = tmp_path / "run"
@@ -216,6 +218,7 @@ def quitter(tmp_path: Path, name: str, action: str, words: tuple[str, ...]) -> P
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("action,needle", [("sys.exit(3)", "sys.exit(3)"),
                                            ("raise KeyboardInterrupt('boom')", "KeyboardInterrupt")])
 @pytest.mark.parametrize("bench,data,systems", [("longmemeval", "lme_tiny.json", "{q}"),
@@ -276,6 +279,7 @@ def test_user_strategy_exit_fails_its_sample_in_evaluate(tmp_path, capsys):
     assert code == 1
 
 
+@pytest.mark.slow
 def test_real_ctrl_c_still_stops_a_benchmark(tmp_path):
     """A real SIGINT while a plugin's code is running stops the run (exit 130, one line), unlike
     a KeyboardInterrupt the code raises itself."""

@@ -430,6 +430,7 @@ def test_benchmark_defaults_look_in_the_data_folder_first(env, monkeypatch, tmp_
         (data_root() / "faireval").resolve()
 
 
+@pytest.mark.slow
 def test_a_missing_default_names_the_data_get_command(env, monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("CHATEVAL_DATA_DIR", str(tmp_path / "empty"))
     (tmp_path / "empty" / "faireval").mkdir(parents=True)  # there, but without the file

@@ -25,6 +25,7 @@ def evaluate(out, *base_urls: str, extra: tuple[str, ...] = ()) -> int:
                  "--no-cache", "--retry-base-delay", "0.01", "--max-connections", "8", *extra])
 
 
+@pytest.mark.slow
 def test_calls_are_spread_over_the_pool(tmp_path):
     with FakeOpenAIServer(latency_s=0.05) as a, FakeOpenAIServer(latency_s=0.05) as b:
         assert evaluate(tmp_path / "o", a.base_url, b.base_url) == 0

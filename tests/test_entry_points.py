@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from .conftest import REPO
 
 PKG = textwrap.dedent('''
@@ -93,6 +95,7 @@ def chateval(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str
                           timeout=180)
 
 
+@pytest.mark.slow
 def test_installed_package_adds_strategy_benchmark_personas_and_presets(tmp_path):
     env = install(tmp_path / "site")
     checked = subprocess.run([sys.executable, "-c", CHECK], env=env, capture_output=True, text=True, timeout=180)

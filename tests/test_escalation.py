@@ -74,6 +74,7 @@ def _per_item(server: FakeOpenAIServer) -> dict[str, int]:
     return out
 
 
+@pytest.mark.slow
 def test_escalate_against_the_fake_server_counts_the_calls_saved(tmp_path, capsys):
     data = _write_items(tmp_path / "items.jsonl")
     with FakeOpenAIServer(responder=judge_responder) as server:
@@ -237,6 +238,7 @@ def test_offline_stop_early_in_the_simultaneous_strategies(strategy):
     assert r.calls == 3 and r.stop_early.calls_skipped == 2 * per_round
 
 
+@pytest.mark.slow
 def test_faireval_bench_pairs_multi_escalate_with_multi(tmp_path, capsys):
     from .conftest import shared
     data = shared("faireval")
@@ -270,6 +272,7 @@ def test_calibrate_grid_key_compares_escalated_with_the_panel(tmp_path, capsys):
     assert sub["escalation"]["n_items"] == cal.n_items
 
 
+@pytest.mark.slow
 def test_topical_chat_stop_early_counts_every_aspect_debate(tmp_path, capsys):
     from .conftest import FIXTURES
     runs = {}

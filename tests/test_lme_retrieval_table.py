@@ -31,6 +31,7 @@ def write(run: Path, records: list[dict]) -> Path:
     return run
 
 
+@pytest.mark.slow
 def test_paired_differences_from_the_hybrid_per_question(tmp_path, capsys):
     mod = load()
     # Run 1: the baselines and the default row; run 2: another setting (its own run, no baselines).

@@ -433,6 +433,7 @@ async def test_recalled_items_cite_turns_of_their_session(name):
 
 
 # --- the benchmark -----------------------------------------------------------------------
+@pytest.mark.slow
 def test_retrieval_only_benchmark_run(tmp_path):
     out = tmp_path / "run"
     code = main(["bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--out", str(out),

@@ -54,6 +54,7 @@ def test_memory_list(capsys, monkeypatch):
     assert "LongMemEval" in out  # full_context's paper
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", local_systems())
 def test_ask_every_system(capsys, name):
     assert ask("--system", name) == 0
@@ -102,6 +103,7 @@ def test_ask_settings_are_applied(capsys):
     assert "max_context_tokens=1," in out and re.search(r"^context   0 tokens", out, re.M)
 
 
+@pytest.mark.slow
 def test_second_ask_is_answered_from_the_cache(capsys):
     assert ask("--system", "retrieval") == 0
     first = capsys.readouterr().out
@@ -120,6 +122,7 @@ def test_qdrant_url_to_nothing_is_a_one_line_error(capsys):
     assert captured.out == ""  # nothing was ingested or answered
 
 
+@pytest.mark.slow
 def test_qdrant_url_to_nothing_from_a_shell():
     """The real process: one line on stderr, no traceback, no warning from qdrant-client's thread."""
     url = f"http://127.0.0.1:{closed_port()}"

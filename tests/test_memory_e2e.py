@@ -43,6 +43,7 @@ def make(name: str) -> tuple[MemorySystem, Recorder]:
     return MEMORY_SYSTEMS.get(name)(layer, embedder=make_embedder("hash", cache=False)), Recorder(layer)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", local_systems())
 async def test_longmemeval_question_end_to_end(name, question):
     system, recorder = make(name)
@@ -93,6 +94,7 @@ async def test_longmemeval_question_end_to_end(name, question):
     assert system.item_count() > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", local_systems())
 async def test_msc_dialogue_continuation(name):
     """Continue the fifth session of an MSC episode from memory of the first four."""

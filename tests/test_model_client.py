@@ -53,13 +53,14 @@ def no_key(monkeypatch):
 
 # Generous per-attempt timeouts: a loaded CI machine must not turn a normal reply into a retry.
 # The timeout tests set their own short ones.
-def make_layer(server: FakeOpenAIServer, *, max_retries: int = 2, timeout_s: float = 10.0,
-               params: GenParams | None = None, secrets: tuple[str, ...] = ()) -> ModelLayer:
+def make_layer(server: FakeOpenAIServer, *, model: str = MODEL, max_retries: int = 2, timeout_s: float = 10.0,
+               params: GenParams | None = None, secrets: tuple[str, ...] = (),
+               cache: CompletionCache | None = None) -> ModelLayer:
     return ModelLayer(
-        ModelSpec.parse(MODEL, base_url=server.base_url),
+        ModelSpec.parse(model, base_url=server.base_url),
         params=params,
         retry=SpyPolicy(max_retries=max_retries, base_delay_s=0.01, timeout_s=timeout_s),
-        cache=None,
+        cache=cache,
         secrets=secrets,
     )
 
@@ -72,16 +73,42 @@ def make_evaluator(server: FakeOpenAIServer, **settings) -> Evaluator:
     return ev
 
 
+@pytest.fixture
+async def layers(server):
+    """``layers(**options)``: a ModelLayer on the fake server (``make_layer``'s options), closed
+    after the test on the test's own event loop."""
+    made: list[ModelLayer] = []
+
+    def make(**options) -> ModelLayer:
+        made.append(make_layer(server, **options))
+        return made[-1]
+
+    yield make
+    for layer in made:
+        await layer.close()
+
+
+@pytest.fixture
+async def evaluators(server):
+    """``evaluators(**settings)``: an Evaluator on the fake server (``make_evaluator``), closed after the test."""
+    made: list[Evaluator] = []
+
+    def make(**settings) -> Evaluator:
+        made.append(make_evaluator(server, **settings))
+        return made[-1]
+
+    yield make
+    for ev in made:
+        await ev.aclose()
+
+
 # --- ModelLayer.complete -------------------------------------------------------------------------
 
-async def test_normal_reply_is_metered(server, no_key):
+async def test_normal_reply_is_metered(server, layers, no_key):
     server.script(["Hello there."])
-    layer = make_layer(server, params=GenParams(temperature=0.25, max_tokens=64))
+    layer = layers(params=GenParams(temperature=0.25, max_tokens=64))
     log = CallLog()
-    try:
-        comp = await layer.complete(MESSAGES, step=None, log=log)
-    finally:
-        await layer.close()
+    comp = await layer.complete(MESSAGES, step=None, log=log)
     assert comp.text == "Hello there."
     usage = server.completions[-1]["usage"]
     assert (comp.prompt_tokens, comp.completion_tokens) == (usage["prompt_tokens"], usage["completion_tokens"])
@@ -101,7 +128,7 @@ async def test_normal_reply_is_metered(server, no_key):
     assert server.request_headers[0]["authorization"] == "Bearer not-needed"
 
 
-async def test_429_retry_after_is_honoured(server, no_key, monkeypatch):
+async def test_429_retry_after_is_honoured(server, layers, no_key, monkeypatch):
     slept: list[float] = []
     real_sleep = asyncio.sleep
 
@@ -111,12 +138,9 @@ async def test_429_retry_after_is_honoured(server, no_key, monkeypatch):
 
     monkeypatch.setattr(layer_module.asyncio, "sleep", spy_sleep)
     server.script([Fault("429", retry_after=0.05), "after the rate limit"])
-    layer = make_layer(server)
+    layer = layers()
     log = CallLog()
-    try:
-        comp = await layer.complete(MESSAGES, step=None, log=log)
-    finally:
-        await layer.close()
+    comp = await layer.complete(MESSAGES, step=None, log=log)
     assert comp.text == "after the rate limit"
     assert log.records[0].attempts == 2
     assert server.actions == ["429", "reply"]
@@ -126,14 +150,11 @@ async def test_429_retry_after_is_honoured(server, no_key, monkeypatch):
     assert 0.05 in slept
 
 
-async def test_500_twice_then_success(server, no_key):
+async def test_500_twice_then_success(server, layers, no_key):
     server.script([Fault("500"), Fault("500"), "third time lucky"])
-    layer = make_layer(server)
+    layer = layers()
     log = CallLog()
-    try:
-        comp = await layer.complete(MESSAGES, step=None, log=log)
-    finally:
-        await layer.close()
+    comp = await layer.complete(MESSAGES, step=None, log=log)
     assert comp.text == "third time lucky"
     assert log.records[0].attempts == 3 and len(server.requests) == 3
     # Backoff without Retry-After: exponential with equal jitter, never less than half.
@@ -141,25 +162,19 @@ async def test_500_twice_then_success(server, no_key):
     assert 0.005 <= layer.retry.calls[0][2] <= 0.01 and 0.01 <= layer.retry.calls[1][2] <= 0.02
 
 
-async def test_503_is_retried(server, no_key):
+async def test_503_is_retried(server, layers, no_key):
     server.script([Fault("503"), "ok"])
-    layer = make_layer(server)
-    try:
-        assert (await layer.complete(MESSAGES, step=None)).text == "ok"
-    finally:
-        await layer.close()
+    layer = layers()
+    assert (await layer.complete(MESSAGES, step=None)).text == "ok"
     assert server.actions == ["503", "reply"]
 
 
-async def test_500_forever_gives_one_line_error(server, no_key):
+async def test_500_forever_gives_one_line_error(server, layers, no_key):
     server.script([Fault("500")] * 10)
-    layer = make_layer(server, max_retries=2)
+    layer = layers(max_retries=2)
     log = CallLog()
-    try:
-        with pytest.raises(ModelCallError) as info:
-            await layer.complete(MESSAGES, step=None, log=log)
-    finally:
-        await layer.close()
+    with pytest.raises(ModelCallError) as info:
+        await layer.complete(MESSAGES, step=None, log=log)
     msg = str(info.value)
     assert "\n" not in msg
     assert msg == f"model call to {MODEL} failed after 3 attempt(s): HTTP 500 from the model endpoint"
@@ -171,38 +186,29 @@ async def test_500_forever_gives_one_line_error(server, no_key):
     assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
-async def test_timeout_retried_then_error(server, no_key):
+async def test_timeout_retried_then_error(server, layers, no_key):
     server.script([Fault("timeout", delay=1.0)] * 2)
-    layer = make_layer(server, max_retries=1, timeout_s=0.2)
-    try:
-        with pytest.raises(ModelCallError, match=r"failed after 2 attempt\(s\): timed out$"):
-            await layer.complete(MESSAGES, step=None)
-    finally:
-        await layer.close()
+    layer = layers(max_retries=1, timeout_s=0.2)
+    with pytest.raises(ModelCallError, match=r"failed after 2 attempt\(s\): timed out$"):
+        await layer.complete(MESSAGES, step=None)
     assert server.actions == ["timeout", "timeout"]
 
 
-async def test_timeout_then_success(server, no_key):
+async def test_timeout_then_success(server, layers, no_key):
     server.script([Fault("timeout", delay=1.0), "in time"])
-    layer = make_layer(server, max_retries=1, timeout_s=0.2)
+    layer = layers(max_retries=1, timeout_s=0.2)
     log = CallLog()
-    try:
-        comp = await layer.complete(MESSAGES, step=None, log=log)
-    finally:
-        await layer.close()
+    comp = await layer.complete(MESSAGES, step=None, log=log)
     assert comp.text == "in time" and log.records[0].attempts == 2
 
 
 @pytest.mark.parametrize("kind", ["garbage", "truncated"])
-async def test_unparseable_body_retried_then_clear_error(server, no_key, kind):
+async def test_unparseable_body_retried_then_clear_error(server, layers, no_key, kind):
     # application/json with a body that is not (complete) JSON: openai raises json.JSONDecodeError.
     server.script([Fault(kind)] * 3)
-    layer = make_layer(server)
-    try:
-        with pytest.raises(ModelCallError) as info:
-            await layer.complete(MESSAGES, step=None)
-    finally:
-        await layer.close()
+    layer = layers()
+    with pytest.raises(ModelCallError) as info:
+        await layer.complete(MESSAGES, step=None)
     msg = str(info.value)
     assert msg.startswith(f"model call to {MODEL} failed after 3 attempt(s): JSONDecodeError: ")
     assert "\n" not in msg and "<html>" not in msg
@@ -210,14 +216,11 @@ async def test_unparseable_body_retried_then_clear_error(server, no_key, kind):
 
 
 @pytest.mark.parametrize("kind", ["garbage", "truncated"])
-async def test_unparseable_body_then_success(server, no_key, kind):
+async def test_unparseable_body_then_success(server, layers, no_key, kind):
     server.script([Fault(kind), "recovered"])
-    layer = make_layer(server)
+    layer = layers()
     log = CallLog()
-    try:
-        comp = await layer.complete(MESSAGES, step=None, log=log)
-    finally:
-        await layer.close()
+    comp = await layer.complete(MESSAGES, step=None, log=log)
     assert comp.text == "recovered" and log.records[0].attempts == 2
 
 
@@ -231,75 +234,56 @@ async def test_unparseable_body_then_success(server, no_key, kind):
         (Fault("garbage", body='{"error": {"message": "upstream failed"}}'), "(no choices)"),
     ],
 )
-async def test_non_completion_reply_is_a_retried_bad_response(server, no_key, fault, detail):
+async def test_non_completion_reply_is_a_retried_bad_response(server, layers, no_key, fault, detail):
     server.script([fault] * 3)
-    layer = make_layer(server)
-    try:
-        with pytest.raises(ModelCallError) as info:
-            await layer.complete(MESSAGES, step=None)
-    finally:
-        await layer.close()
+    layer = layers()
+    with pytest.raises(ModelCallError) as info:
+        await layer.complete(MESSAGES, step=None)
     msg = str(info.value)
     assert msg.startswith(f"model call to {MODEL} failed after 3 attempt(s): bad response: the reply is not a chat completion")
     assert detail in msg and "\n" not in msg
     assert len(server.requests) == 3
 
 
-async def test_connection_reset_is_retried(server, no_key):
+async def test_connection_reset_is_retried(server, layers, no_key):
     server.script([Fault("reset"), "after the reset"])
-    layer = make_layer(server)
+    layer = layers()
     log = CallLog()
-    try:
-        comp = await layer.complete(MESSAGES, step=None, log=log)
-    finally:
-        await layer.close()
+    comp = await layer.complete(MESSAGES, step=None, log=log)
     assert comp.text == "after the reset" and log.records[0].attempts == 2
 
 
-async def test_connection_reset_forever(server, no_key):
+async def test_connection_reset_forever(server, layers, no_key):
     server.script([Fault("reset")] * 3)
-    layer = make_layer(server)
-    try:
-        with pytest.raises(ModelCallError, match=r"failed after 3 attempt\(s\): connection to the model endpoint failed \(refused, reset or unreachable\)$"):
-            await layer.complete(MESSAGES, step=None)
-    finally:
-        await layer.close()
+    layer = layers()
+    with pytest.raises(ModelCallError, match=r"failed after 3 attempt\(s\): connection to the model endpoint failed \(refused, reset or unreachable\)$"):
+        await layer.complete(MESSAGES, step=None)
     assert len(server.requests) == 3
 
 
-async def test_an_empty_reply_is_retried_and_never_cached(server, no_key, tmp_path):
+async def test_an_empty_reply_is_retried_and_never_cached(server, layers, no_key, tmp_path):
     server.script([Fault("empty"), "the real answer"])
-    layer = make_layer(server)
-    layer.cache = CompletionCache(tmp_path / "cache")
-    try:
-        comp = await layer.complete(MESSAGES, step=None)
-        assert comp.text == "the real answer" and len(server.requests) == 2  # the empty 200 was retried
-        server.script([Fault("empty")] * 5)
-        with pytest.raises(ModelCallError, match="empty reply"):
-            await layer.complete(MESSAGES + [UserMessage(content="again", source="user")], step=None)
-        assert layer.cache.get(layer._key(MESSAGES + [UserMessage(content="again", source="user")], None)) is None
-    finally:
-        await layer.close()
+    layer = layers(cache=CompletionCache(tmp_path / "cache"))
+    comp = await layer.complete(MESSAGES, step=None)
+    assert comp.text == "the real answer" and len(server.requests) == 2  # the empty 200 was retried
+    server.script([Fault("empty")] * 5)
+    with pytest.raises(ModelCallError, match="empty reply"):
+        await layer.complete(MESSAGES + [UserMessage(content="again", source="user")], step=None)
+    assert layer.cache.get(layer._key(MESSAGES + [UserMessage(content="again", source="user")], None)) is None
 
 
-async def test_an_echoed_key_is_scrubbed_from_the_reply(server, no_key):
+async def test_an_echoed_key_is_scrubbed_from_the_reply(server, layers, no_key):
     server.script(["your key is sk-canary-123 as you said"])
-    layer = make_layer(server, secrets=("sk-canary-123",))
-    try:
-        comp = await layer.complete(MESSAGES, step=None)
-    finally:
-        await layer.close()
+    layer = layers(secrets=("sk-canary-123",))
+    comp = await layer.complete(MESSAGES, step=None)
     assert "sk-canary-123" not in comp.text and "***" in comp.text
 
 
 # --- through the Evaluator and the debate ---------------------------------------------------------
 
-async def test_compare_sends_model_params_and_agent_names(server, no_key):
-    ev = make_evaluator(server, temperature=0.4, seed=7)
-    try:
-        result = await ev.compare("What is 2+2?", "4", "5")
-    finally:
-        await ev.aclose()
+async def test_compare_sends_model_params_and_agent_names(server, evaluators, no_key):
+    ev = evaluators(temperature=0.4, seed=7)
+    result = await ev.compare("What is 2+2?", "4", "5")
     assert result.status == "ok" and result.verdict.winner == "1"  # the default reply scores 7 vs 5
     assert [a.persona for a in result.agents] == ["General Public", "Critic"]
     assert len(server.requests) == 2  # one_by_one, 2 agents, 1 round, no re-asks
@@ -319,13 +303,10 @@ async def test_compare_sends_model_params_and_agent_names(server, no_key):
     assert result.usage.completion_tokens == sum(c["usage"]["completion_tokens"] for c in sent)
 
 
-async def test_malformed_verdict_is_reasked_and_good_reask_used(server, no_key):
+async def test_malformed_verdict_is_reasked_and_good_reask_used(server, evaluators, no_key):
     server.script(["I prefer the second answer, but I will not give numbers.", GOOD])
-    ev = make_evaluator(server, agents=1)
-    try:
-        result = await ev.compare("What is 2+2?", "5", "4")
-    finally:
-        await ev.aclose()
+    ev = evaluators(agents=1)
+    result = await ev.compare("What is 2+2?", "5", "4")
     assert len(server.requests) == 2
     reask = server.requests[1]["messages"][-1]
     assert reask["role"] == "user" and reask.get("name") == "moderator"
@@ -338,14 +319,11 @@ async def test_malformed_verdict_is_reasked_and_good_reask_used(server, no_key):
     assert result.usage.calls == 2
 
 
-async def test_unreadable_verdict_reasked_once_then_parse_error(server, no_key):
+async def test_unreadable_verdict_reasked_once_then_parse_error(server, evaluators, no_key):
     # Agent 1's final turn has no verdict, agent 2 answers, agent 1's re-ask has none either.
     server.script(["I would rather not say.", DEFAULT_REPLY, "Still undecided."])
-    ev = make_evaluator(server)
-    try:
-        result = await ev.compare("What is 2+2?", "4", "5")
-    finally:
-        await ev.aclose()
+    ev = evaluators()
+    result = await ev.compare("What is 2+2?", "4", "5")
     assert len(server.requests) == 3 and server.pending == 0  # exactly one re-ask
     first, second = result.agents
     assert first.reasked and first.parse_error and "after re-ask" in first.parse_error
@@ -354,38 +332,29 @@ async def test_unreadable_verdict_reasked_once_then_parse_error(server, no_key):
     assert result.status == "ok" and result.verdict.n_valid == 1 and result.verdict.n_agents == 2
 
 
-async def test_all_verdicts_unreadable_fails_the_sample(server, no_key):
+async def test_all_verdicts_unreadable_fails_the_sample(server, evaluators, no_key):
     server.script(["No verdict here.", "Nor here."])
-    ev = make_evaluator(server, agents=1)
-    try:
-        result = await ev.compare("What is 2+2?", "4", "5")
-    finally:
-        await ev.aclose()
+    ev = evaluators(agents=1)
+    result = await ev.compare("What is 2+2?", "4", "5")
     assert len(server.requests) == 2
     assert result.status == "failed" and result.verdict is None
     assert result.agents[0].parse_error and result.agents[0].scores == {}
     assert result.error == "no readable verdict from any of the 1 debaters"
 
 
-async def test_compare_survives_transient_faults(server, no_key):
+async def test_compare_survives_transient_faults(server, evaluators, no_key):
     server.script([Fault("429", retry_after=0.01), Fault("reset"), Fault("garbage"), DEFAULT_REPLY])
-    ev = make_evaluator(server, max_retries=3)
-    try:
-        result = await ev.compare("What is 2+2?", "4", "5")
-    finally:
-        await ev.aclose()
+    ev = evaluators(max_retries=3)
+    result = await ev.compare("What is 2+2?", "4", "5")
     assert result.status == "ok" and result.verdict.winner == "1"
     assert server.actions == ["429", "reset", "garbage", "reply", "reply"]
     assert result.usage.calls == 2  # metered per successful call; the attempts are on the records
 
 
-async def test_compare_model_failure_is_a_failed_sample(server, no_key):
+async def test_compare_model_failure_is_a_failed_sample(server, evaluators, no_key):
     server.script([Fault("500")] * 3)
-    ev = make_evaluator(server, agents=1, max_retries=2)
-    try:
-        result = await ev.compare("What is 2+2?", "4", "5")
-    finally:
-        await ev.aclose()
+    ev = evaluators(agents=1, max_retries=2)
+    result = await ev.compare("What is 2+2?", "4", "5")
     assert result.status == "failed" and result.verdict is None
     assert result.error == f"model call to {MODEL} failed after 3 attempt(s): HTTP 500 from the model endpoint"
     assert len(server.requests) == 3
@@ -399,15 +368,12 @@ async def test_compare_model_failure_is_a_failed_sample(server, no_key):
      Fault("garbage", content_type="text/html", body=f"<p>Invalid API key {SECRET}</p>")],
     ids=["500", "429", "reset", "garbage-json", "garbage-html"],
 )
-async def test_api_key_never_leaks(server, monkeypatch, fault):
+async def test_api_key_never_leaks(server, layers, evaluators, monkeypatch, fault):
     monkeypatch.setenv("CHATEVAL_API_KEY", SECRET)
     monkeypatch.delenv("CHATEVAL_PLUGINS", raising=False)
     server.script([fault] * 3)
-    ev = make_evaluator(server, agents=1, max_retries=2)
-    try:
-        result = await ev.compare("What is 2+2?", "4", "5")
-    finally:
-        await ev.aclose()
+    ev = evaluators(agents=1, max_retries=2)
+    result = await ev.compare("What is 2+2?", "4", "5")
     # The key did go to the endpoint (so the check below means something) ...
     assert server.request_headers[0]["authorization"] == f"Bearer {SECRET}"
     # ... and nowhere into what we report.
@@ -418,89 +384,63 @@ async def test_api_key_never_leaks(server, monkeypatch, fault):
     # The layer's own error, too.
     server.reset()
     server.script([fault] * 3)
-    layer = make_layer(server, secrets=(SECRET,))
-    try:
-        with pytest.raises(ModelCallError) as info:
-            await layer.complete(MESSAGES, step=None)
-    finally:
-        await layer.close()
+    layer = layers(secrets=(SECRET,))
+    with pytest.raises(ModelCallError) as info:
+        await layer.complete(MESSAGES, step=None)
     assert SECRET not in str(info.value) and SECRET not in repr(info.value)
 
 
-async def test_secret_is_scrubbed_from_error_messages(server, no_key):
+async def test_secret_is_scrubbed_from_error_messages(server, layers, no_key):
     # A describe() text that contains the key (here: the label, via a model named like it) is scrubbed.
-    layer = ModelLayer(ModelSpec.parse(f"openai-compatible/{SECRET}", base_url=server.base_url),
-                       retry=RetryPolicy(max_retries=0, base_delay_s=0.01, timeout_s=10.0), secrets=[SECRET])
+    layer = layers(model=f"openai-compatible/{SECRET}", max_retries=0, secrets=(SECRET,))
     server.script([Fault("500")])
-    try:
-        with pytest.raises(ModelCallError) as info:
-            await layer.complete(MESSAGES, step=None)
-    finally:
-        await layer.close()
+    with pytest.raises(ModelCallError) as info:
+        await layer.complete(MESSAGES, step=None)
     assert SECRET not in str(info.value) and "***" in str(info.value)
 
 
 # --- cache -----------------------------------------------------------------------------------------
 
-async def test_cache_hit_makes_no_requests_and_params_are_in_the_key(server, no_key, tmp_path):
-    ev = make_evaluator(server, cache=True, cache_dir=str(tmp_path), temperature=0.0)
-    try:
-        first = await ev.compare("What is 2+2?", "4", "5")
-        n = len(server.requests)
-        assert n == 2 and first.usage.calls == 2 and first.usage.cached_calls == 0
-        again = await ev.compare("What is 2+2?", "4", "5")
-    finally:
-        await ev.aclose()
+async def test_cache_hit_makes_no_requests_and_params_are_in_the_key(server, evaluators, no_key, tmp_path):
+    ev = evaluators(cache=True, cache_dir=str(tmp_path), temperature=0.0)
+    first = await ev.compare("What is 2+2?", "4", "5")
+    n = len(server.requests)
+    assert n == 2 and first.usage.calls == 2 and first.usage.cached_calls == 0
+    again = await ev.compare("What is 2+2?", "4", "5")
     assert len(server.requests) == n  # nothing reached the endpoint
     assert again.usage.cached_calls == 2 and again.usage.calls == 0
     assert again.verdict == first.verdict
     assert all(t.cached for t in again.transcript)
 
     # A fresh evaluator on the same cache directory (a rerun) also hits.
-    ev = make_evaluator(server, cache=True, cache_dir=str(tmp_path), temperature=0.0)
-    try:
-        rerun = await ev.compare("What is 2+2?", "4", "5")
-    finally:
-        await ev.aclose()
+    ev = evaluators(cache=True, cache_dir=str(tmp_path), temperature=0.0)
+    rerun = await ev.compare("What is 2+2?", "4", "5")
     assert len(server.requests) == n and rerun.usage.cached_calls == 2
 
     # Another temperature is another key: the calls are made again.
-    ev = make_evaluator(server, cache=True, cache_dir=str(tmp_path), temperature=0.7)
-    try:
-        warmer = await ev.compare("What is 2+2?", "4", "5")
-    finally:
-        await ev.aclose()
+    ev = evaluators(cache=True, cache_dir=str(tmp_path), temperature=0.7)
+    warmer = await ev.compare("What is 2+2?", "4", "5")
     assert len(server.requests) == 2 * n
     assert all(b["temperature"] == 0.7 for b in server.requests[n:])
     assert warmer.usage.calls == 2 and warmer.usage.cached_calls == 0
 
 
-async def test_layer_cache_with_completion_cache(server, no_key, tmp_path):
-    cache = CompletionCache(tmp_path)
-    layer = ModelLayer(ModelSpec.parse(MODEL, base_url=server.base_url),
-                       retry=RetryPolicy(max_retries=2, base_delay_s=0.01, timeout_s=10.0), cache=cache)
-    try:
-        a = await layer.complete(MESSAGES, step=None)
-        b = await layer.complete(MESSAGES, step=None)
-    finally:
-        await layer.close()
+async def test_layer_cache_with_completion_cache(server, layers, no_key, tmp_path):
+    layer = layers(cache=CompletionCache(tmp_path))
+    a = await layer.complete(MESSAGES, step=None)
+    b = await layer.complete(MESSAGES, step=None)
     assert len(server.requests) == 1
     assert not a.cached and b.cached and b.text == a.text
     assert (b.prompt_tokens, b.completion_tokens) == (a.prompt_tokens, a.completion_tokens)
     assert layer.totals.calls == 1 and layer.totals.cached_calls == 1
 
 
-async def test_failed_calls_are_not_cached(server, no_key, tmp_path):
-    cache = CompletionCache(tmp_path)
-    layer = ModelLayer(ModelSpec.parse(MODEL, base_url=server.base_url),
-                       retry=RetryPolicy(max_retries=0, base_delay_s=0.01, timeout_s=10.0), cache=cache)
+async def test_failed_calls_are_not_cached(server, layers, no_key, tmp_path):
+    layer = layers(max_retries=0, cache=CompletionCache(tmp_path))
     server.script([Fault("500")])
-    try:
-        with pytest.raises(ModelCallError):
-            await layer.complete(MESSAGES, step=None)
-        comp = await layer.complete(MESSAGES, step=None)
-    finally:
-        await layer.close()
+    with pytest.raises(ModelCallError):
+        await layer.complete(MESSAGES, step=None)
+    comp = await layer.complete(MESSAGES, step=None)
     assert comp.text == DEFAULT_REPLY and not comp.cached and len(server.requests) == 2
 
 
@@ -553,22 +493,18 @@ def test_fault_validation():
         s.script([42])  # type: ignore[list-item]
 
 
-async def test_an_unreadable_step_reply_is_quoted_and_dropped_from_the_cache(server, no_key, tmp_path):
+async def test_an_unreadable_step_reply_is_quoted_and_dropped_from_the_cache(server, layers, no_key, tmp_path):
     from chateval.bench.lme_judge import SINGLE_JUDGE, JudgeInputs
     from chateval.models.steps import StepError
 
     server.script(["Sure! The answer looks right to me.", "I think it is correct, yes."])
-    layer = make_layer(server)
-    layer.cache = CompletionCache(tmp_path / "cache")
+    layer = layers(cache=CompletionCache(tmp_path / "cache"))
     inputs = JudgeInputs(question="Where?", gold="Paris", response="Paris", question_type="single-session-user",
                          abstention=False)
-    try:
-        with pytest.raises(StepError, match="the model said: 'I think it is correct, yes.'"):
-            await SINGLE_JUDGE.run(layer, inputs)
-        server.script(['{"correct": true, "reason": "same city"}'])
-        out = await SINGLE_JUDGE.run(layer, inputs)  # a rerun asks again instead of reusing the bad reply
-    finally:
-        await layer.close()
+    with pytest.raises(StepError, match="the model said: 'I think it is correct, yes.'"):
+        await SINGLE_JUDGE.run(layer, inputs)
+    server.script(['{"correct": true, "reason": "same city"}'])
+    out = await SINGLE_JUDGE.run(layer, inputs)  # a rerun asks again instead of reusing the bad reply
     assert out.correct is True and len(server.requests) == 3
 
 
@@ -584,38 +520,32 @@ def _round_reply(request: dict) -> str:
 
 
 @pytest.mark.parametrize("mode", ["append", "replace"])
-async def test_summaries_on_the_wire(no_key, mode):
-    with FakeOpenAIServer(responder=_round_reply) as server:
-        settings = {"strategy": "simultaneous_summarizer", "turns": 3}
-        if mode == "replace":
-            settings["summary_mode"] = "replace"
-        ev = make_evaluator(server, **settings)
-        try:
-            result = await ev.compare("What is 2+2?", "4", "5")
-        finally:
-            await ev.aclose()
-        assert result.status == "ok"
-        summaries = [t.text for t in result.transcript if t.kind == "summary"]
-        assert len(summaries) == 2
-        last_round = [r["messages"] for r in server.requests if not r["messages"][0]["content"].startswith("You summarise")][-2:]
-        for msgs in last_round:
-            sent = [m["content"] for m in msgs if m.get("name") == "summarizer"]
-            raw = [m for m in msgs if m["role"] == "assistant"]
-            if mode == "append":  # every summary concatenated after the raw history, attributed
-                assert sent == [f"[Summarizer] {s}" for s in summaries]
-                assert len(raw) == 2  # the debater's own replies of rounds 1 and 2 are still there
-            else:  # only the latest summary, nothing of the raw discussion
-                assert sent == [f"[Summarizer] {summaries[-1]}"]
-                assert raw == []
+async def test_summaries_on_the_wire(server, evaluators, no_key, mode):
+    server.responder = _round_reply
+    settings = {"strategy": "simultaneous_summarizer", "turns": 3}
+    if mode == "replace":
+        settings["summary_mode"] = "replace"
+    ev = evaluators(**settings)
+    result = await ev.compare("What is 2+2?", "4", "5")
+    assert result.status == "ok"
+    summaries = [t.text for t in result.transcript if t.kind == "summary"]
+    assert len(summaries) == 2
+    last_round = [r["messages"] for r in server.requests if not r["messages"][0]["content"].startswith("You summarise")][-2:]
+    for msgs in last_round:
+        sent = [m["content"] for m in msgs if m.get("name") == "summarizer"]
+        raw = [m for m in msgs if m["role"] == "assistant"]
+        if mode == "append":  # every summary concatenated after the raw history, attributed
+            assert sent == [f"[Summarizer] {s}" for s in summaries]
+            assert len(raw) == 2  # the debater's own replies of rounds 1 and 2 are still there
+        else:  # only the latest summary, nothing of the raw discussion
+            assert sent == [f"[Summarizer] {summaries[-1]}"]
+            assert raw == []
 
 
 @pytest.mark.parametrize("hold", [False, True])
-async def test_moderator_note_on_the_wire(server, no_key, hold):
-    ev = make_evaluator(server, turns=2, hold_scores=hold)
-    try:
-        await ev.compare("What is 2+2?", "4", "5")
-    finally:
-        await ev.aclose()
+async def test_moderator_note_on_the_wire(server, evaluators, no_key, hold):
+    ev = evaluators(turns=2, hold_scores=hold)
+    await ev.compare("What is 2+2?", "4", "5")
     first_round = [m["content"] for m in server.requests[0]["messages"] if m.get("name") == "moderator"]
     assert len(first_round) == 1 and first_round[0].startswith("Round 1 of 2.")
     assert ("Do not give scores yet" in first_round[0]) is hold

@@ -62,6 +62,7 @@ async def test_theanine_retrieval_query_is_the_whole_dialogue():
 
 
 # --- item 12: every turn from the second on, both speakers ------------------------------------
+@pytest.mark.slow
 def test_every_turn_from_the_second_on_is_predicted_by_default(tmp_path):
     ep = load_msc_release(TINY)[0]
     assert turns_to_predict(ep, None, 0) == [1, 2, 3, 4, 5]
@@ -108,6 +109,7 @@ class Amnesic(MEMORY_SYSTEMS.get("retrieval")):  # type: ignore[misc]
         return []
 
 
+@pytest.mark.slow
 def test_helpfulness_is_judged_pairwise_with_a_win_rate_and_its_interval(tmp_path):
     out = tmp_path / "run"
     with FakeOpenAIServer(responder=Prefers()) as server:

@@ -60,6 +60,7 @@ def test_negated_flags_say_what_they_turn_off(path, flag, says):
     assert _help_of(_sub(build_parser(), *path), flag).startswith(says)
 
 
+@pytest.mark.slow
 def test_memory_list_shows_required_settings_and_both_set_syntaxes(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "400")  # a wide table: the header on one line
     assert main(["memory", "list"]) == 0
@@ -94,6 +95,7 @@ def _table(rows) -> str:
     return console.export_text()
 
 
+@pytest.mark.slow
 def test_locomo_headline_shows_evidence_recall_not_an_empty_recall_all(tmp_path):
     out = tmp_path / "loco"
     assert main(["bench", "locomo", "--data", str(FIXTURES / "locomo_tiny.json"), "--systems", "retrieval",
@@ -122,6 +124,7 @@ def test_failed_calls_of_an_unknown_price_model_leave_the_cost_unknown():
     assert known.cost_usd == 0.0
 
 
+@pytest.mark.slow
 def test_failed_run_cost_matches_a_good_run_of_the_same_model(tmp_path):
     from chateval.testing.fake_openai import Fault, FakeOpenAIServer
 

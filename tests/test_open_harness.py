@@ -43,6 +43,7 @@ def one_line(err: str, *needles: str) -> None:
 
 
 # --- a plugin file, end to end on every memory benchmark ------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("name,data,systems", [
     ("longmemeval", LME, "my_memory"),
     ("locomo", LOCOMO, "my_memory"),
@@ -172,6 +173,7 @@ def test_config_file_with_cli_override(tmp_path, capsys):
 
 
 # --- an entry point of an installed package --------------------------------------------------
+@pytest.mark.slow
 def test_entry_point_package_is_found_without_flags(tmp_path):
     site = tmp_path / "site"
     (site / "ep_agents").mkdir(parents=True)
@@ -238,6 +240,7 @@ def test_a_user_system_class_is_a_memory_system():
     assert Response.model_fields["context"].is_required()
 
 
+@pytest.mark.slow
 def test_the_bench_api_example_runs(tmp_path):
     proc = subprocess.run([sys.executable, str(EXAMPLES / "bench_api.py")], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
@@ -246,6 +249,7 @@ def test_the_bench_api_example_runs(tmp_path):
 
 
 # --- the same ways on the shared LongMemEval-S dev slice ----------------------------------------
+@pytest.mark.slow
 @needs_shared("longmemeval", "longmemeval_s_dev.json")
 @pytest.mark.parametrize("way", ["plugin", "import path", "http", "hypotheses"])
 def test_each_way_on_the_shared_dev_slice(way, tmp_path, agents_pkg):

@@ -222,6 +222,7 @@ def _kappa_diff(g, x, y):
     return cohen_kappa_score(g, x) - cohen_kappa_score(g, y)
 
 
+@pytest.mark.slow
 def test_kappa_difference_against_sklearn_and_scipy_bootstrap():
     gold, a, b = _labels(4)
     r = paired_metric_difference(gold.tolist(), a.tolist(), b.tolist(), "kappa", names=("panel", "single"),
@@ -237,6 +238,7 @@ def test_kappa_difference_against_sklearn_and_scipy_bootstrap():
     assert abs(r.ci95[0] - ref.low) < 0.15 * width and abs(r.ci95[1] - ref.high) < 0.15 * width
 
 
+@pytest.mark.slow
 def test_kappa_permutation_exact_matches_scipy():
     # 10 items (scipy enumerates all 2**10 swap patterns), 5 where the settings disagree (only
     # their 2**5 patterns move the statistic, and chateval enumerates just those).

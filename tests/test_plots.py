@@ -24,7 +24,7 @@ def figs(monkeypatch):
         path.write_bytes(b"png")
         return path
 
-    monkeypatch.setattr(plots, "_save", save)
+    monkeypatch.setattr(plots, "save", save)
     yield kept
     for f in kept:
         plots.plt.close(f)
@@ -147,6 +147,7 @@ def test_faireval_kappa_charts_and_table_carry_the_bootstrap_interval(figs, tmp_
     assert fe.metric_cells(old)[1] == "0.200" and fe.charts([{"metrics": old}])[1].intervals == {"Cohen's kappa": [None]}
 
 
+@pytest.mark.slow
 def test_faireval_verdicts_plot_has_n(figs, tmp_path):
     records = [{"status": "ok", "human": h, "pred": p} for h, p in [("1", "1"), ("2", "1"), ("tie", "2")]]
     records.append({"status": "failed", "human": "1"})

@@ -59,6 +59,7 @@ def results(out: Path) -> dict[str, dict]:
 
 # Each system setting on its own (the baselines would embed some of the same texts), then the
 # baselines alone, then both.
+@pytest.mark.slow
 @pytest.mark.parametrize("systems,rankers,settings", [
     ("longmemeval_rag", "bm25", []),
     ("longmemeval_rag", "bm25", ["--set", "longmemeval_rag.session_fusion=true"]),
@@ -88,6 +89,7 @@ def test_pre_pass_encodes_each_text_once_and_the_units_nothing(tmp_path, calls, 
         m: e["retrieval"] for m, e in summary["methods"].items()}
 
 
+@pytest.mark.slow
 def test_a_system_whose_texts_need_model_calls_still_embeds_those_in_its_units(tmp_path, calls):
     summary = run(tmp_path / "pre", tmp_path / "c1", systems="retrieval")
     pre = {t for phase, batch in calls if phase == "pre" for t in batch}

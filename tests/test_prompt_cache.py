@@ -123,6 +123,7 @@ def test_the_persona_first_layout_shares_no_data_up_front(strategy, monkeypatch)
         assert all("prompt_cache_key" not in b for b in group)
 
 
+@pytest.mark.slow
 def test_cached_tokens_reach_summary_json_and_the_cost(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setitem(PRICES, "cache-model", PRICES.get("cache-model"))  # restored after the test

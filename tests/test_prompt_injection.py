@@ -198,6 +198,7 @@ def session() -> Session:
     ])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("system_name", ["full_context", "retrieval"])
 async def test_memory_context_reaches_the_answer_prompt_inert(system_name):
     with FakeOpenAIServer(responder=lambda body: STEP_REPLY if "JSON" in json.dumps(body) else "I don't know.") as server:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from chateval.cli import main
 from chateval.testing.fake_openai import FakeOpenAIServer
 
@@ -60,6 +62,7 @@ def _lme(data: Path, out: Path, server: FakeOpenAIServer, *extra: str, model: st
 
 # --- item 1: the whole haystack ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_full_context_reader_gets_the_whole_haystack_by_default(tmp_path):
     data = _big_haystack(tmp_path)
     with FakeOpenAIServer(responder=_reply) as server:
@@ -123,6 +126,7 @@ def _locomo(out: Path, server: FakeOpenAIServer, *extra: str) -> int:
                  "--no-cache", "--max-questions", "2", "--out", str(out), *extra])
 
 
+@pytest.mark.slow
 def test_locomo_reader_has_no_system_prompt_and_no_date_line(tmp_path):
     with FakeOpenAIServer(responder=_reply) as server:
         assert _locomo(tmp_path / "o", server) == 0

@@ -68,6 +68,7 @@ def test_oracle_counts_match_hand_counts():
     assert t["n"] == 500 and t["overall"] == pytest.approx(470 / 500)
 
 
+@pytest.mark.slow
 def test_retrieval_depths_to_50_with_capped_cells_marked(tmp_path):
     from chateval.cli import main
 
@@ -106,6 +107,7 @@ def test_recall_depth_bounds_what_systems_are_asked(tmp_path):
     assert json.loads((out / "config.json").read_text())["judging"]["recall_depth"] == 1
 
 
+@pytest.mark.slow
 def test_official_judge_protocol_on_the_wire(tmp_path):
     from chateval.cli import main
     from chateval.testing.fake_openai import FakeOpenAIServer

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from chateval.cli import main
 from chateval.testing.fake_openai import FakeOpenAIServer
 
@@ -26,6 +28,7 @@ def answer_prompts(server) -> list[str]:
                    for head in ("Memory of past conversations", "Below is your memory of earlier conversations"))]
 
 
+@pytest.mark.slow
 def test_answer_style_reaches_the_answer_prompt(tmp_path):
     with FakeOpenAIServer(responder=lambda body: '{"facts": []}') as server:
         s = run(tmp_path / "a", server)
@@ -39,6 +42,7 @@ def test_answer_style_reaches_the_answer_prompt(tmp_path):
     assert "answer style: locomo" in (tmp_path / "a" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_no_evidence_choice_is_explicit_and_counted(tmp_path):
     data = json.loads(LOCOMO.read_text())
     qa = data[0]["qa"] if isinstance(data, list) else data["qa"]

@@ -48,6 +48,7 @@ def _system_prompts(server) -> list[str]:
     return [r["messages"][0]["content"] for r in server.requests if r["messages"][0]["role"] == "system"]
 
 
+@pytest.mark.slow
 def test_per_aspect_protocol_on_the_wire(tmp_path):
     with FakeOpenAIServer(responder=_verdict_reply(top=True)) as server:
         rc, summary = _run(tmp_path, server)

@@ -165,6 +165,7 @@ def test_endpoints_come_from_the_flag_the_environment_or_the_default(monkeypatch
         ModelSpec.parse("azure/my-deploy")
 
 
+@pytest.mark.slow
 def test_evaluate_end_to_end_with_anthropic(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     with FakeOpenAIServer() as server:

@@ -110,6 +110,7 @@ async def test_server_store_sends_api_key_and_deletes_its_collection(monkeypatch
         assert [(r.method, r.path) for r in server.requests][-1] == ("DELETE", f"/collections/{store.collection}")
 
 
+@pytest.mark.slow
 def test_benchmark_run_on_a_server_leaves_no_collection(tmp_path, monkeypatch):
     monkeypatch.setenv("QDRANT_API_KEY", "k-456")
     out = tmp_path / "lme run"
@@ -143,6 +144,7 @@ def test_memory_ask_on_a_server_deletes_its_collection(capsys):
     assert "recalled" in capsys.readouterr().out  # what it shows comes after the collection is gone
 
 
+@pytest.mark.slow
 def test_head2head_closing_systems_synchronously_leaves_no_collection(tmp_path, monkeypatch):
     # head2head closes each conversation's systems from synchronous code: the deletions run as
     # tasks of the loop and the run waits for them before it returns.

@@ -15,6 +15,8 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'chat
 from chateval.bench import run  # noqa: E402
 from chateval.cli import main  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a local Ray instance: seconds per test
+
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # No completion cache: which calls hit a cache depends on which run came first, not on the executor.

@@ -1,5 +1,5 @@
-"""Every code block of README.md is run, or skipped with its reason written in the README, so a
-snippet cannot drift from the API (issue 27).
+"""Every code block of README.md and of the manual in docs/*.md is run, or skipped with its reason
+written next to it, so a snippet cannot drift from the API (issues 27, 29).
 
 A block is marked by HTML comments just before it:
   <!-- readme-test: skip (REASON) -->        the whole block is not run
@@ -46,6 +46,7 @@ from .conftest import FIXTURES, _shared_data, read_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]  # the front door, then the manual
 MARK = re.compile(r"^<!--\s*readme-test:\s*(.*?)\s*-->$")
 SKIP = re.compile(r"^skip(?:\s+([\d,\s]+?))?\s*\((.+)\)$")
 MEMORY_BENCHES = {"longmemeval", "locomo", "head2head", "teafarm", "msc-response"}
@@ -54,6 +55,7 @@ TIMEOUT = 120
 
 @dataclass
 class Block:
+    path: str  # relative to the repository
     line: int  # of the opening fence
     lang: str
     text: str
@@ -61,7 +63,7 @@ class Block:
 
     @property
     def id(self) -> str:
-        return f"README.md:{self.line}"
+        return f"{self.path}:{self.line}"
 
 
 def read_blocks(path: Path = README) -> list[Block]:
@@ -74,7 +76,8 @@ def read_blocks(path: Path = README) -> list[Block]:
                 marks.insert(0, m.group(1))
                 j -= 1
             end = next(k for k in range(i + 1, len(lines)) if lines[k].startswith("```"))
-            out.append(Block(i + 1, lines[i][3:].strip(), "\n".join(lines[i + 1:end]) + "\n", marks))
+            out.append(Block(path.relative_to(ROOT).as_posix(), i + 1, lines[i][3:].strip(),
+                             "\n".join(lines[i + 1:end]) + "\n", marks))
             i = end + 1
         else:
             i += 1
@@ -123,11 +126,11 @@ def plan_of(block: Block) -> Plan:
         elif mark == "fake-server":
             plan.fake_server = True
         else:
-            raise AssertionError(f"README.md:{block.line}: unknown readme-test mark '{mark}'")
+            raise AssertionError(f"{block.id}: unknown readme-test mark '{mark}'")
     return plan
 
 
-BLOCKS = read_blocks()
+BLOCKS = [b for page in PAGES for b in read_blocks(page)]
 
 
 def test_every_block_is_run_or_skipped_with_a_reason():
@@ -141,6 +144,31 @@ def test_every_block_is_run_or_skipped_with_a_reason():
         if b.lang == "bash":
             n = len(shell_commands(b.text))
             assert all(1 <= k <= n for k in plan.skip_commands), f"{b.id}: skips a command it does not have"
+
+
+def run_or_skip(block: Block) -> str:
+    """'run' when the block (or some command of it) is executed, else 'skip'."""
+    plan = plan_of(block)
+    if plan.skip_block:
+        return "skip"
+    if block.lang == "bash" and not plan.file:
+        n = len(shell_commands(block.text))
+        return "run" if any(k not in plan.skip_commands for k in range(1, n + 1)) else "skip"
+    return "run"
+
+
+# Before the manual moved from the README into docs/ (issue 29) 16 of the README's 32 blocks ran
+# (20 passed tests with the other checks here; 16 skipped). Moving a block must never turn it off,
+# and the new README examples, docs/extending.md and the older docs pages add more: 32 now.
+MIN_RUN = 32
+
+
+def test_the_executed_blocks_do_not_drop():
+    kinds = [run_or_skip(b) for b in BLOCKS]
+    per_page = {p.relative_to(ROOT).as_posix(): sum(b.path == p.relative_to(ROOT).as_posix() for b in BLOCKS) for p in PAGES}
+    print(f"code blocks: {len(BLOCKS)} in {len(PAGES)} pages, {kinds.count('run')} run, {kinds.count('skip')} skipped "
+          f"with their reason; per page: {per_page}")
+    assert kinds.count("run") >= MIN_RUN, f"{kinds.count('run')} blocks run, fewer than {MIN_RUN}: a block was turned off"
 
 
 # --- the scratch folder ----------------------------------------------------------------------
@@ -166,6 +194,11 @@ def work(tmp_path_factory) -> Path:
     pairs = (ROOT / "examples" / "faireval_pairwise.jsonl").read_text().split("\n")[:2]
     for name in ("new.jsonl", "items.jsonl"):
         (work / name).write_text("\n".join(pairs) + "\n")
+    # docs/extending.md's yes/no task input
+    (work / "yesno.jsonl").write_text(
+        json.dumps({"id": "y1", "question": "Where is the Eiffel Tower?", "answer": "In Paris.", "label": "yes"})
+        + "\n" + json.dumps({"id": "y2", "question": "What is the capital of Peru?", "answer": "I like trains.",
+                              "label": "no"}) + "\n")
     shared = _shared_data()
     if shared.is_dir():
         (base / "shared").mkdir()
@@ -199,13 +232,15 @@ def _free_port() -> int:
 
 def _chateval_argv(args: list[str]) -> list[str]:
     args = list(args)
-    if args[:1] in (["evaluate"], ["bench"]) and "--limit" not in args:
+    if args[:1] in (["evaluate"], ["bench"]) and "--limit" not in args and "--list" not in args:
         args += ["--limit", "1"]
     memory = (args[:1] == ["bench"] and len(args) > 1 and args[1] in MEMORY_BENCHES) or args[:2] == ["memory", "ask"]
     if memory and "--embedder" not in args:
         args += ["--embedder", "hash"]
-    if args[:1] in (["evaluate"], ["bench"]) and "--out" in args and "--overwrite" not in args and "--resume" not in args:
-        args += ["--overwrite"]  # a block may run twice in one session (reruns of a failed test)
+    if args[:1] in (["evaluate"], ["bench"], ["audit"]) and "--out" in args and "--overwrite" not in args \
+            and "--resume" not in args:
+        args += ["--overwrite"]  # a block may run twice in one session (reruns of a failed test), and
+        # blocks of two pages may write one folder (runs/audit)
     return [sys.executable, "-P", "-m", "chateval.cli", *args]
 
 
@@ -269,6 +304,7 @@ def run_python(code: str, path: Path, work: Path) -> None:
     _run([sys.executable, str(path.relative_to(work))], work)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.id)
 def test_readme_block(block: Block, work: Path, endpoint: FakeOpenAIServer):
     plan = plan_of(block)
@@ -300,6 +336,7 @@ def test_readme_block(block: Block, work: Path, endpoint: FakeOpenAIServer):
 
 
 # --- what the README promises about own agents -----------------------------------------------
+@pytest.mark.slow
 def test_the_readme_agent_runs_by_import_path_from_its_folder(work: Path):
     """The README's own agent, saved as mypkg/agents.py, runs from its folder by import path
     under the console script's rules (no working directory on the path), and judges its units."""
@@ -313,6 +350,7 @@ def test_the_readme_agent_runs_by_import_path_from_its_folder(work: Path):
     assert unit.get("error") is None and unit["qa"], unit
 
 
+@pytest.mark.slow
 def test_an_unknown_setting_of_the_readme_agent_is_refused(work: Path):
     agent = next(b for b in BLOCKS if plan_of(b).file == "mypkg/agents.py")
     (work / "mypkg").mkdir(exist_ok=True)
@@ -324,6 +362,7 @@ def test_an_unknown_setting_of_the_readme_agent_is_refused(work: Path):
     assert "setting 'kk': unknown setting (known: k)" in " ".join(proc.stderr.split())
 
 
+@pytest.mark.slow
 def test_an_import_path_that_cannot_be_found_says_how(tmp_path):
     env = _env(tmp_path)
     proc = subprocess.run(_chateval_argv(["bench", "locomo", "--systems", "nopkg.agents:MyMemory", "--data",

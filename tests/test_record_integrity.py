@@ -100,6 +100,7 @@ def test_evaluate_with_separators_counts_resumes_and_views_every_record(tmp_path
     assert page.count('class="row"') == 6
 
 
+@pytest.mark.slow
 def test_a_bench_run_with_separators_keeps_every_unit(tmp_path, capsys):
     data = json.loads((FIXTURES / "lme_tiny.json").read_text())
     data[0]["question"] += "\u2028(and one more thing)"
@@ -149,6 +150,7 @@ def run_cli(argv: list[str], cwd: Path, limit: int | None = None) -> subprocess.
                           text=True, timeout=180, preexec_fn=_limited(limit) if limit else None)
 
 
+@pytest.mark.slow
 def test_evaluate_under_a_file_size_limit_stops_in_one_line_and_resume_finishes(tmp_path):
     data = write_raw_jsonl(tmp_path / "in.jsonl", pairs(40))
     out = tmp_path / "run"
@@ -173,6 +175,7 @@ def test_evaluate_under_a_file_size_limit_stops_in_one_line_and_resume_finishes(
     assert (summary["n_samples"], summary["n_ok"], summary["n_missing"], summary["complete"]) == (40, 40, 0, True)
 
 
+@pytest.mark.slow
 def test_a_bench_under_a_file_size_limit_counts_what_is_missing(tmp_path):
     out = tmp_path / "run"
     argv = ["bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--out", str(out),
@@ -262,6 +265,7 @@ def test_a_bench_with_a_lost_unit_reports_it_and_exits_1(tmp_path, monkeypatch, 
     assert any("1 of 5 input records have no result" in ln for ln in error_lines(err)), err
 
 
+@pytest.mark.slow
 def test_a_judge_benchmark_sums_its_settings_missing_units(tmp_path, monkeypatch, capsys):
     out = tmp_path / "run"
     monkeypatch.setattr(RunDir, "append", _dropping(2))

@@ -107,6 +107,7 @@ def test_bad_settings_are_one_line():
         make_embedder("cohere/embed", cache=False)
 
 
+@pytest.mark.slow
 def test_longmemeval_retrieval_with_an_embedding_server(tmp_path):
     out = tmp_path / "o"
     with FakeOpenAIServer(embedding_dim=16) as server:

@@ -63,6 +63,7 @@ def check_report(out: Path, *, failed: bool = True) -> str:
     return report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bench,data,systems", MEMORY)
 @pytest.mark.parametrize("every", [1, 2], ids=["all-failed", "half-failed"])
 def test_memory_benchmark_reports_with_failed_units(tmp_path, capsys, bench, data, systems, every):
@@ -85,6 +86,7 @@ def judged_server(fail: float, seed: int = 5) -> FakeOpenAIServer:
     return FakeOpenAIServer(faults={"500": fail}, seed=seed) if fail < 1 else FakeOpenAIServer(faults={"500": 1.0})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bench,data", [("faireval", "faireval_tiny.jsonl"), ("topical-chat", "topical_chat_tiny.json")])
 @pytest.mark.parametrize("fail", [1.0, 0.5], ids=["all-failed", "half-failed"])
 def test_judge_benchmark_reports_with_failed_units(tmp_path, capsys, bench, data, fail):

@@ -39,6 +39,7 @@ def snapshot(out: Path) -> dict[str, bytes]:
 
 
 # --- 1. --overwrite validates first ---------------------------------------------------------
+@pytest.mark.slow
 def test_overwrite_with_bad_input_keeps_the_previous_run(tmp_path, capsys):
     out = tmp_path / "demo"
     assert evaluate(PAIRS, out, "--limit", "2") == 0
@@ -54,6 +55,7 @@ def test_overwrite_with_bad_input_keeps_the_previous_run(tmp_path, capsys):
     assert len(read_jsonl(out / "samples.jsonl")) == 1 and not list(out.glob(".replaced-*"))
 
 
+@pytest.mark.slow
 def test_bench_overwrite_with_bad_settings_keeps_the_previous_run(tmp_path, capsys):
     out = tmp_path / "lme"
     base = ["bench", "longmemeval", "--data", str(LME), "--out", str(out), *MEM]

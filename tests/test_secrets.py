@@ -156,6 +156,7 @@ def test_successful_run_with_cache(tmp_path, capsys, caplog):
     assert_no_canary(tmp_path, [*first[1:], *second[1:]], caplog)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", [
     Fault("500"), Fault("timeout", delay=1.0), Fault("reset"),
     Fault("garbage", body=f"invalid key {CANARY}"),
@@ -213,6 +214,7 @@ async def test_api_results_and_exceptions(tmp_path, caplog, auth_fail):
     assert_no_canary(tmp_path, texts, caplog)
 
 
+@pytest.mark.slow
 def test_failing_run_in_a_real_process(tmp_path, auth_fail):
     data = pairs(tmp_path / "in.jsonl", n=2)
     env = dict(os.environ)
@@ -239,6 +241,7 @@ def lme_file(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("endpoint", ["401", "500-forever"])
 def test_failing_memory_benchmark(tmp_path, capsys, caplog, auth_fail, endpoint):
     data = lme_file(tmp_path / "lme.json")
@@ -324,6 +327,7 @@ def assert_absent(canaries: list[str], roots: list[Path], texts: list[str]) -> N
     assert not [(c, t[:200]) for t in texts for c in canaries if c in t]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("auth", ["key", "basic"])
 def test_http_agent_credentials_and_an_agent_that_echoes_them(tmp_path, capsys, caplog, monkeypatch, echo_agent,
                                                               auth):

@@ -113,6 +113,7 @@ def systems() -> str:
 RUNS = [("longmemeval", LME, ("--judge", "both")), ("locomo", LOCOMO, ()), ("head2head", LME, ()), ("teafarm", LOCOMO, ())]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,data,extra", RUNS, ids=[r[0] for r in RUNS])
 def test_every_benchmark_and_system_completes_against_a_plain_text_server(name, data, extra, tmp_path):
     with FakeOpenAIServer(responder=schema_responder()) as server:

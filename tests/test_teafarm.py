@@ -15,7 +15,7 @@ from chateval.datasets.conversations import load_conversations
 from chateval.datasets.teabag import TEABAG_FILE, TEABAG_FORMAT
 from chateval.cli import main
 from chateval.datasets import DatasetError
-from chateval.memory.base import _last_user_text
+from chateval.memory.base import last_user_text
 from chateval.util.prompts import get_prompts
 
 from .conftest import FIXTURES, SHARED, needs_shared, read_jsonl
@@ -92,7 +92,7 @@ def test_the_dialogue_ends_with_the_question_whoever_asks():
         d = q.dialogue()
         assert [t.role for t in d] == [f"{asker} (user)", f"{listener} (you)", f"{asker} (user)"]
         assert d[-1].content == q.question
-        assert _last_user_text(d) == q.question  # what respond() answers
+        assert last_user_text(d) == q.question  # what respond() answers
 
 
 def test_generation_prompts_render_every_field():
@@ -112,6 +112,7 @@ def test_generation_prompts_render_every_field():
 
 
 # --- end to end -----------------------------------------------------------------------------------
+@pytest.mark.slow
 @needs_shared("theanine")
 def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys, monkeypatch):
     drawn = {}
@@ -181,6 +182,7 @@ def test_teafarm_end_to_end_and_reuse_of_the_questions(tmp_path, capsys, monkeyp
     assert s3["generation"]["usage"]["calls"] == 0 and s3["n_units"] == 4
 
 
+@pytest.mark.slow
 @needs_shared("locomo")
 def test_teafarm_on_locomo(tmp_path):
     out = tmp_path / "locomo"
@@ -276,6 +278,7 @@ def test_judge_debate_and_both(tmp_path):
     assert "Both judges" in (tmp_path / "b" / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_single_judge_request_on_the_wire(tmp_path):
     """The single judge gets TeaFarm's rule, the question, the true answer and the response (not the
     summaries); its verdict is the score."""

@@ -10,6 +10,8 @@ import json
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from chateval.memory import MEMORY_SYSTEMS, Session, Turn
 from chateval.memory.embeddings import make_embedder
 from chateval.memory.systems import theanine as th
@@ -289,6 +291,7 @@ def test_refine_prompt_names_every_matched_event_and_export_is_node_link_json():
 
 
 # --- item 1: TeaFarm records which response step ran ------------------------------------------
+@pytest.mark.slow
 def test_teafarm_records_the_response_step_per_unit(tmp_path):
     from chateval.cli import main
 

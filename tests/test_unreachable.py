@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import socket
 
+import pytest
+
 from chateval.cli import main
 from chateval.testing.fake_openai import FakeOpenAIServer
 
@@ -37,6 +39,7 @@ def one_error_line(err: str, port: int) -> str:
     return line
 
 
+@pytest.mark.slow
 def test_evaluate_stops_at_a_refused_connection_and_keeps_finished_samples(tmp_path, capsys):
     data, out = samples(tmp_path), tmp_path / "run"
     with FakeOpenAIServer() as server:  # two samples done while the server is up
@@ -65,6 +68,7 @@ def test_the_endpoint_is_named_without_its_secrets(tmp_path, capsys):
     assert f"127.0.0.1:{port}/v1" in " ".join(err.split()) and "cannot be reached" in err
 
 
+@pytest.mark.slow
 def test_bench_stops_and_writes_an_incomplete_summary(tmp_path, capsys):
     port, out = closed_port(), tmp_path / "lme"
     assert main(["bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--systems", "full_context",

@@ -29,6 +29,7 @@ def page(path) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_evaluate_records_inputs_and_transcript(runs):
     rec = read_jsonl(runs["ev"] / "samples.jsonl")[0]
     assert rec["inputs"]["question"] and SCRIPT in rec["inputs"]["answer_2"]
@@ -195,6 +196,7 @@ def test_not_a_run_dir_is_a_one_line_input_error(tmp_path):
     assert issubclass(NotARunDir, InputError) and NotARunDir.exit_code == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bench", ["topical_chat", "locomo", "theanine"])
 def test_shared_data_runs_render(tmp_path, bench):
     from chateval.cli import main

@@ -23,6 +23,8 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a headless browser: seconds per test
+
 
 @pytest.fixture(scope="module")
 def browser():

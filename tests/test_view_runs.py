@@ -50,6 +50,7 @@ def cells(row: str) -> list[str]:
     return [" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
 
 
+@pytest.mark.slow
 def test_the_run_list_of_a_folder(root):
     out = build_index(root)
     assert out == root / "index.html"

@@ -127,6 +127,7 @@ print(MEMORY_SYSTEMS.get("zep").__module__)
 """
 
 
+@pytest.mark.slow
 def test_the_name_is_taken_before_zep_is_imported():
     """A plugin cannot take 'zep' unasked just because graphiti is not imported yet."""
     import subprocess
@@ -137,6 +138,7 @@ def test_the_name_is_taken_before_zep_is_imported():
     assert out.stdout.split() == ["refused", "chateval.memory.zep.system"]
 
 
+@pytest.mark.slow
 def test_registration_is_guarded():
     """Only a missing graphiti-core (the extra) hides zep; any other ImportError propagates when
     zep is first asked for, and nothing of it is imported before."""
@@ -235,6 +237,7 @@ async def test_llm_calls_per_episode_are_metered():
     await z.aclose()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not ORACLE.exists(), reason="LongMemEval oracle file not available")
 async def test_longmemeval_question_end_to_end(capsys):
     (q,) = [q for q in load_longmemeval(ORACLE, limit=5) if q.question_id == "01493427"]
@@ -257,6 +260,7 @@ async def test_longmemeval_question_end_to_end(capsys):
     await z.aclose()
 
 
+@pytest.mark.slow
 async def test_persisted_graph_is_resumed(tmp_path):
     path = str(tmp_path / "graphs" / "zep.kuzu")
     z = make(db_path=path, group_id="alice")
@@ -280,6 +284,7 @@ async def test_persisted_graph_is_resumed(tmp_path):
     other.close()
 
 
+@pytest.mark.slow
 async def test_reset_clears_the_group(tmp_path):
     path = str(tmp_path / "zep.kuzu")
     z = make(db_path=path, group_id="carol")
@@ -313,6 +318,7 @@ async def test_message_episodes_and_the_earlier_name():
     await z.aclose()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings,first", [({}, 8), ({"context_episodes": 10}, 2)])
 async def test_message_episodes_see_the_messages_just_before_them(settings, first):
     """All messages of a session share its time; graphiti's window of previous episodes must
@@ -343,6 +349,7 @@ WORK = Session(id="s3", date=JUL, turns=[Turn(id="t3", role="user", content="I w
                                           Turn(id="t4", role="user", content="My sister Anna lives in Rome.")])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reranker", ["rrf", "node_distance", "episode_mentions", "cross_encoder"])
 async def test_graphiti_rerankers(reranker):
     z = make(reranker=reranker, center_entity="user")
@@ -387,6 +394,7 @@ def tiny_cross_encoder(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 async def test_a_real_cross_encoder_from_a_local_folder(tmp_path):
     pytest.importorskip("sentence_transformers")
     from sentence_transformers import CrossEncoder
@@ -474,6 +482,7 @@ async def test_unreachable_neo4j_is_one_line_without_the_password():
     assert "s3cret" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_bench_longmemeval_runs_zep(tmp_path):
     if not ORACLE.exists():
         pytest.skip("LongMemEval oracle file not available")

@@ -13,7 +13,7 @@ from . import texts
 
 
 class AuditConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     input: str = opt(..., "the items to perturb: an evaluate JSONL file, or the FairEval file (or its folder)",
                      cli=False)

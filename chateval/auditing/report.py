@@ -108,7 +108,7 @@ def _fmt(v: Any) -> str:
 def draw(summary: AuditSummary, out: Path) -> Path | str:
     biases = [b for b in summary.biases]
     if not biases:
-        return plots._drop(out / CHART, "no perturbation ran")
+        return plots.drop(out / CHART, "no perturbation ran")
     groups = [plots.n_label(b.bias, [b.n]) for b in biases]
     # The flips split by direction next to their total: a bias shows as flips toward the favoured answer.
     def share(k: int, b: BiasSummary) -> float | None:

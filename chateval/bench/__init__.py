@@ -1,16 +1,39 @@
 """Benchmarks: a registry, typed settings per benchmark, a crash-safe unit runner, and the Python
-API (``config_model``, ``run``, ``arun``)."""
+API (``config_model``, ``run``, ``arun``).
 
-from .base import BENCHMARKS, Benchmark, benchmark
-from .config import BenchConfig, JudgeMetaConfig, MemoryBenchConfig
-from . import longmemeval  # noqa: F401  (registration)
-from . import locomo  # noqa: F401  (registration)
-from . import head2head  # noqa: F401  (registration)
-from . import faireval  # noqa: F401  (registration)
-from . import topical_chat  # noqa: F401  (registration)
-from . import teafarm  # noqa: F401  (registration)
-from . import msc_response  # noqa: F401  (registration)
-from .api import arun, config_model, make_config, run
+Names load on first use and the built-in benchmarks register lazily (``registry.py``), so the
+CLI builds ``chateval bench NAME --help`` from a benchmark's settings without importing it."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .registry import BENCHMARKS, benchmark
+
+_EXPORTS = {
+    "Benchmark": "base",
+    "BenchConfig": "config", "JudgeMetaConfig": "config", "MemoryBenchConfig": "config",
+    "arun": "api", "config_model": "api", "make_config": "api", "run": "api",
+}
 
 __all__ = ["BENCHMARKS", "BenchConfig", "Benchmark", "JudgeMetaConfig", "MemoryBenchConfig", "arun", "benchmark",
            "config_model", "make_config", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'chateval.bench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs
+    from .api import arun, config_model, make_config, run
+    from .base import Benchmark
+    from .config import BenchConfig, JudgeMetaConfig, MemoryBenchConfig

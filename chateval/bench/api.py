@@ -17,11 +17,11 @@ from ..models import UsageTotals
 from ..models.reach import watch_endpoints
 from ..util.plugins import load_plugins
 from ..runs.progress import RunProgress
-from ..runs.directory import write_json
+from ..runs.directory import write_summary_file
 from .base import BENCHMARKS, Benchmark
 from .executor import Execution, connect, import_ray, reset, use
-from .config import BenchConfig
-from .headline import headline
+from ..evaluation.config import LayerSettings
+from .config import BenchConfig, JudgeMetaConfig
 
 
 def config_model(name: str) -> type[BenchConfig]:
@@ -52,7 +52,7 @@ def execution_of(cfg: BenchConfig, bench: Benchmark) -> Execution:
         able = ", ".join(n for n in BENCHMARKS.names() if BENCHMARKS.get(n).distributable)
         raise ConfigError(f"--executor ray: benchmark '{bench.name}' does not declare its units safe to spread "
                           f"(distributable = True) and runs locally only; Ray runs: {able}")
-    if cfg.ray_cache_dir and getattr(cfg, "cache_dir", None):
+    if cfg.ray_cache_dir and isinstance(cfg, (LayerSettings, JudgeMetaConfig)) and cfg.cache_dir:
         raise ConfigError("--ray-cache-dir and --cache-dir: give one (with --executor ray, --cache-dir is read on "
                           "each worker's node)")
     import_ray()
@@ -88,12 +88,12 @@ async def arun(name: str, config: BaseModel | dict[str, Any], *, progress: bool 
         # Remote embedding calls happen on the workers, whose logs stay there: not a number to report.
         summary["embedding_usage"] = None
         summary.setdefault("notes", []).append("embedding_usage is not collected from Ray workers")
-    summary["headline"] = headline(name, summary)
+    summary["headline"] = bench.headline(summary)
     if down:  # finished units are in the run and its summary; the rest were never started
         summary |= {"complete": False, "stopped": str(down[0])}
     out = Path(cfg.out)
     if (out / "summary.json").is_file():
-        write_json(out / "summary.json", summary)
+        write_summary_file(out / "summary.json", summary, bench.summary_type)
     if down:
         raise down[0]
     return summary

@@ -18,11 +18,11 @@ from ..models.budget import cap_reached, set_unit, skip_unit
 from ..util.errors import RunWriteError
 from ..models.reach import endpoint_down
 from ..runs.progress import RunProgress
-from ..util.registry import Registry
 from ..runs.directory import RunDir, write_json
+from ..runs.envelope import SampleRecord, SummaryRecord
 from .config import BenchConfig
-from .executor import RayPool, UnitFn, current, run_guarded
-from .executor import error_text as _error_text  # noqa: F401  (the benchmarks' name for it)
+from .executor import RayPool, UnitFn, current, error_text, run_guarded
+from .registry import BENCHMARKS, benchmark  # noqa: F401  (where the benchmarks import them from)
 
 
 class Benchmark(ABC):
@@ -33,6 +33,28 @@ class Benchmark(ABC):
     # or those that share state name their group to ``run_units``. Off unless a benchmark says
     # so: one whose units share state without naming it would give wrong results on Ray.
     distributable: ClassVar[bool] = False
+    # What its runs write (and chateval.read_run reads them as): a unit's samples.jsonl line, the
+    # run's summary.json and, for a benchmark with one sub-run per setting, each setting's summary.
+    record_type: ClassVar[type[SampleRecord]] = SampleRecord
+    summary_type: ClassVar[type[SummaryRecord]] = SummaryRecord
+    setting_summary_type: ClassVar[type[SummaryRecord]] = SummaryRecord
+    # What --fail-under can name; the first is the headline's main number (its rows' ``value``).
+    gate_metrics: ClassVar[list[str]] = ["value"]
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows a run is read by (printed at the end, kept under ``headline`` in summary.json,
+        shown by the viewer's run list): one per system or setting, with ``system``, ``n``,
+        ``metric``, ``value``, ``recall_all@5``, ``failed`` and ``cost_usd``. By default one row
+        of the run's unit counts; a benchmark names its main number by overriding this."""
+        return [{"system": cls.name, "n": summary.get("n_units"), "metric": None, "value": None,
+                 "recall_all@5": None, "failed": summary.get("n_failed"), "cost_usd": None}]
+
+    @classmethod
+    def gate_measures(cls, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
+        """{metric: {system: value}} for --fail-under, from the headline ``rows`` (the systems under
+        test): the main number; a benchmark with further gate metrics adds them."""
+        return {cls.gate_metrics[0]: {r["system"]: r.get("value") for r in rows}}
 
     @abstractmethod
     async def run(self, config: Any, progress: RunProgress | None) -> dict[str, Any]:
@@ -40,22 +62,19 @@ class Benchmark(ABC):
         samples, summary, report) and return the summary."""
 
 
-BENCHMARKS: Registry[type[Benchmark]] = Registry("benchmark", entry_points="chateval.benchmarks")
+def benchmark_of(config: BenchConfig) -> type[Benchmark] | None:
+    """The benchmark whose settings model ``config`` is (None if several share it)."""
+    owners = [cls for cls in BENCHMARKS.snapshot().values() if cls.config_model is type(config)]
+    return owners[0] if len(owners) == 1 else None
 
 
-def benchmark(name: str, *, replace: bool = False) -> Callable[[type[Benchmark]], type[Benchmark]]:
-    def deco(cls: type[Benchmark]) -> type[Benchmark]:
-        BENCHMARKS.register(name, replace=replace)(cls)
-        cls.name = name
-        return cls
-
-    return deco
-
-
-def open_run(cfg: BenchConfig, config: dict[str, Any]) -> RunDir:
+def open_run(config: BenchConfig, run_config: dict[str, Any]) -> RunDir:
     """The run directory, locked; --overwrite replaces an earlier run only now that this one
-    has been fully validated and can start."""
-    return RunDir(cfg.out, config, resume=cfg.resume, overwrite=cfg.overwrite, key="key")
+    has been fully validated and can start. What it writes is checked against the record types
+    of the benchmark the settings belong to."""
+    cls = benchmark_of(config) or Benchmark
+    return RunDir(config.out, run_config, resume=config.resume, overwrite=config.overwrite, key="key",
+                  record_type=cls.record_type, summary_type=cls.summary_type)
 
 
 async def run_units(
@@ -108,7 +127,7 @@ async def run_units(
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a lost Ray worker: recorded, redone by --resume
-                record = {"status": "failed", "error": _error_text(exc)}
+                record = {"status": "failed", "error": error_text(exc)}
             if record.get("status") != "ok" and endpoint_down():
                 return  # failed because the run is stopping: not recorded, so --resume redoes it
             record["key"] = key

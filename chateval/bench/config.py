@@ -22,7 +22,7 @@ LIMIT_HELP = ("the number of questions to run (LongMemEval questions; LoCoMo QA 
 class BenchConfig(BaseModel):
     """Settings every benchmark run has."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, defer_build=True)
 
     out: str = opt(..., "run directory (config.json, samples.jsonl, summary.json, report.md)")
     resume: bool = opt(False, "continue a run: skip finished units, redo failed ones")

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from ..util.errors import ConfigError
 from ..models.dryrun import DryRunEstimate, adaptive_notes, dry_run
 from ..runs.directory import LOCK, PID
+from .config import JudgeMetaConfig, MemoryBenchConfig
 
 C = TypeVar("C", bound=BaseModel)
 
@@ -29,15 +30,16 @@ def sandboxed(cfg: C, scratch: Path) -> tuple[C, list[str]]:
     a fresh run (or, with --resume, a copy of the run to resume), local units, no completion cache, no preset file,
     the hash embedder and embedded stores. Returns the copy and notes on what was changed."""
     fields = type(cfg).model_fields
-    if any(isinstance(s, str) and s.strip().lower() == "http" for s in getattr(cfg, "systems", None) or []):
+    systems = cfg.systems if isinstance(cfg, MemoryBenchConfig) else []
+    if any(isinstance(s, str) and s.strip().lower() == "http" for s in systems):
         # Its agent answers with models of its own that no dry run here can see or hold back.
         raise ConfigError("--dry-run cannot simulate the 'http' system: its agent would be called, and its own "
                           "model calls are outside chateval's metering; leave it out of --systems for the estimate")
     run = scratch / "run"
     update: dict[str, Any] = {"out": str(run)}
     notes: list[str] = []
-    out = Path(getattr(cfg, "out"))
-    resume = bool(getattr(cfg, "resume", False)) and out.is_dir()
+    out = Path(cfg.out)  # every command with a dry run (bench, calibrate) has --out and --resume
+    resume = cfg.resume and out.is_dir()
     if resume:
         # What is left to do: a copy of the run (read, never locked or written) is resumed.
         shutil.copytree(out, run, ignore=shutil.ignore_patterns(LOCK, PID, "*.png", "*.html", "*.md"))
@@ -50,7 +52,9 @@ def sandboxed(cfg: C, scratch: Path) -> tuple[C, list[str]]:
     if "embedder" in fields:
         update["embedder"] = "hash"
         notes.append(EMBEDDER_NOTE)
-    return cfg.model_copy(update=update), notes + adaptive_notes(cfg)
+    if isinstance(cfg, JudgeMetaConfig):  # the panel's --escalate / --stop-early (memory benchmarks have neither)
+        notes += adaptive_notes(cfg.escalate, cfg.stop_early)
+    return cfg.model_copy(update=update), notes
 
 
 async def simulate(cfg: C, run: Callable[[C], Awaitable[Any]],

@@ -4,7 +4,7 @@ Ray actors (``--executor ray``), possibly spread over a cluster.
 One place for every benchmark: ``run_units`` (base.py) asks ``current()`` which executor the
 run uses; ``api.arun`` sets it from the config. With Ray, the unit function — a closure over the
 benchmark's settings and its ``MemoryBench`` — is pickled once and sent to each actor; the
-MemoryBench, model layers and evaluators pickle as their configs and are built again on the
+MemoryBench, model layers and judges pickle as their configs and are built again on the
 worker (its own model layers, embedder, caches and Qdrant clients). Each actor runs up to
 ``--workers`` units at once and returns each unit's record; only the driver writes
 samples.jsonl and summary.json, so ``--resume``, the run lock and the reports are those of a

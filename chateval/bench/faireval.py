@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Sequence
 
 from ..datasets.faireval import FILE, load_faireval
 from ..debate.panel import JudgeResult
@@ -27,16 +27,15 @@ from ..stats.agreement import KAPPA_RESAMPLES, KAPPA_SEED, kappa_ci95
 from .agreement import accuracy, cohen_kappa, confusion
 from .base import benchmark
 from .comparisons import label_comparisons
-from ..util.options import opt
-from .config import JudgeMetaConfig
 from .data_paths import resolve_data
+from .settings.faireval import DESCRIPTION, GATE_METRICS, FairEvalConfig, Unreadable
 from .judge_meta import Item, JudgeMetaBenchmark
+from .headline import setting_rows
 from .meta_plots import KAPPA_RANGE, Chart, fmt, fmt_ci
 from .stats import wilson
 
 LABELS = ("1", "2", "tie")
 NAMES = {"1": "ChatGPT (Assistant 1)", "2": "Vicuna-13B (Assistant 2)", "tie": "tie"}
-Unreadable = Literal["tie", "exclude"]
 
 
 def unreadable(record: dict[str, Any]) -> bool:
@@ -68,28 +67,24 @@ def faireval_items(path: str | Path) -> list[Item]:
     return items
 
 
-class FairEvalConfig(JudgeMetaConfig):
-    # Position calibration is on by default here (both answer orders are judged).
-    swap: bool | None = opt(None, "turn off position calibration (on by default here: both answer orders are judged)",
-                            flags=["--no-swap"])
-    unreadable: Unreadable = opt("tie", "a question whose verdict cannot be read (after the re-ask): counted as a "
-                                        "tie in accuracy and kappa (tie, ChatEval's scoring) or left out (exclude)")
-
-
 @benchmark("faireval")
 class FairEval(JudgeMetaBenchmark):
-    description = ("FairEval (ChatGPT vs Vicuna-13B, 80 questions): accuracy and Cohen's kappa of the judge's "
-                   "verdict against the human label; single vs multi-agent, --sweep")
+    description = DESCRIPTION
     task = "pairwise"
     title = "FairEval"
     swap_default = True
+    gate_metrics = GATE_METRICS
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return setting_rows(summary, "accuracy", lambda m: (m.get("accuracy") or {}).get("value"))
 
     config_model = FairEvalConfig
     unreadable_mode: Unreadable = "tie"
 
-    def load(self, args: JudgeMetaConfig) -> list[Item]:
-        self.unreadable_mode = getattr(args, "unreadable", "tie")
-        self.data_path = resolve_data(args.data, "faireval", (FILE,), "FairEval")
+    def load(self, config: FairEvalConfig) -> list[Item]:
+        self.unreadable_mode = config.unreadable
+        self.data_path = resolve_data(config.data, "faireval", (FILE,), "FairEval")
         return faireval_items(self.data_path)
 
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]:

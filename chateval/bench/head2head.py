@@ -24,202 +24,85 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import field_validator
 
-from ..evaluation.config import EvalConfig, find_preset, load_preset
-from ..datasets.common import DatasetError, read_json
-from ..datasets.locomo import CATEGORIES, locomo_conversations
-from ..datasets.longmemeval import lme_questions
-from ..debate.panel import JudgeResult
-from ..debate.samples import Sample, Verdict
-from ..debate.transcript import turn_records
+from ..evaluation.config import find_preset, load_preset
+from ..datasets.common import DatasetError
+from ..debate.samples import Sample
 from ..util.errors import ConfigError
-from ..evaluation.evaluator import Evaluator
-from ..memory.types import Session
+from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
-from ..util.options import check_names, opt
-from .base import Benchmark, _error_text, benchmark, open_run, run_units
-from .config import MemoryBenchConfig
-from .lme_judge import ABSTENTION, GUIDELINES
+from .base import Benchmark, benchmark, open_run, run_units
+from .executor import error_text
+from .head2head_pairs import Case, judging_inputs, load_cases, verdict_record
 from .head2head_report import SIDES, summarize_head2head, write_head2head_report
 from .head2head_multi import multi_case, summarize_multi, write_multi_report
 from .selection import select
+from .records import PairRecord, PairSummary
+from .settings.head2head import DESCRIPTION, GATE_METRICS, Head2HeadConfig
 from .setup import MemoryBench, resolve_system
 from .slot import SlotPool, SystemSlot
 
-_TO_SIDE = {"1": "A", "2": "B", "tie": "tie"}
-
-# --- what the panel is told with --context gold -------------------------------------------
-_PAIR_RULE = ("Check each response against the reference answer with this rule: {rule} Prefer the response "
-              "that is correct by this rule. If both or neither are, prefer the one that is more accurate, then "
-              "the more helpful one. Length and style do not outweigh facts.")
-_CHECK = GUIDELINES["multi-session"]  # the generic 'contains the correct answer' rule
-_LOCOMO_TEMPORAL = (_CHECK + " Dates may be given relative to the conversation (e.g. 'the week before "
-                    "9 June 2023'); a response naming the same day, week, month or year the reference names "
-                    "is correct.")
-_UNANSWERABLE = ("The conversation never gives the information this question asks for (the question presupposes "
-                 "something that was not said, or mixes up who said it). A response is correct if it says the "
-                 "information is not available or was not mentioned; it is incorrect if it answers as if it were "
-                 "known. Prefer the correct response; if both or neither are, prefer the more accurate one.")
-
-
-@dataclass
-class Case:
-    key: str
-    group: str  # the sessions a system ingests: one question (LongMemEval) or one conversation (LoCoMo)
-    question: str
-    gold: str | None
-    now: datetime
-    qtype: str  # the label per-type tables use
-    sessions: list[Session]
-    rule: str | None  # the checking rule shown with --context gold
-    names: set[str] = field(default_factory=set)  # what --types matches
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-def load_cases(path: str | Path) -> tuple[str, list[Case]]:
-    """('longmemeval' | 'locomo', cases) from an official file of either benchmark, read once."""
-    data = read_json(path, "LongMemEval or LoCoMo")
-    first = data[0] if isinstance(data, list) and data else None
-    if isinstance(first, dict) and "haystack_sessions" in first:
-        return "longmemeval", _lme_cases(data, path)
-    if isinstance(first, dict) and "conversation" in first and "qa" in first:
-        return "locomo", _locomo_cases(data, path)
-    raise DatasetError(f"{path}: neither a LongMemEval file (a list of entries with 'haystack_sessions') nor a "
-                       "LoCoMo file (a list of conversations with 'conversation' and 'qa')")
-
-
-def _lme_cases(data: list[Any], path: str | Path) -> list[Case]:
-    out = []
-    for q in lme_questions(data, path):
-        label = "abstention" if q.is_abstention else q.question_type
-        rule = ABSTENTION if q.is_abstention else GUIDELINES.get(q.question_type, _CHECK)
-        out.append(Case(key=q.question_id, group=q.question_id, question=q.question, gold=q.answer,
-                        now=q.question_date, qtype=label, sessions=q.sessions, rule=rule,
-                        names={label, q.question_type}, meta={"abstention": q.is_abstention,
-                                                              "question_type": q.question_type}))
-    return out
-
-
-def _locomo_cases(data: list[Any], path: str | Path) -> list[Case]:
-    out = []
-    for i, conv in enumerate(locomo_conversations(data, path)):
-        if not conv.sessions:
-            raise DatasetError(f"{path}: conversation {i} ({conv.id}): no sessions")
-        now = max(s.date for s in conv.sessions)
-        for j, qa in enumerate(conv.qa):
-            name = CATEGORIES.get(qa.category, "unknown")
-            label = f"{qa.category}-{name}"
-            if qa.category == 5 or qa.answer is None:
-                rule = None  # no gold answer: the unanswerable rule, shown without a reference
-            else:
-                rule = _LOCOMO_TEMPORAL if qa.category == 2 else _CHECK
-            out.append(Case(key=f"{conv.id}::qa{j}", group=conv.id, question=qa.question, gold=qa.answer, now=now,
-                            qtype=label, sessions=conv.sessions, rule=rule,
-                            names={label, name, str(qa.category)},
-                            meta={"conversation": conv.id, "category": qa.category, "evidence": qa.evidence,
-                                  "adversarial_answer": qa.adversarial_answer}))
-    return out
-
-
-def judging_inputs(case: Case, context: str) -> tuple[str | None, str | None]:
-    """(reference, guidelines) the panel sees for a case."""
-    if context == "none":
-        return None, None
-    if case.gold is None or case.meta.get("category") == 5:
-        return None, _UNANSWERABLE
-    return case.gold, _PAIR_RULE.format(rule=case.rule or _CHECK)
-
-
-def _side_verdict(v: Verdict | None) -> dict[str, Any] | None:
-    if v is None:
-        return None
-    return {"winner": _TO_SIDE.get(v.winner or "", None),
-            "scores": {"A": v.scores.get("answer_1"), "B": v.scores.get("answer_2")},
-            "votes": {"A": v.votes.get("1", 0), "B": v.votes.get("2", 0), "tie": v.votes.get("tie", 0)} if v.votes else {},
-            "n_valid": v.n_valid, "note": v.note}
-
-
-def verdict_record(result: JudgeResult) -> dict[str, Any]:
-    """The panel's result in A/B terms (answer_1 is always A's answer in the original order)."""
-    orders = result.orders or {}
-    combined = _side_verdict(result.verdict)
-    return {
-        "verdict": combined["winner"] if combined else None,
-        "panel": combined,
-        "agents": [{"agent": a.agent, "persona": a.persona, "winner": _TO_SIDE.get(a.winner or "", None),
-                    "scores": {"A": a.scores.get("answer_1"), "B": a.scores.get("answer_2")},
-                    "parse_error": a.parse_error, "reasked": a.reasked} for a in result.agents],
-        "orders": {"original": ({"shown_first": "A"} | (_side_verdict(orders.get("original")) or {"winner": None})),
-                   "swapped": ({"shown_first": "B"} | (_side_verdict(orders.get("swapped")) or {"winner": None}))},
-        "order_disagreement": result.order_disagreement,
-        "transcript": turn_records(result.transcript),
-    }
-
-
 # --- the benchmark ------------------------------------------------------------------------
-class Head2HeadConfig(MemoryBenchConfig):
-    data: str = opt(..., "a LongMemEval file (S, M or oracle) or a LoCoMo file (locomo10.json format), unchanged; "
-                         "the format is detected")
-    context: Literal["gold", "none"] = opt(
-        "gold", "gold: the panel sees the gold answer as its reference (when the case has one) and a rule for "
-                "checking answers against it; none: only the question and the two answers")
-    types: list[str] | None = opt(None, "only these question types (LongMemEval question_type or 'abstention'; "
-                                        "LoCoMo category number or name, e.g. 1,2,3,4)")
-    # The panel always judges here: the single/debate choice does not apply.
-    judge: Literal["single", "debate", "both"] | None = opt(None, hidden=True)  # type: ignore[assignment]
-
-    _types = field_validator("types")(check_names)
 
 
 @benchmark("head2head")
 class HeadToHead(Benchmark):
-    description = ("two or more memory systems on the same LongMemEval or LoCoMo questions, judged pairwise by the "
-                   "debate panel in both orders: win/tie/loss of A vs B")
+    description = DESCRIPTION
 
     config_model = Head2HeadConfig
     distributable = True  # a conversation's cases share its systems: one group, one Ray worker
+    record_type, summary_type = PairRecord, PairSummary
+    gate_metrics = GATE_METRICS
 
-    async def run(self, args: Head2HeadConfig, progress: RunProgress | None) -> dict[str, Any]:
-        if args.judge is not None:
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        usage = summary.get("usage") or {}
+        if summary.get("ranking") is not None:  # several systems: each one's strength
+            return [{"system": r["system"], "n": summary.get("n"), "metric": "P(beats average), Bradley–Terry",
+                     "value": r["win_prob_vs_average"], "recall_all@5": None, "failed": summary.get("n_failed"),
+                     "cost_usd": (usage.get(r["system"]) or {}).get("cost_usd")} for r in summary["ranking"]]
+        sides = summary.get("systems") or {}
+        # A's wins, ties and A's losses (B's wins), with which system is A.
+        return [{"system": f"A={sides.get('A')} vs B={sides.get('B')}", "n": summary.get("n"), "metric": "A wins",
+                 "value": (summary.get("wins") or {}).get("rate"), "ties": (summary.get("ties") or {}).get("rate"),
+                 "A losses": (summary.get("losses") or {}).get("rate"), "recall_all@5": None,
+                 "failed": summary.get("n_failed"), "cost_usd": (usage.get("total") or {}).get("cost_usd")}]
+
+    async def run(self, config: Head2HeadConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if config.judge is not None:
             raise ConfigError("--judge does not apply to head2head: the debate panel always judges "
                               "(choose it with --judge-preset and --judge-model)")
-        names = [resolve_system(s).name for s in args.systems]  # unknown names fail before the data is read
+        names = [resolve_system(s).name for s in config.systems]  # unknown names fail before the data is read
         if len(names) < 2 or len(set(names)) != len(names):
             raise ConfigError(f"--systems: head2head compares two or more different systems, e.g. A,B or A,B,C "
                               f"(got '{','.join(names)}')")
-        preset = load_preset(find_preset(args.judge_preset))
-        dataset, cases = load_cases(args.data)
-        if args.types:
+        load_preset(find_preset(config.judge_preset))  # a bad preset fails before the data is read
+        dataset, cases = load_cases(config.data)
+        if config.types:
             known = sorted({n for c in cases for n in c.names})
-            unknown = [t for t in args.types if t not in known]
+            unknown = [t for t in config.types if t not in known]
             if unknown:
-                raise ConfigError(f"--types: no question of type '{unknown[0]}' in {args.data} "
+                raise ConfigError(f"--types: no question of type '{unknown[0]}' in {config.data} "
                                   f"(types: {', '.join(sorted({c.qtype for c in cases}))})")
-            cases = [c for c in cases if c.names & set(args.types)]
-        cases = select(cases, args, key=lambda c: c.key, kind=lambda c: c.qtype, what="case")
-        bench = MemoryBench(args, need_judges=False)
+            cases = [c for c in cases if c.names & set(config.types)]
+        cases = select(cases, config, key=lambda c: c.key, kind=lambda c: c.qtype, what="case")
+        bench = MemoryBench(config, need_judges=False)
         systems = bench.systems
         if progress:
             progress.totals = bench.answer_layer.totals
-        judge_spec = args.judge_model or args.answer_model
-        evaluator = Evaluator(EvalConfig.merged(preset, {"task": "pairwise", "swap": True, "model": judge_spec,
-                                                         "structured": args.structured}),
-                              layer=bench.judge_layer)
-        config = bench.config({"benchmark": "head2head", "data": str(args.data), "dataset": dataset,
-                               "context": args.context, "types": args.types, "order": dict(zip(SIDES, systems)) if len(systems) == 2 else systems,
-                               "judge": "debate-pairwise-swap",
-                               "judge_panel": evaluator.run_config()["judging"]})
+        judges = bench.panel_judges({"task": "pairwise", "swap": True})
+        run_config = bench.run_config({"benchmark": "head2head", "data": str(config.data), "dataset": dataset,
+                                       "context": config.context, "types": config.types,
+                                       "order": dict(zip(SIDES, systems)) if len(systems) == 2 else systems,
+                                       "judge": "debate-pairwise-swap",
+                                       "judge_panel": judges.run_config()["judging"]})
         by_key = {c.key: c for c in cases}
         if len(by_key) != len(cases):
-            raise DatasetError(f"{args.data}: duplicate question ids")
+            raise DatasetError(f"{config.data}: duplicate question ids")
 
-        with open_run(args, config) as run:
+        with open_run(config, run_config) as run:
             by_group = {c.group: c.sessions for c in cases}
             pool = SlotPool(bench, [(c.group, s) for c in cases if c.key not in run.done for s in systems],
                             sessions=by_group.__getitem__)
@@ -227,8 +110,8 @@ class HeadToHead(Benchmark):
             async def unit(c: Case) -> dict[str, Any]:
                 try:
                     if len(systems) > 2:
-                        return await multi_case(c, {s: pool.get(c.group, s) for s in systems}, evaluator, args.context)
-                    return await self._case(c, [pool.get(c.group, s) for s in systems], evaluator, args.context)
+                        return await multi_case(c, {s: pool.get(c.group, s) for s in systems}, judges, config.context)
+                    return await self._case(c, [pool.get(c.group, s) for s in systems], judges, config.context)
                 finally:
                     for s in systems:
                         pool.done(c.group, s)
@@ -240,17 +123,18 @@ class HeadToHead(Benchmark):
                 pool.close()
             multi = len(systems) > 2
             summarize = summarize_multi if multi else summarize_head2head
-            summary = summarize(records, systems=systems, offline=config["offline"])
-            summary |= {"benchmark": "head2head", "data": str(args.data), "dataset": dataset, "context": args.context,
-                        "n_cases": len(cases), "judge_preset": args.judge_preset, "judge_model": bench.judge_layer.label,
-                        "answer_model": bench.answer_layer.label, "config_hash": config["config_hash"],
+            summary = summarize(records, systems=systems, offline=run_config["offline"])
+            summary |= {"benchmark": "head2head", "data": str(config.data), "dataset": dataset,
+                        "context": config.context, "n_cases": len(cases), "judge_preset": config.judge_preset,
+                        "judge_model": bench.judge_layer.label,
+                        "answer_model": bench.answer_layer.label, "config_hash": run_config["config_hash"],
                         "complete": len(records) == len(cases)}
             run.write_summary(summary)
             (write_multi_report if multi else write_head2head_report)(run.path, summary)
         return summary
 
     @staticmethod
-    async def _case(c: Case, slots: list[SystemSlot], evaluator: Evaluator, context: str) -> dict[str, Any]:
+    async def _case(c: Case, slots: list[SystemSlot], judges: Judges, context: str) -> dict[str, Any]:
         record: dict[str, Any] = {
             "case_id": c.key, "question_type": c.qtype, "question": c.question, "gold": c.gold,
             "date": c.now.isoformat(), "systems": {s: sl.name for s, sl in zip(SIDES, slots)}, "meta": c.meta,
@@ -262,7 +146,7 @@ class HeadToHead(Benchmark):
             if isinstance(res, asyncio.CancelledError):
                 raise res
             if isinstance(res, BaseException):
-                errors.append(f"system {side} ({sl.name}): {_error_text(res)}")
+                errors.append(f"system {side} ({sl.name}): {error_text(res)}")
                 continue
             answers[side], usage[side], latency[side] = res["answer"], res["usage"], res["latency"]
             tokens[side], contexts[side] = res["context_tokens"], res["context"]
@@ -273,7 +157,7 @@ class HeadToHead(Benchmark):
         reference, guidelines = judging_inputs(c, context)
         record["reference_shown"] = reference is not None
         t0 = time.perf_counter()
-        result = await evaluator.judge(Sample(id=c.key, question=c.question, answer_1=answers["A"],
+        result = await judges.judge(Sample(id=c.key, question=c.question, answer_1=answers["A"],
                                               answer_2=answers["B"], reference=reference, guidelines=guidelines,
                                               meta={"abstention": bool(c.meta.get("abstention"))}))
         latency["judge_s"] = time.perf_counter() - t0

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..debate.samples import Sample
 from ..models import UsageTotals
-from .base import _error_text
 from .bradley_terry import rank
 from .comparisons import head2head_comparisons, report_lines
+from .executor import error_text
+from .head2head_pairs import Case, judging_inputs, verdict_record
 from .head2head_report import outcome_table, proportion
-from .report import _cost, _pct, finish_report
+from .report import cost, finish_report, pct
 from .summaries import run_counts, usage_sum
 from ..util.text import md_all
 
 if TYPE_CHECKING:
-    from ..evaluation.evaluator import Evaluator
-    from .head2head import Case
+    from ..evaluation.judges import Judges
     from .slot import SystemSlot
 
 SCORE = {"A": 1.0, "tie": 0.5, "B": 0.0}  # the first-named system's points in a pair
@@ -32,9 +32,7 @@ def pair_key(a: str, b: str) -> str:
     return f"{a} vs {b}"
 
 
-async def multi_case(c: "Case", slots: dict[str, "SystemSlot"], evaluator: "Evaluator", context: str) -> dict[str, Any]:
-    from .head2head import judging_inputs, verdict_record  # the two-system module owns the pair format
-
+async def multi_case(c: Case, slots: dict[str, "SystemSlot"], judges: "Judges", context: str) -> dict[str, Any]:
     record: dict[str, Any] = {"case_id": c.key, "question_type": c.qtype, "question": c.question, "gold": c.gold,
                               "date": c.now.isoformat(), "systems_all": list(slots), "meta": c.meta}
     results = await asyncio.gather(*(sl.respond(c.question, c.now) for sl in slots.values()), return_exceptions=True)
@@ -43,7 +41,7 @@ async def multi_case(c: "Case", slots: dict[str, "SystemSlot"], evaluator: "Eval
         if isinstance(res, asyncio.CancelledError):
             raise res
         if isinstance(res, BaseException):
-            errors.append(f"system {name}: {_error_text(res)}")
+            errors.append(f"system {name}: {error_text(res)}")
             continue
         answers[name], usage[name], latency[name], tokens[name] = (res["answer"], res["usage"], res["latency"],
                                                                    res["context_tokens"])
@@ -55,7 +53,7 @@ async def multi_case(c: "Case", slots: dict[str, "SystemSlot"], evaluator: "Eval
     reference, guidelines = judging_inputs(c, context)
     pairs = list(combinations(slots, 2))
     t0 = time.perf_counter()
-    judged = await asyncio.gather(*(evaluator.judge(Sample(
+    judged = await asyncio.gather(*(judges.judge(Sample(
         id=f"{c.key}::{pair_key(a, b)}", question=c.question, answer_1=answers[a], answer_2=answers[b],
         reference=reference, guidelines=guidelines, meta={"abstention": bool(c.meta.get("abstention"))}))
         for a, b in pairs))
@@ -122,7 +120,7 @@ def write_multi_report(out: Path, summary: dict[str, Any]) -> Path:
               "|---|---|---|---|---|"]
     for r in summary["ranking"]:
         lines.append(f"| {r['rank']} | {r['system']} | {r['strength']:+.2f} | {_ci(r['ci95'])} | "
-                     f"{_pct(r['win_prob_vs_average'])}% |")
+                     f"{pct(r['win_prob_vs_average'])}% |")
     if summary.get("ranking_note"):
         lines.append(f"\nNo ranking: {summary['ranking_note']}")
     lines += ["", "Ties count as half a win each; strengths have mean 0; intervals are a percentile bootstrap "
@@ -134,11 +132,11 @@ def write_multi_report(out: Path, summary: dict[str, Any]) -> Path:
     lines += ["", "## Pairs", "", "| pair | n | A wins % (95% CI) | ties % | B wins % | order disagreement % |",
               "|---|---|---|---|---|---|"]
     for key, p in summary["pairs"].items():
-        lines.append(f"| {key} | {p['n']} | {_pct(p['wins']['rate'])} ({_ci(p['wins']['ci95'], 100, '{:.1f}')}) | "
-                     f"{_pct(p['ties']['rate'])} | {_pct(p['losses']['rate'])} | "
-                     f"{_pct(p['order_disagreement']['rate'])} |")
+        lines.append(f"| {key} | {p['n']} | {pct(p['wins']['rate'])} ({_ci(p['wins']['ci95'], 100, '{:.1f}')}) | "
+                     f"{pct(p['ties']['rate'])} | {pct(p['losses']['rate'])} | "
+                     f"{pct(p['order_disagreement']['rate'])} |")
     lines += report_lines(summary)
     use = summary["usage"]
-    lines += ["", "Cost: " + ", ".join(f"{s} {_cost(use[s])}" for s in systems) + f", judge {_cost(use['judge'])}; "
-              f"total {_cost(use['total'])}.", ""]
+    lines += ["", "Cost: " + ", ".join(f"{s} {cost(use[s])}" for s in systems) + f", judge {cost(use['judge'])}; "
+              f"total {cost(use['total'])}.", ""]
     return finish_report(out, lines, summary.get("failed") or [])

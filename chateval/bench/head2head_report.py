@@ -9,7 +9,7 @@ from typing import Any
 
 from . import plots
 from .comparisons import head2head_comparisons, report_lines
-from .report import _cost, _num, _pct, finish_report
+from .report import cost, finish_report, num, pct
 from .stats import mean_or_none, percentile, wilson
 from .summaries import run_counts, usage_sum
 from ..util.text import md_all
@@ -104,11 +104,11 @@ def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
     lines += [f"## {a} vs {b}", "", "| outcome for A | count | rate % | 95% CI (Wilson) % |", "|---|---|---|---|"]
     for key, label in (("wins", f"win ({a} better)"), ("ties", "tie"), ("losses", f"loss ({b} better)")):
         p = summary[key]
-        lines.append(f"| {label} | {p['count']} | {_pct(p['rate'])} | {_ci(p)} |")
+        lines.append(f"| {label} | {p['count']} | {pct(p['rate'])} | {_ci(p)} |")
     od, fs = summary["order_disagreement"], summary["first_shown_wins"]
     lines += ["", f"Judge order disagreement (the two orders' verdicts differ): {od['count']} of {od['n']} "
-              f"({_pct(od['rate'])}%, 95% CI {_ci(od)}). First-shown answer won {fs['count']} of {fs['n']} "
-              f"order verdicts with a winner ({_pct(fs['rate'])}%; 50% means no position preference).", ""]
+              f"({pct(od['rate'])}%, 95% CI {_ci(od)}). First-shown answer won {fs['count']} of {fs['n']} "
+              f"order verdicts with a winner ({pct(fs['rate'])}%; 50% means no position preference).", ""]
     rows: dict[str, list[float | None]] = {}
     cis: dict[str, tuple[Any, Any]] = {}  # 95% Wilson intervals of A's wins and B's wins, per row
     if summary["n"]:
@@ -119,8 +119,8 @@ def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
         lines += ["## Per question type", "", "| type | n | win % | tie % | loss % | win 95% CI |",
                   "|---|---|---|---|---|---|"]
         for t, v in by_type.items():
-            lines.append(f"| {t} | {v['n']} | {_pct(v['wins']['rate'])} | {_pct(v['ties']['rate'])} | "
-                         f"{_pct(v['losses']['rate'])} | {_ci(v['wins'])} |")
+            lines.append(f"| {t} | {v['n']} | {pct(v['wins']['rate'])} | {pct(v['ties']['rate'])} | "
+                         f"{pct(v['losses']['rate'])} | {_ci(v['wins'])} |")
             rows[f"{t} (n={v['n']})"] = [v[k]["rate"] for k, _ in OUTCOMES]
             cis[f"{t} (n={v['n']})"] = (v["wins"].get("ci95"), v["losses"].get("ci95"))
         lines.append("")
@@ -135,14 +135,14 @@ def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
               "|---|---|---|---|---|---|---|"]
 
     def stage(d: dict[str, Any], s: str) -> str:
-        return f"{_num(d[s]['p50'], '{:.3f}')} / {_num(d[s]['p95'], '{:.3f}')}" if s in d else "–"
+        return f"{num(d[s]['p50'], '{:.3f}')} / {num(d[s]['p95'], '{:.3f}')}" if s in d else "–"
 
     for side, name in (("A", a), ("B", b)):
         lines.append(f"| {side}: {name} | {stage(lat[side], 'ingest_s')} | {stage(lat[side], 'recall_s')} | "
-                     f"{stage(lat[side], 'answer_s')} | {_num(ctx[side], '{:.0f}')} | {_cost(use[side])} | "
+                     f"{stage(lat[side], 'answer_s')} | {num(ctx[side], '{:.0f}')} | {cost(use[side])} | "
                      f"{use[side]['calls']} |")
-    lines.append(f"| judge (both orders) | – | – | {stage(lat['judge'], 'judge_s')} | – | {_cost(use['judge'])} | "
+    lines.append(f"| judge (both orders) | – | – | {stage(lat['judge'], 'judge_s')} | – | {cost(use['judge'])} | "
                  f"{use['judge']['calls']} |")
-    lines += ["", f"Total cost: {_cost(use['total'])}. Context tokens are local estimates; LoCoMo ingest cost is "
+    lines += ["", f"Total cost: {cost(use['total'])}. Context tokens are local estimates; LoCoMo ingest cost is "
               "counted once per conversation and system.", ""]
     return finish_report(out, lines, summary.get("failed") or [])

@@ -1,13 +1,7 @@
 """What the judge meta-evaluation benchmarks (FairEval, Topical-Chat) share: command-line
-options, the named settings and the sweeps, one resumable run directory per setting, and the
-tables and plots that compare settings (ChatEval Tables 1-4 and Figure 3).
-
-Settings. ``multi`` is the panel as configured (by default ChatEval's: one_by_one, 2 agents —
-General Public and Critic —, 2 turns; --preset/--strategy/--agents/--turns/--personas change it).
-``single`` is ChatEval's single-agent setting: one judge, one turn, no persona or panel framing
-(``framing: none``). A sweep varies one dimension of ``multi``: ``agents=1,2,3`` /
-``turns=1,2,3`` / ``strategy=a,b`` / ``personas=diverse,same`` (diverse: the panel's personas,
-ChatEval's roles by default; same: the ``annotator`` persona for every agent).
+options, one resumable run directory per setting (the settings and sweeps themselves are in
+meta_settings.py), and the tables and plots that compare settings (ChatEval Tables 1-4 and
+Figure 3).
 
 Layout of --out: one sub-run per setting (``OUT/single``, ``OUT/multi``, ``OUT/agents-3``,
 ``OUT/strategy-simultaneous``, ...), each a normal run directory (config.json, samples.jsonl,
@@ -19,19 +13,18 @@ same judge (e.g. ``agents-2`` and ``turns-2``) share one sub-run. ``OUT/summary.
 from __future__ import annotations
 
 from abc import abstractmethod
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
-from ..evaluation.config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset
+from ..evaluation.config import EvalConfig, config_hash, find_preset, load_preset
 from ..debate.panel import JudgeResult
-from ..debate.samples import Sample
 from ..util.errors import ConfigError
 from ..models.prices import apply_price_specs
 from ..paired import PairedDifference, dump_comparisons
-from ..evaluation.evaluator import Evaluator
+from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
-from ..runs.directory import RunDir, RunLock, atomic_write, check_top_folder, clear_top_report, merge_accounts, write_json
+from ..runs.directory import (RunDir, RunLock, atomic_write, check_top_folder, clear_top_report, merge_accounts,
+                              write_summary_file)
 from ..runs.savings import savings_lines
 from ..evaluation.summary import OFFLINE_NOTE, summarize_judged
 from ..util.text import md, md_all
@@ -40,78 +33,15 @@ from .meta_plots import Chart, chart_bars, sweep_lines
 from .base import Benchmark, run_units
 from .comparisons import report_lines, setting_pairs
 from .config import JudgeMetaConfig
+from .records import JudgeItemRecord, SettingSummary, SettingsSummary
 from .selection import select
-from .sweeps import NUMERIC_DIMS, SWEEP_DIMS, parse_sweep  # noqa: F401  (SWEEP_DIMS re-exported)
+from .meta_settings import ESCALATE_SETTING, Item, Setting, plan
+from .sweeps import NUMERIC_DIMS, SWEEP_DIMS, parse_sweep  # noqa: F401  (SWEEP_DIMS, parse_sweep re-exported)
 
-SETTINGS = ("single", "multi")
-ESCALATE_SETTING = "multi-escalate"  # with --escalate: multi screened by the single judge
-SAME_PERSONA = "annotator"
-SINGLE_JUDGE = {"agents": 1, "turns": 1, "framing": "none"}  # ChatEval's single-agent setting
 META_MAX_TOKENS = 512  # ChatEval's completion limit per judge call (its configs' max_tokens)
 OFFLINE_JUDGE = "offline (heuristic, not an LLM)"
 # Bumped when the way samples are built from the data changes, so --resume refuses old runs.
 SAMPLE_FORMAT = 1
-
-
-@dataclass
-class Item:
-    key: str
-    sample: Sample
-    meta: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Setting:
-    name: str  # directory name and table label: single, multi, agents-3, strategy-simultaneous
-    overrides: dict[str, Any]
-    dim: str | None = None
-    value: Any = None
-    run_dir: str = ""  # the sub-run holding its results (another setting's, when they coincide)
-    config: EvalConfig | None = None
-
-    @property
-    def label(self) -> str:
-        return self.name if self.dim is None else f"{self.dim}={self.value}"
-
-
-def panel_size(cfg: EvalConfig) -> int:
-    return cfg.agents or (len(cfg.personas) if cfg.personas else 2)
-
-
-def setting_overrides(base: EvalConfig, name: str, dim: str | None = None, value: Any = None) -> dict[str, Any]:
-    if name == "single":
-        # One agent, one turn: nothing to escalate to and no round to skip.
-        return dict(SINGLE_JUDGE) | {"escalate": False, "stop_early": False}
-    if name == ESCALATE_SETTING:
-        return {"escalate": True}
-    if dim is None:
-        return {}
-    if dim in ("agents", "turns", "strategy"):
-        return {dim: value}
-    n = panel_size(base)
-    if value == "same":
-        return {"agents": n, "personas": [SAME_PERSONA] * n}
-    return {"agents": n, "personas": base.personas or DEFAULT_PERSONAS[:n]}
-
-
-def plan(args: JudgeMetaConfig, base: EvalConfig) -> tuple[list[Setting], dict[str, list[Setting]]]:
-    """The settings to run (named ones first, then each sweep's points) and the sweeps."""
-    sweeps_raw = [parse_sweep(s) for s in args.sweep]
-    dims = [d for d, _ in sweeps_raw]
-    if len(set(dims)) != len(dims):
-        raise ConfigError("--sweep: each dimension may be swept once per command")
-    names = args.setting or ([] if sweeps_raw else list(SETTINGS))
-    settings = [Setting(n, setting_overrides(base, n)) for n in dict.fromkeys(names)]
-    if base.escalate and "multi" in names:
-        # --escalate: the panel alone (multi) and the escalated panel side by side, so the
-        # report pairs their agreement with the humans item by item (the cache makes the second
-        # nearly free: its single-judge and panel calls repeat the other settings').
-        settings = [s if s.name != "multi" else Setting("multi", {"escalate": False}) for s in settings]
-        settings.append(Setting(ESCALATE_SETTING, setting_overrides(base, ESCALATE_SETTING)))
-    sweeps: dict[str, list[Setting]] = {}
-    for dim, values in sweeps_raw:
-        sweeps[dim] = [Setting(f"{dim}-{v}", setting_overrides(base, "multi", dim, v), dim, v) for v in values]
-    return settings, sweeps
 
 
 # --- the benchmark base class ---------------------------------------------------------------
@@ -124,17 +54,18 @@ class JudgeMetaBenchmark(Benchmark):
     distributable = True  # each item is judged on its own
     data_path: Path | None = None  # the data actually read (--data, or the default folder)
     swap_default: ClassVar[bool] = False
+    record_type, summary_type, setting_summary_type = JudgeItemRecord, SettingsSummary, SettingSummary
 
     # -- hooks --
     @abstractmethod
-    def load(self, args: JudgeMetaConfig) -> list[Item]: ...
+    def load(self, config: JudgeMetaConfig) -> list[Item]: ...
 
     @abstractmethod
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]: ...
 
-    async def judge_item(self, ev: Evaluator, item: Item) -> dict[str, Any]:
+    async def judge_item(self, judges: Judges, item: Item) -> dict[str, Any]:
         """One unit of samples.jsonl: by default one debate over the item's sample."""
-        return self.unit_record(item, await ev.judge(item.sample))
+        return self.unit_record(item, await judges.judge(item.sample))
 
     @abstractmethod
     def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -151,10 +82,10 @@ class JudgeMetaBenchmark(Benchmark):
         """The comparison figures over these settings, one per unit (e.g. accuracy in %, and
         kappa on its own axis), with one value per summary in each series."""
 
-    def base_defaults(self, args: JudgeMetaConfig) -> dict[str, Any]:
+    def base_defaults(self, config: JudgeMetaConfig) -> dict[str, Any]:
         return {"task": self.task, "swap": self.swap_default, "max_tokens": META_MAX_TOKENS}
 
-    def data_config(self, args: JudgeMetaConfig) -> dict[str, Any]:
+    def data_config(self, config: JudgeMetaConfig) -> dict[str, Any]:
         """Benchmark-level settings that change results (hashed into every sub-run)."""
         return {}
 
@@ -169,12 +100,12 @@ class JudgeMetaBenchmark(Benchmark):
     def header_lines(self, summary: dict[str, Any]) -> list[str]:
         return []
 
-    async def before_settings(self, args: JudgeMetaConfig, items: list[Item], out: Path,
+    async def before_settings(self, config: JudgeMetaConfig, items: list[Item], out: Path,
                               progress: RunProgress | None) -> dict[str, Any]:
         """Work before the judge runs (e.g. offline baselines); returns summary additions."""
         return {}
 
-    def judges(self, args: JudgeMetaConfig) -> bool:
+    def judges(self, config: JudgeMetaConfig) -> bool:
         return True
 
     def compare_settings(self, names: tuple[str, str], records_a: list[dict[str, Any]],
@@ -187,44 +118,45 @@ class JudgeMetaBenchmark(Benchmark):
         return str(item.meta.get("category") or "all")
 
     # -- the run --
-    async def run(self, args: JudgeMetaConfig, progress: RunProgress | None) -> dict[str, Any]:
-        items = select(self.load(args), args, key=lambda it: it.key, kind=self.item_type)
-        out = Path(args.out)
+    async def run(self, config: JudgeMetaConfig, progress: RunProgress | None) -> dict[str, Any]:
+        items = select(self.load(config), config, key=lambda it: it.key, kind=self.item_type)
+        out = Path(config.out)
         if out.exists() and not out.is_dir():
             raise ConfigError(f"{out}: --out must be a directory")
-        apply_price_specs(args.price)
-        preset = load_preset(find_preset(args.preset)) if args.preset else {}
-        base = EvalConfig.merged(self.base_defaults(args), preset, args.panel_settings(), {"task": self.task})
+        apply_price_specs(config.price)
+        preset = load_preset(find_preset(config.preset)) if config.preset else {}
+        base = EvalConfig.merged(self.base_defaults(config), preset, config.panel_settings(), {"task": self.task})
         if base.swap and self.task != "pairwise":
             raise ConfigError(f"--swap applies only to pairwise judging (FairEval), not to {self.name}")
-        settings, sweeps = plan(args, base) if self.judges(args) else ([], {})
+        settings, sweeps = plan(config, base) if self.judges(config) else ([], {})
         everything = settings + [s for pts in sweeps.values() for s in pts]
-        evaluators = self._build(base, everything, args)  # bad personas/strategies fail here, before any call
-        distinct = _dedupe(everything, evaluators)
-        self._check_dirs(out, [s.run_dir for s in distinct] + self.extra_dirs(args), args)
+        judges = self._build(base, everything)  # bad personas/strategies fail here, before any call
+        distinct = _dedupe(everything, judges)
+        self._check_dirs(out, [s.run_dir for s in distinct] + self.extra_dirs(config), config)
         check_top_folder(out)
         with RunLock(out):  # sub-runs lock themselves; this keeps a second process off the top level
-            if args.overwrite and not args.resume:
+            if config.overwrite and not config.resume:
                 clear_top_report(out)
-            return await self._run_all(args, items, out, settings, sweeps, evaluators, distinct, progress)
+            return await self._run_all(config, items, out, settings, sweeps, judges, distinct, progress)
 
-    async def _run_all(self, args: JudgeMetaConfig, items: list[Item], out: Path, settings: list[Setting],
-                       sweeps: dict[str, list[Setting]], evaluators: dict[str, Evaluator], distinct: list[Setting],
+    async def _run_all(self, config: JudgeMetaConfig, items: list[Item], out: Path, settings: list[Setting],
+                       sweeps: dict[str, list[Setting]], judges: dict[str, Judges], distinct: list[Setting],
                        progress: RunProgress | None) -> dict[str, Any]:
 
-        summary: dict[str, Any] = {"benchmark": self.name, "data": str(self.data_path or args.data),
+        summary: dict[str, Any] = {"benchmark": self.name, "data": str(self.data_path or config.data),
                                    "n_items": len(items)}
-        layer = evaluators[distinct[0].name].layer if distinct else None
+        layer = judges[distinct[0].name].layer if distinct else None
         try:
-            summary |= await self.before_settings(args, items, out, progress)
+            summary |= await self.before_settings(config, items, out, progress)
             results: dict[str, dict[str, Any]] = {}
             self.setting_records: dict[str, list[dict[str, Any]]] = {}  # filled by _run_setting, per sub-run
             for s in distinct:
-                ev = evaluators[s.name]
+                setting_judges = judges[s.name]
                 if progress:
-                    progress.totals = ev.layer.totals
+                    progress.totals = setting_judges.layer.totals
                     progress.label = s.name
-                results[s.run_dir] = await self._run_setting(ev, s, items, out / s.run_dir, args, progress)
+                results[s.run_dir] = await self._run_setting(setting_judges, s, items, out / s.run_dir, config,
+                                                             progress)
         finally:
             if layer is not None:
                 await layer.close()
@@ -257,80 +189,81 @@ class JudgeMetaBenchmark(Benchmark):
             (summary.get("baselines") or {}).get("wall_time_s", 0.0)
         if summary["offline"]:
             summary["note"] = OFFLINE_NOTE
-        write_json(out / "summary.json", summary)
+        write_summary_file(out / "summary.json", summary, self.summary_type)
         self._write_report(out, summary, settings, sweeps)
         return summary
 
-    def extra_dirs(self, args: JudgeMetaConfig) -> list[str]:
+    def extra_dirs(self, config: JudgeMetaConfig) -> list[str]:
         return []
 
-    def _build(self, base: EvalConfig, settings: list[Setting], args: JudgeMetaConfig) -> dict[str, Evaluator]:
-        evaluators: dict[str, Evaluator] = {}
+    def _build(self, base: EvalConfig, settings: list[Setting]) -> dict[str, Judges]:
+        """Each setting's judges, built from the base panel with the setting's overrides."""
+        out: dict[str, Judges] = {}
         layer = None
         for s in settings:
-            cfg = EvalConfig.merged(base.model_dump(), s.overrides)
-            s.config = cfg
+            s.config = EvalConfig.merged(base.model_dump(), s.overrides)
             # One model layer for every setting: one cache, one concurrency limit, one meter.
-            ev = Evaluator(cfg, layer=layer)
-            layer = ev.layer
-            evaluators[s.name] = ev
-        return evaluators
+            out[s.name] = Judges(s.config, layer=layer)
+            layer = out[s.name].layer
+        return out
 
-    def _check_dirs(self, out: Path, dirs: list[str], args: JudgeMetaConfig) -> None:
-        if args.resume or args.overwrite:
+    def _check_dirs(self, out: Path, dirs: list[str], config: JudgeMetaConfig) -> None:
+        if config.resume or config.overwrite:
             return
         taken = [d for d in dirs if (out / d / "config.json").exists() or (out / d / "samples.jsonl").exists()]
         if taken:
             raise ConfigError(f"{out / taken[0]}: already holds a run; use --resume to continue it, "
                               "--overwrite to replace it, or choose another --out")
 
-    def run_config(self, ev: Evaluator, setting: Setting, args: JudgeMetaConfig) -> dict[str, Any]:
-        config = ev.run_config()
-        judging = config["judging"] | {"benchmark": self.name, "sample_format": SAMPLE_FORMAT} | self.data_config(args)
-        return config | {"judging": judging, "config_hash": config_hash(judging), "benchmark": self.name,
-                         "setting": setting.name, "data": str(self.data_path or args.data)}
+    def run_config(self, judges: Judges, setting: Setting, config: JudgeMetaConfig) -> dict[str, Any]:
+        """config.json of one setting's sub-run."""
+        panel = judges.run_config()
+        judging = panel["judging"] | {"benchmark": self.name, "sample_format": SAMPLE_FORMAT} | self.data_config(config)
+        return panel | {"judging": judging, "config_hash": config_hash(judging), "benchmark": self.name,
+                        "setting": setting.name, "data": str(self.data_path or config.data)}
 
-    async def _run_setting(self, ev: Evaluator, setting: Setting, items: list[Item], path: Path,
-                           args: JudgeMetaConfig, progress: RunProgress | None) -> dict[str, Any]:
-        config = self.run_config(ev, setting, args)
+    async def _run_setting(self, judges: Judges, setting: Setting, items: list[Item], path: Path,
+                           config: JudgeMetaConfig, progress: RunProgress | None) -> dict[str, Any]:
+        run_config = self.run_config(judges, setting, config)
 
         async def unit(item: Item) -> dict[str, Any]:
-            return await self.judge_item(ev, item)
+            return await self.judge_item(judges, item)
 
-        with RunDir(path, config, resume=args.resume, overwrite=args.overwrite, key="key") as run:
+        with RunDir(path, run_config, resume=config.resume, overwrite=config.overwrite, key="key",
+                    record_type=self.record_type, summary_type=self.setting_summary_type) as run:
             try:
-                records = await run_units([(it.key, it) for it in items], unit, run, workers=args.workers,
+                records = await run_units([(it.key, it) for it in items], unit, run, workers=config.workers,
                                           progress=progress)
             finally:
                 records_now = [r for r in run.records() if r.get("key") in {it.key for it in items}]
                 self.setting_records[setting.run_dir] = records_now
-                summary = self._setting_summary(ev, setting, records_now, len(items), config)
+                summary = self._setting_summary(judges, setting, records_now, len(items), run_config)
                 run.write_summary(summary)  # adds the wall time of every attempt
             self._write_setting_report(path, summary, records)
         return summary
 
-    def _setting_summary(self, ev: Evaluator, setting: Setting, records: list[dict[str, Any]], n_items: int,
-                         config: dict[str, Any]) -> dict[str, Any]:
-        base = summarize_judged(records, task=self.task, model=ev.layer.label, offline=ev.is_offline)
-        cfg = ev.config
+    def _setting_summary(self, judges: Judges, setting: Setting, records: list[dict[str, Any]], n_items: int,
+                         run_config: dict[str, Any]) -> dict[str, Any]:
+        base = summarize_judged(records, task=self.task, model=judges.layer.label, offline=judges.is_offline)
+        cfg = judges.config
         out = {
-            "setting": setting.name, "run_dir": setting.run_dir, "model": ev.layer.label, "offline": ev.is_offline,
-            "judge": OFFLINE_JUDGE if ev.is_offline else ev.layer.label,
-            "panel": {"strategy": cfg.strategy, "agents": len(ev.personas), "turns": cfg.turns,
-                      "personas": [p.slug for p in ev.personas], "swap": cfg.swap,
+            "setting": setting.name, "run_dir": setting.run_dir, "model": judges.layer.label,
+            "offline": judges.is_offline, "judge": OFFLINE_JUDGE if judges.is_offline else judges.layer.label,
+            "panel": {"strategy": cfg.strategy, "agents": len(judges.personas), "turns": cfg.turns,
+                      "personas": [p.slug for p in judges.personas], "swap": cfg.swap,
                       "escalate": cfg.escalate, "stop_early": cfg.stop_early,
-                      "aggregate": ev.panel(cfg.task).aggregate},
+                      "aggregate": judges.panel(cfg.task).aggregate},
             "n_units": n_items, "n_done": len(records), "n_ok": base["n_ok"], "n_failed": base["n_failed"],
             "failed_ids": base["failed_ids"], "complete": len(records) == n_items and base["n_failed"] == 0,
             "agent_verdicts": base["agent_verdicts"], "parse_errors": base["parse_errors"], "reasked": base["reasked"],
             "usage": base["usage"], "mean_latency_s": base["mean_latency_s"],
-            "config_hash": config["config_hash"],
+            "config_hash": run_config["config_hash"],
             "metrics": self.metrics(records),
         }
         for k in ("verdicts", "order_disagreement_rate", "mean_score", "escalation", "stop_early"):
             if k in base:
                 out[k] = base[k]
-        if ev.is_offline:
+        if judges.is_offline:
             out["note"] = OFFLINE_NOTE
         return out
 
@@ -427,12 +360,12 @@ class JudgeMetaBenchmark(Benchmark):
         atomic_write(out / "report.md", "\n".join(lines) + "\n")
 
 
-def _dedupe(settings: list[Setting], evaluators: dict[str, Evaluator]) -> list[Setting]:
+def _dedupe(settings: list[Setting], judges: dict[str, Judges]) -> list[Setting]:
     """Give each setting a sub-run; settings with the same judge share the first one's."""
     by_hash: dict[str, Setting] = {}
     distinct = []
     for s in settings:
-        h = evaluators[s.name].run_config()["config_hash"]
+        h = judges[s.name].run_config()["config_hash"]
         if h in by_hash:
             s.run_dir = by_hash[h].run_dir
         else:

@@ -21,9 +21,8 @@ import hashlib
 import time
 from datetime import timedelta
 from contextlib import AsyncExitStack
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import field_validator
 
 from ..datasets import DatasetError, LoCoMoConversation, LoCoMoQA, load_locomo
 from ..datasets.locomo import CATEGORIES
@@ -31,15 +30,17 @@ from ..datasets.answers import Answer, load_predictions, match_answers
 from ..util.errors import ConfigError
 from ..util.interrupts import contain_exits
 from ..models import CallLog
-from ..util.options import opt
 from ..runs.progress import RunProgress
 from ..runs.directory import file_sha256
 from ..memory.answer import AnswerStyle, ReaderPrompt
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
-from .base import Benchmark, _error_text, benchmark, open_run, run_units
-from .config import MemoryBenchConfig
+from .base import Benchmark, benchmark, open_run, run_units
+from .executor import error_text
 from .locomo_report import summarize_locomo, write_locomo_report
 from .selection import select
+from .headline import summed_cost, system_rows
+from .records import ConversationRecord, SystemsSummary
+from .settings.locomo import DESCRIPTION, GATE_METRICS, LoCoMoConfig, parse_categories  # noqa: F401  (parse_categories: its old home)
 from .setup import MemoryBench, judge_error
 
 NOT_MENTIONED = "Not mentioned in the conversation"
@@ -86,20 +87,6 @@ def resolve_choice(answer: str, options: dict[str, str]) -> str:
     return answer
 
 
-def parse_categories(text: str) -> list[int]:
-    out = []
-    for part in (p.strip() for p in str(text).split(",")):
-        if not part:
-            continue
-        if not part.isdigit() or int(part) not in CATEGORIES:
-            raise ConfigError(f"--categories: '{part}' is not a LoCoMo category (1-5: "
-                              + ", ".join(f"{k} {v}" for k, v in CATEGORIES.items()) + ")")
-        out.append(int(part))
-    if not out:
-        raise ConfigError("--categories: give at least one of 1,2,3,4,5")
-    return sorted(set(out))
-
-
 def check_conversations(conversations: list[LoCoMoConversation], path: str) -> None:
     """What the loader leaves to us: category numbers, gold answers and at least one session."""
     for i, c in enumerate(conversations):
@@ -123,45 +110,17 @@ def select_qa(conv: LoCoMoConversation, categories: list[int], max_questions: in
 
 # --- the benchmark ---------------------------------------------------------------------------
 
-class LoCoMoConfig(MemoryBenchConfig):
-    data: str = opt(..., "a file in the official locomo10.json format, unchanged (`chateval data get locomo` "
-                             "downloads it)")
-    categories: list[int] = opt([1, 2, 3, 4, 5], "QA categories to run: 1 multi-hop, 2 temporal, 3 open-domain, "
-                                                  "4 single-hop, 5 adversarial")
-    max_questions: int | None = opt(None, "only the first N selected QA of each conversation", ge=1)
-    question_format: Literal["official", "plain"] = opt(
-        "official", "official: temporal questions get the official date hint and adversarial ones the official "
-                    "two-option choice; plain: every question as written")
-    answer_style: AnswerStyle = opt("locomo", "locomo: a short phrase in the conversation's own words, as LoCoMo's "
-                                              "answer prompt asks (drives token F1); generic: our concise answer")
-    reader_prompt: Literal["official", "chateval"] = opt(
-        "official", "how the systems' answer step asks the question: official (as LoCoMo's code: one message with "
-                    "the conversations and the question, no system prompt, no current-date line) or chateval (our "
-                    "system prompt, which asks to say 'I don't know' when the memory lacks the answer, and a "
-                    "current-date line)")
-    evidence_empty: EvidenceEmpty = opt("one", "evidence recall of QA listing no evidence ids: one (scored 1.0, as "
-                                               "the official code does) or exclude (left out); counted either way")
-    predictions: str | None = opt(None, "judge answers you already have: a JSONL file of {sample_id, question, "
-                                        "prediction} (matched on sample id + the exact question text); no system runs")
-    allow_missing: bool = opt(False, "with --predictions: score the QA that have one and report how many were "
-                                     "left out (default: a missing prediction is an error)")
-
-    @field_validator("categories", mode="before")
-    @classmethod
-    def _categories(cls, v: Any) -> Any:
-        return parse_categories(",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
-
 
 PREDICTIONS = "predictions"  # the method name of a --predictions run
 READERS: dict[str, ReaderPrompt] = {"official": "locomo", "chateval": "chateval"}  # --reader-prompt -> framing
 Pick = tuple[int, LoCoMoQA]  # (index of the QA in its conversation, the QA)
 
 
-def pick_questions(conversations: list[LoCoMoConversation], cfg: LoCoMoConfig) -> dict[str, list[Pick]]:
+def pick_questions(conversations: list[LoCoMoConversation], config: LoCoMoConfig) -> dict[str, list[Pick]]:
     """The selected QA per conversation id: categories and --max-questions per conversation, then
     --question-ids (``<sample_id>:<qa index>``), --per-type (per category) and --limit across them."""
-    flat = [(c.id, j, q) for c in conversations for j, q in select_qa(c, cfg.categories, cfg.max_questions)]
-    flat = select(flat, cfg, key=lambda x: f"{x[0]}:{x[1]}", kind=lambda x: category_name(x[2].category),
+    flat = [(c.id, j, q) for c in conversations for j, q in select_qa(c, config.categories, config.max_questions)]
+    flat = select(flat, config, key=lambda x: f"{x[0]}:{x[1]}", kind=lambda x: category_name(x[2].category),
                   what="QA")
     out: dict[str, list[Pick]] = {c.id: [] for c in conversations}
     for cid, j, q in flat:
@@ -171,66 +130,80 @@ def pick_questions(conversations: list[LoCoMoConversation], cfg: LoCoMoConfig) -
 
 @benchmark("locomo")
 class LoCoMo(Benchmark):
-    description = "LoCoMo (locomo10.json format): official F1, BLEU-1, LLM judge and evidence recall per category"
+    description = DESCRIPTION
     config_model = LoCoMoConfig
     distributable = True  # each unit ingests its own question/conversation
+    record_type, summary_type = ConversationRecord, SystemsSummary
+    gate_metrics = GATE_METRICS
 
-    async def run(self, args: LoCoMoConfig, progress: RunProgress | None) -> dict[str, Any]:
-        if args.predictions and args.systems:
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return system_rows(summary, "F1", lambda e: (
+            (e.get("overall") or {}).get("f1"), e.get("n_qa"), e.get("n_qa_failed"),
+            summed_cost(e.get("answer_usage"), e.get("judge_usage"))),
+            lambda e: {"evidence recall": (e.get("overall") or {}).get("evidence_recall")})
+
+    @classmethod
+    def gate_measures(cls, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
+        return super().gate_measures(summary, rows) | {"evidence_recall": {r["system"]: r.get("evidence recall")
+                                                                           for r in rows}}
+
+    async def run(self, config: LoCoMoConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if config.predictions and config.systems:
             raise ConfigError("--predictions judges a file of answers: leave out --systems")
-        if not args.predictions and not args.systems:
+        if not config.predictions and not config.systems:
             raise ConfigError("--systems is required (or --predictions FILE)")
-        categories = args.categories
-        conversations = load_locomo(args.data)
-        check_conversations(conversations, str(args.data))
-        picks = pick_questions(conversations, args)
+        categories = config.categories
+        conversations = load_locomo(config.data)
+        check_conversations(conversations, str(config.data))
+        picks = pick_questions(conversations, config)
         preds: dict[str, Answer] = {}
         left_out: list[str] = []
-        if args.predictions:
+        if config.predictions:
             every = [f"{c.id}\t{q.question}" for c in conversations for q in c.qa]
             wanted = [f"{cid}\t{q.question}" for cid, ps in picks.items() for _, q in ps]
-            preds, left_out = match_answers(load_predictions(args.predictions), every, wanted, args.predictions,
-                                            allow_missing=args.allow_missing, what="sample_id / question")
+            preds, left_out = match_answers(load_predictions(config.predictions), every, wanted, config.predictions,
+                                            allow_missing=config.allow_missing, what="sample_id / question")
             picks = {cid: [(j, q) for j, q in ps if f"{cid}\t{q.question}" in preds] for cid, ps in picks.items()}
             picks = {cid: ps for cid, ps in picks.items() if ps}
         conversations = [c for c in conversations if c.id in picks]
-        bench = MemoryBench(args)
+        bench = MemoryBench(config)
         if progress:
             progress.totals = bench.answer_layer.totals
-        methods = bench.systems + ([PREDICTIONS] if args.predictions else [])
-        extra = {"benchmark": "locomo", "data": str(args.data), "categories": categories,
-                 "max_questions": args.max_questions, "question_format": args.question_format,
-                 "answer_style": args.answer_style, "evidence_empty": args.evidence_empty,
+        methods = bench.systems + ([PREDICTIONS] if config.predictions else [])
+        extra = {"benchmark": "locomo", "data": str(config.data), "categories": categories,
+                 "max_questions": config.max_questions, "question_format": config.question_format,
+                 "answer_style": config.answer_style, "evidence_empty": config.evidence_empty,
                  "selection": {cid: [j for j, _ in ps] for cid, ps in picks.items()}}
-        if bench.systems and args.reader_prompt != "chateval":  # --predictions alone: no answer step runs
+        if bench.systems and config.reader_prompt != "chateval":  # --predictions alone: no answer step runs
             # Recorded only when it is not the earlier framing, so a run made before the option
             # existed still resumes with --reader-prompt chateval.
-            extra["reader_prompt"] = args.reader_prompt
-        if args.predictions:
-            extra |= {"predictions": str(args.predictions), "predictions_sha256": file_sha256(args.predictions)}
-        config = bench.config(extra)
+            extra["reader_prompt"] = config.reader_prompt
+        if config.predictions:
+            extra |= {"predictions": str(config.predictions), "predictions_sha256": file_sha256(config.predictions)}
+        run_config = bench.run_config(extra)
         units = [(f"{c.id}::{s}", (c, s)) for c in conversations for s in methods]
 
         async def unit(item: tuple[LoCoMoConversation, str]) -> dict[str, Any]:
             conv, system = item
-            return await self._unit(bench, conv, system, picks[conv.id], args.question_format, preds,
-                                    style=args.answer_style, empty=args.evidence_empty,
-                                    reader=READERS[args.reader_prompt])
+            return await self._unit(bench, conv, system, picks[conv.id], config.question_format, preds,
+                                    style=config.answer_style, empty=config.evidence_empty,
+                                    reader=READERS[config.reader_prompt])
 
-        with open_run(args, config) as run:
+        with open_run(config, run_config) as run:
             records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
             summary = summarize_locomo(records, systems=methods, categories=categories,
-                                       offline=config["offline"])
-            summary |= {"benchmark": "locomo", "data": str(args.data), "n_conversations": len(conversations),
+                                       offline=run_config["offline"])
+            summary |= {"benchmark": "locomo", "data": str(config.data), "n_conversations": len(conversations),
                         "n_questions": sum(len(ps) for ps in picks.values()),
-                        "question_format": args.question_format, "answer_style": args.answer_style,
-                        "reader_prompt": args.reader_prompt if bench.systems else None,
-                        "evidence_empty": args.evidence_empty, "judge_protocol": args.judge_protocol,
-                        "config_hash": config["config_hash"],
+                        "question_format": config.question_format, "answer_style": config.answer_style,
+                        "reader_prompt": config.reader_prompt if bench.systems else None,
+                        "evidence_empty": config.evidence_empty, "judge_protocol": config.judge_protocol,
+                        "config_hash": run_config["config_hash"],
                         "complete": len(records) == len(units) and not summary["n_failed"],
                         "embedding_usage": bench.embedding_usage()}
-            if args.predictions:
-                summary |= {"predictions": str(args.predictions), "n_left_out": len(left_out),
+            if config.predictions:
+                summary |= {"predictions": str(config.predictions), "n_left_out": len(left_out),
                             "left_out": [k.replace("\t", " / ") for k in left_out[:50]]}
             run.write_summary(summary)
             write_locomo_report(run.path, summary)
@@ -266,7 +239,7 @@ class LoCoMo(Benchmark):
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # this QA fails; the others go on
-                    row |= {"status": "failed", "error": _error_text(exc)}
+                    row |= {"status": "failed", "error": error_text(exc)}
                     continue
                 judging.append(asyncio.create_task(self._judge(bench, qa, row, limit)))
             await asyncio.gather(*judging)
@@ -326,7 +299,7 @@ class LoCoMo(Benchmark):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                row |= {"status": "failed", "error": f"judge: {_error_text(exc)}"}
+                row |= {"status": "failed", "error": f"judge: {error_text(exc)}"}
                 return
             row["latency"]["judge_s"] = time.perf_counter() - t0
         row |= {"judge": verdict, "correct": verdict["correct"], "status": "ok"}

@@ -10,7 +10,7 @@ from typing import Any
 from . import plots
 from .comparisons import locomo_comparisons, report_lines
 from .locomo_metrics import ADVERSARIAL, category_name
-from .report import _pct, finish_report, latency_table
+from .report import finish_report, latency_table, pct
 from .stats import mean_or_none, percentile
 from .summaries import run_counts, usage_sum
 from ..util.text import md_all
@@ -119,8 +119,8 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
         lines += [f"## {METRIC_TITLES[metric]}", "", "| system | " + " | ".join(heads) + " |",
                   "|---|" + "---|" * len(heads)]
         for s, e in systems.items():
-            cells = [_pct(e["categories"][c].get(metric)) for c in cats]
-            cells += [_pct(e["overall"].get(metric)), _pct(e["overall_no_adversarial"].get(metric))]
+            cells = [pct(e["categories"][c].get(metric)) for c in cats]
+            cells += [pct(e["overall"].get(metric)), pct(e["overall_no_adversarial"].get(metric))]
             lines.append(f"| {s} | " + " | ".join(cells) + " |")
         lines.append("")
         if metric == "f1":
@@ -142,7 +142,7 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
     agree = {s: e["judge_agreement"] for s, e in systems.items() if e.get("judge_agreement")}
     if agree:
         lines += ["Single-vs-debate judge agreement: " + ", ".join(
-            f"{s} {_pct(a['rate'])}% of {a['n']}" for s, a in agree.items()), ""]
+            f"{s} {pct(a['rate'])}% of {a['n']}" for s, a in agree.items()), ""]
 
     lines += ["## QA per category", "", "| system | " + " | ".join(cats) + " | total | failed |",
               "|---|" + "---|" * (len(cats) + 2)]

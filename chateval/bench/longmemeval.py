@@ -10,33 +10,32 @@ exposes recall are scored on recall_any/recall_all/ndcg_any at k = 1, 3, 5, 10.
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Any
 
 from ..datasets import LMEQuestion, load_longmemeval
 from ..datasets.answers import Answer, load_hypotheses, match_answers
 from ..util.errors import ConfigError
 from ..memory.answer import ReaderPrompt
 from ..models import CallLog
-from ..util.options import opt
 from ..runs.progress import RunProgress
 from ..runs.directory import file_sha256
 from .base import Benchmark, benchmark, open_run, run_units
+from .headline import summed_cost
+from .records import MemoryRecord, MemorySummary
 from .executor import current, error_text
 from .lme_judge import judge_model_note
-from .config import MemoryBenchConfig
 from .rankers import rank_bm25, rank_dense, rrf
 from .report import write_memory_report
 from .retrieval_metrics import metrics_at, session_metrics_from_turns
 from .selection import select
+from .settings.longmemeval import GATE_METRICS, BASELINE_RANKERS, DESCRIPTION, RECALL_K, LongMemEvalConfig
 from .setup import MemoryBench, judge_error
 from .summaries import summarize_memory_run
 
-BASELINE_RANKERS = ("bm25", "dense", "hybrid")
 # How retrieval is scored and haystacks are read, part of a run's identity (--resume): since
 # issue 28 a system's session level follows the official turn-to-session script and a session
 # listed twice is ingested twice, so runs scored before do not resume into these.
 RETRIEVAL_SCORING = "official-turn2session, duplicated sessions kept"
-RECALL_K = 50  # default recall depth asked of systems (the deepest k reported)
 
 
 def source_ids(q: LMEQuestion) -> dict[str, str]:
@@ -162,81 +161,88 @@ async def pre_embed(bench: MemoryBench, todo: list[tuple[LMEQuestion, str]], ran
     return {"texts": bench.embedder.computed - before, "s": round(time.perf_counter() - t0, 3)} | out
 
 
-class LongMemEvalConfig(MemoryBenchConfig):
-    data: str = opt(..., "an official LongMemEval file (S, M or oracle), unchanged (`chateval data get "
-                             "longmemeval-oracle` / longmemeval-s / longmemeval-m downloads one)")
-    retrieval_only: bool = opt(False, "no LLM answers or judges: score retrieval of BM25, dense, hybrid and the systems")
-    rankers: list[str] = opt(list(BASELINE_RANKERS), "retrieval-only baselines to include ('' for none)")
-    hypotheses: str | None = opt(None, "judge answers you already have: a JSONL file of {question_id, hypothesis} "
-                                       "(LongMemEval's format; optional retrieved_session_ids); no system runs")
-    allow_missing: bool = opt(False, "with --hypotheses: judge the questions that have one and report how many "
-                                     "were left out (default: a missing hypothesis is an error)")
-    pre_embed: bool = opt(True, "embed the texts the units will embed (the baselines' turns and sessions, the "
-                                "systems' known keys) for all questions in one length-sorted pass before the "
-                                "units start; local executor and embedding cache only", flags=["--no-pre-embed"])
-    reader_prompt: Literal["official", "chateval"] = opt(
-        "official", "how the systems' answer step asks the question: official (LongMemEval's generation default: "
-                    "read step by step, first the relevant information, then the reasoning; no system prompt, no "
-                    "'say you don't know') or chateval (our system prompt with that instruction and a concise answer)")
-    judge_protocol: Literal["chateval", "official"] = opt(
-        "official", "single judge: official (LongMemEval's scoring: its per-type instructions, a plain reply that "
-                    "counts as correct when it contains 'yes', temperature 0, at most 10 output tokens; the paper's "
-                    "judge is gpt-4o-2024-08-06) or chateval (a JSON verdict with a reason)")
-    recall_depth: int = opt(RECALL_K, "--retrieval-only: items asked of each system's recall (@k beyond it is "
-                                      "marked capped)", ge=1)
-
-
 HYPOTHESES = "hypotheses"  # the method name of a --hypotheses run
 READERS: dict[str, ReaderPrompt] = {"official": "longmemeval", "chateval": "chateval"}  # --reader-prompt -> framing
 
 
 @benchmark("longmemeval")
 class LongMemEval(Benchmark):
-    description = "LongMemEval (S, M or oracle file): QA accuracy per question type, retrieval recall/NDCG"
+    description = DESCRIPTION
     config_model = LongMemEvalConfig
     distributable = True  # each unit ingests its own question/conversation
+    record_type, summary_type = MemoryRecord, MemorySummary
+    # Session-level recall at any k the run reports can gate too.
+    gate_metrics = GATE_METRICS
 
-    async def run(self, args: LongMemEvalConfig, progress: RunProgress | None) -> dict[str, Any]:
-        if args.hypotheses and (args.systems or args.retrieval_only):
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        rows = []
+        for m, e in (summary.get("methods") or {}).items():
+            qa = e.get("qa") or {}
+            judges = [j for j in ("single", "debate") if qa.get(j)]
+            ret = (e.get("retrieval") or {}).get("session") or {}
+            # The metric names its judge; with --judge both the other judge's accuracy is a column too.
+            row: dict[str, Any] = {"system": m, "n": e.get("n"),
+                                   "metric": f"accuracy ({judges[0]} judge)" if judges else "accuracy",
+                                   "value": qa[judges[0]].get("overall") if judges else None}
+            for j in judges[1:]:
+                row[f"accuracy ({j} judge)"] = qa[j].get("overall")
+            rows.append(row | {"recall_all@5": ret.get("recall_all@5"), "failed": e.get("n_failed"),
+                               "cost_usd": summed_cost(e.get("answer_usage"), e.get("judge_usage"))})
+        return rows
+
+    @classmethod
+    def gate_measures(cls, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
+        out = super().gate_measures(summary, rows)
+        tested = {r["system"] for r in rows}  # the retrieval-only baselines are not gated
+        for m, e in (summary.get("methods") or {}).items():
+            session = ((e.get("retrieval") or {}).get("session") or {}) if e.get("retrieval") else {}
+            for k, v in session.items():
+                if k.startswith("recall_") and m in tested:
+                    out.setdefault(k, {})[m] = v
+        return out
+
+    async def run(self, config: LongMemEvalConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if config.hypotheses and (config.systems or config.retrieval_only):
             raise ConfigError("--hypotheses judges a file of answers: leave out --systems and --retrieval-only")
-        if not args.retrieval_only and not args.systems and not args.hypotheses:
+        if not config.retrieval_only and not config.systems and not config.hypotheses:
             raise ConfigError("--systems is required (or --hypotheses FILE, or --retrieval-only for the baseline rankers)")
-        rankers = [r for r in (args.rankers if args.retrieval_only else []) if r]
+        rankers = [r for r in (config.rankers if config.retrieval_only else []) if r]
         for r in rankers:
             if r not in BASELINE_RANKERS:
                 raise ConfigError(f"--rankers: unknown ranker '{r}' (known: {', '.join(BASELINE_RANKERS)})")
-        all_questions = load_longmemeval(args.data)
-        questions = select(all_questions, args, key=lambda q: q.question_id,
+        all_questions = load_longmemeval(config.data)
+        questions = select(all_questions, config, key=lambda q: q.question_id,
                            kind=lambda q: q.question_type)
         hyps: dict[str, Answer] = {}
         left_out: list[str] = []
-        if args.hypotheses:
-            hyps, left_out = match_answers(load_hypotheses(args.hypotheses), [q.question_id for q in all_questions],
-                                           [q.question_id for q in questions], args.hypotheses,
-                                           allow_missing=args.allow_missing, what="question_id")
+        if config.hypotheses:
+            hyps, left_out = match_answers(load_hypotheses(config.hypotheses), [q.question_id for q in all_questions],
+                                           [q.question_id for q in questions], config.hypotheses,
+                                           allow_missing=config.allow_missing, what="question_id")
             questions = [q for q in questions if q.question_id in hyps]
-        bench = MemoryBench(args, need_judges=not args.retrieval_only)
+        bench = MemoryBench(config, need_judges=not config.retrieval_only)
         if set(rankers) & {"dense", "hybrid"}:
             bench.embedder.check_available()  # the embedding baselines embed with the run's embedder
         if progress:
             progress.totals = bench.answer_layer.totals
-        if args.retrieval_only:
+        if config.retrieval_only:
             no_recall = [s.name for s in bench.specs if not s.cls.supports_recall]
             if no_recall:
                 raise ConfigError(f"--retrieval-only: {', '.join(no_recall)} expose(s) no recall to score; "
                                   "leave them out of --systems")
-        methods = rankers + bench.systems + ([HYPOTHESES] if args.hypotheses else [])
-        extra = {"benchmark": "longmemeval", "data": str(args.data), "retrieval_only": args.retrieval_only,
-                 "methods": methods, "uses_judge": not args.retrieval_only, "recall_depth": args.recall_depth,
+        methods = rankers + bench.systems + ([HYPOTHESES] if config.hypotheses else [])
+        extra = {"benchmark": "longmemeval", "data": str(config.data), "retrieval_only": config.retrieval_only,
+                 "methods": methods, "uses_judge": not config.retrieval_only, "recall_depth": config.recall_depth,
                  "retrieval_scoring": RETRIEVAL_SCORING}
-        answering = bool(bench.systems) and not args.retrieval_only  # a system's answer step reads the question
-        if answering and args.reader_prompt != "chateval":
+        answering = bool(bench.systems) and not config.retrieval_only  # a system's answer step reads the question
+        if answering and config.reader_prompt != "chateval":
             # Recorded only when it is not the earlier framing, so a run made before the option
             # existed still resumes with --reader-prompt chateval.
-            extra["reader_prompt"] = args.reader_prompt
-        if args.hypotheses:
-            extra |= {"hypotheses": str(args.hypotheses), "hypotheses_sha256": file_sha256(args.hypotheses)}
-        config = bench.config(extra)
+            extra["reader_prompt"] = config.reader_prompt
+        if config.hypotheses:
+            extra |= {"hypotheses": str(config.hypotheses), "hypotheses_sha256": file_sha256(config.hypotheses)}
+        run_config = bench.run_config(extra)
         # Method-major order: a question's texts embedded by one method are cached before the
         # next method (e.g. hybrid after dense) needs them, instead of being computed twice at once.
         units = [(f"{q.question_id}::{m}", (q, m)) for m in methods for q in questions]
@@ -247,20 +253,21 @@ class LongMemEval(Benchmark):
                 return await self._rank(bench, q, method)
             if method == HYPOTHESES:
                 return await self._hypothesis(bench, q, hyps[q.question_id])
-            return await self._system(bench, q, method, answer=not args.retrieval_only, depth=args.recall_depth)
+            return await self._system(bench, q, method, answer=not config.retrieval_only, depth=config.recall_depth,
+                                      reader_prompt=config.reader_prompt)
 
-        with open_run(args, config) as run:
+        with open_run(config, run_config) as run:
             todo = [u for k, u in units if k not in run.done and u[1] != HYPOTHESES]
-            pre = await pre_embed(bench, todo, rankers, enabled=args.pre_embed, progress=progress)
+            pre = await pre_embed(bench, todo, rankers, enabled=config.pre_embed, progress=progress)
             records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
-            summary = summarize_memory_run(records, methods=methods, retrieval_only=args.retrieval_only,
-                                           offline=config["offline"])
-            summary |= {"benchmark": "longmemeval", "data": str(args.data), "n_questions": len(questions),
-                        "judge_protocol": args.judge_protocol, "judge_model": config["judging"]["judge_model"],
-                        "judge_model_note": None if args.retrieval_only
-                        else judge_model_note(config["judging"]["judge_model"]),
-                        "reader_prompt": args.reader_prompt if answering else None,
-                        "config_hash": config["config_hash"], "complete": len(records) == len(units),
+            summary = summarize_memory_run(records, methods=methods, retrieval_only=config.retrieval_only,
+                                           offline=run_config["offline"])
+            summary |= {"benchmark": "longmemeval", "data": str(config.data), "n_questions": len(questions),
+                        "judge_protocol": config.judge_protocol, "judge_model": run_config["judging"]["judge_model"],
+                        "judge_model_note": None if config.retrieval_only
+                        else judge_model_note(run_config["judging"]["judge_model"]),
+                        "reader_prompt": config.reader_prompt if answering else None,
+                        "config_hash": run_config["config_hash"], "complete": len(records) == len(units),
                         "embedding_usage": bench.embedding_usage(),
                         "embeddings": bench.embedding_work() | {"pre_embed": pre}}
             later = [q for q in questions if q.later_sessions]
@@ -268,8 +275,8 @@ class LongMemEval(Benchmark):
                 summary["warnings"] = [f"{sum(q.later_sessions for q in later)} haystack session(s) of {len(later)} "
                                        "question(s) are dated after their question_date; they are ingested as the "
                                        "data gives them"]
-            if args.hypotheses:
-                summary |= {"hypotheses": str(args.hypotheses), "n_left_out": len(left_out),
+            if config.hypotheses:
+                summary |= {"hypotheses": str(config.hypotheses), "n_left_out": len(left_out),
                             "left_out_ids": left_out[:50]}
             run.write_summary(summary)
             write_memory_report(run.path, summary, records, title="LongMemEval")
@@ -306,10 +313,10 @@ class LongMemEval(Benchmark):
         }
 
     async def _system(self, bench: MemoryBench, q: LMEQuestion, name: str, *, answer: bool,
-                      depth: int = RECALL_K) -> dict[str, Any]:
+                      depth: int = RECALL_K, reader_prompt: str) -> dict[str, Any]:
         log = CallLog()
         async with bench.system(name, log) as system:
-            system.reader_prompt = READERS[bench.args.reader_prompt]
+            system.reader_prompt = READERS[reader_prompt]
             t0 = time.perf_counter()
             await system.ingest_all(q.sessions)
             ingest_s = time.perf_counter() - t0

@@ -60,7 +60,7 @@ def sweep_lines(path: Path, xs: Sequence[int], chart: Chart, *, title: str, xlab
                 ax.errorbar([x], [y * scale], yerr=plots.whisker(y, ci, scale), color=colour,
                             capsize=3, linewidth=1)
             if y is not None and label_points:
-                ax.annotate(plots._fmt(y * scale, chart.pct), (x, y * scale), textcoords="offset points",
+                ax.annotate(plots.fmt(y * scale, chart.pct), (x, y * scale), textcoords="offset points",
                             xytext=(6, 4), fontsize=7, color=colour)
         gaps = [x for x, y in zip(xs, ys) if y is None]
         if gaps:
@@ -73,7 +73,7 @@ def sweep_lines(path: Path, xs: Sequence[int], chart: Chart, *, title: str, xlab
     _axes(ax, chart, lo, hi, title)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    return plots._save(fig, path)
+    return plots.save(fig, path)
 
 
 @plots.never_fatal

@@ -36,25 +36,24 @@ import random
 import time
 from typing import Any, Literal
 
-from ..evaluation.config import EvalConfig, find_preset, load_preset
 from ..datasets.msc_release import MSCDialogue, load_msc_release
 from ..debate.samples import Sample
 from ..util.errors import ConfigError
 from ..debate.transcript import turn_records
-from ..evaluation.evaluator import Evaluator
-from ..util.options import opt
+from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
 from .base import Benchmark, benchmark, open_run, run_units
-from .config import MemoryBenchConfig
+from .headline import summed_cost, system_rows
+from .records import SystemsSummary, TurnRecord
 from .data_paths import resolve_data
-from .head2head import verdict_record
+from .head2head_pairs import verdict_record
 from .msc_response_report import summarize_msc_response, write_msc_response_report
 from .selection import select
+from .settings.msc_response import DESCRIPTION, GATE_METRICS, MSCResponseConfig
 from .setup import MemoryBench, resolve_system
 from .slot import SlotPool, SystemSlot
 from .text_metrics import bleu4, rouge_l
 
-MSC_FILE = "msc_session3_valid.jsonl"
 SESSION_FILE = "msc_session{}_valid.jsonl"  # the release's file per session (same layout)
 ASPECT = "memory helpfulness"
 HELPFULNESS_RULE = (
@@ -72,31 +71,6 @@ PAIR_RULE = (
 PAIR_SEP = "~vs~"  # in a pairwise unit's key: <episode>::t<turn>::<reference>~vs~<other>
 
 
-class MSCResponseConfig(MemoryBenchConfig):
-    data: str | None = opt(None, f"the MSC release file ({MSC_FILE}: previous_dialogs + dialog per line) or its "
-                                 "folder (default: msc/ in the data folder, $CHATEVAL_DATA_DIR or ~/.cache/chateval/data, where "
-                                 "`chateval data get msc` puts it; else ../shared/data/msc)")
-    session: int = opt(3, "in a data folder, the session whose file is read: msc_session<N>_valid.jsonl (2: one "
-                          "earlier session, 3: two, ...); a file given with --data is read as it is", ge=2, le=5)
-    speakers: Literal["all", "speaker2"] = opt(
-        "all", "turns predicted: all (every turn from the second on, both speakers: the official code) or speaker2 "
-               "(Speaker 2's turns only)")
-    turns_per_episode: int | None = opt(None, "turns of the last session to predict per episode: a seeded "
-                                              "sample kept in dialogue order (default: all of them)", ge=1)
-    seed: int = opt(0, "seed of the --turns-per-episode sample")
-    bertscore: bool = opt(True, "compute the MiniLM BERTScore-style F1 (it loads the offline all-MiniLM-L6-v2 wheel)",
-                          flags=["--no-bertscore"])
-    helpfulness: bool = opt(True, "judge memory helpfulness with the debate panel (--judge-preset, --judge-model)",
-                            flags=["--no-helpfulness"])
-    helpfulness_protocol: Literal["pairwise", "score"] = opt(
-        "pairwise", "pairwise (the paper's head-to-head: the reference system's response against each other "
-                    "system's, both orders; win rate) or score (each response's memory rated 1-10)")
-    helpfulness_reference: str | None = opt(None, "pairwise: the system compared with every other one (default: "
-                                                  "the first of --systems)")
-    # The panel rates memory helpfulness; there is no correct answer to judge.
-    judge: Literal["single", "debate", "both"] | None = opt(None, hidden=True)  # type: ignore[assignment]
-
-
 def turns_to_predict(ep: MSCDialogue, per_episode: int | None, seed: int,
                      speakers: Literal["all", "speaker2"] = "all") -> list[int]:
     """Indexes of the last session's turns to predict: every turn from the second on (both
@@ -109,57 +83,60 @@ def turns_to_predict(ep: MSCDialogue, per_episode: int | None, seed: int,
 
 @benchmark("msc-response")
 class MSCResponse(Benchmark):
-    description = ("THEANINE's evaluation: next-utterance generation on Multi-Session Chat session 3 "
-                   "(BLEU-4, ROUGE-L, MiniLM BERTScore-style F1; debate-panel memory helpfulness)")
+    description = DESCRIPTION
     config_model = MSCResponseConfig
     distributable = True  # an episode's turns share one system per name: grouped
+    record_type, summary_type = TurnRecord, SystemsSummary
+    gate_metrics = GATE_METRICS
 
-    async def run(self, args: MSCResponseConfig, progress: RunProgress | None) -> dict[str, Any]:
-        if args.judge is not None:
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return system_rows(summary, "ROUGE-L", lambda e: (
+            ((e.get("metrics") or {}).get("rouge_l") or {}).get("mean"), e.get("n_units"), e.get("n_failed"),
+            summed_cost(e.get("answer_usage"), e.get("judge_usage"))))
+
+    async def run(self, config: MSCResponseConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if config.judge is not None:
             raise ConfigError("--judge does not apply to msc-response: the debate panel rates memory helpfulness "
                               "(choose it with --judge-preset and --judge-model, or --no-helpfulness)")
-        if not args.systems:
+        if not config.systems:
             raise ConfigError("--systems: give at least one memory system (e.g. theanine,retrieval)")
-        names = [resolve_system(spec).name for spec in args.systems]  # unknown names fail before the data is read
-        pairwise = args.helpfulness and args.helpfulness_protocol == "pairwise"
-        reference = args.helpfulness_reference or names[0]
-        file = SESSION_FILE.format(args.session)
-        path = resolve_data(args.data, "msc", [file], "Multi-Session Chat")
+        names = [resolve_system(spec).name for spec in config.systems]  # unknown names fail before the data is read
+        pairwise = config.helpfulness and config.helpfulness_protocol == "pairwise"
+        reference = config.helpfulness_reference or names[0]
+        file = SESSION_FILE.format(config.session)
+        path = resolve_data(config.data, "msc", [file], "Multi-Session Chat")
         if path.is_dir():
             path = path / file
-        episodes = select(load_msc_release(path), args, key=lambda e: e.id, what="episode")
+        episodes = select(load_msc_release(path), config, key=lambda e: e.id, what="episode")
         if pairwise and len(names) < 2:
             raise ConfigError("pairwise memory helpfulness (the paper's head-to-head) needs a baseline: give two or "
                               "more --systems (e.g. theanine,retrieval), or --helpfulness-protocol score, or "
                               "--no-helpfulness")
         if pairwise and reference not in names:
             raise ConfigError(f"--helpfulness-reference '{reference}': not in --systems ({', '.join(names)})")
-        bench = MemoryBench(args, need_judges=False)
+        bench = MemoryBench(config, need_judges=False)
         if progress:
             progress.totals = bench.answer_layer.totals
-        evaluator = None
-        if args.helpfulness:
-            preset = load_preset(find_preset(args.judge_preset))
-            task = {"task": "pairwise", "swap": True} if pairwise else {"task": "score"}
-            evaluator = Evaluator(EvalConfig.merged(preset, task | {"model": args.judge_model or args.answer_model,
-                                                                    "structured": args.structured}),
-                                  layer=bench.judge_layer)
+        judges = None
+        if config.helpfulness:
+            judges = bench.panel_judges({"task": "pairwise", "swap": True} if pairwise else {"task": "score"})
         scorer = None
-        if args.bertscore:
+        if config.bertscore:
             from .text_metrics import MiniLMScorer
 
-            scorer = MiniLMScorer(cache=args.cache)  # fails here, before any work, if the wheel is missing
-        config = bench.config({
-            "benchmark": "msc-response", "data": str(path), "turns_per_episode": args.turns_per_episode,
-            "seed": args.seed, "speakers": args.speakers,
-            "helpfulness_protocol": (args.helpfulness_protocol if evaluator else None),
+            scorer = MiniLMScorer(cache=config.cache)  # fails here, before any work, if the wheel is missing
+        run_config = bench.run_config({
+            "benchmark": "msc-response", "data": str(path), "turns_per_episode": config.turns_per_episode,
+            "seed": config.seed, "speakers": config.speakers,
+            "helpfulness_protocol": (config.helpfulness_protocol if judges else None),
             "helpfulness_reference": reference if pairwise else None, "metrics": ["bleu4", "rouge_l"] + (["bertscore_minilm"] if scorer else []),
             "bertscore_model": scorer.name if scorer else None, "mauve": "left out (needs GPT-2 from the hub)",
-            "helpfulness_panel": evaluator.run_config()["judging"] if evaluator else None,
-            "uses_judge": evaluator is not None})
-        with open_run(args, config) as run:
+            "helpfulness_panel": judges.run_config()["judging"] if judges else None,
+            "uses_judge": judges is not None})
+        with open_run(config, run_config) as run:
             plan = [(ep, i) for ep in episodes
-                    for i in turns_to_predict(ep, args.turns_per_episode, args.seed, args.speakers)]
+                    for i in turns_to_predict(ep, config.turns_per_episode, config.seed, config.speakers)]
             units = [(f"{ep.id}::t{i + 1}::{name}", (ep, i, name)) for ep, i in plan for name in bench.systems]
             by_id = {ep.id: ep for ep in episodes}
             pool = SlotPool(bench, [(ep.id, name) for key, (ep, _, name) in units if key not in run.done],
@@ -170,7 +147,7 @@ class MSCResponse(Benchmark):
             async def unit(item: tuple[MSCDialogue, int, str]) -> dict[str, Any]:
                 ep, i, name = item
                 try:
-                    return await self._unit(ep, i, name, pool.get(ep.id, name), None if pairwise else evaluator,
+                    return await self._unit(ep, i, name, pool.get(ep.id, name), None if pairwise else judges,
                                             scorer, metric_lock)
                 finally:
                     pool.done(ep.id, name)
@@ -181,7 +158,7 @@ class MSCResponse(Benchmark):
             finally:
                 pool.close()
             n_units = len(units)
-            if pairwise and evaluator is not None:
+            if pairwise and judges is not None:
                 # Phase 2: the head-to-head, once both responses of a turn exist (a pair whose
                 # response failed fails too, and --resume redoes it after redoing the response).
                 got = {(r["episode"], r["turn"], r["system"]): r for r in records if r.get("system")}
@@ -192,22 +169,22 @@ class MSCResponse(Benchmark):
                 async def pair_unit(item: tuple[MSCDialogue, int, str, str]) -> dict[str, Any]:
                     ep, i, a, b = item
                     return await self._pair(ep, i, a, b, got.get((ep.id, i + 1, a)), got.get((ep.id, i + 1, b)),
-                                            evaluator)
+                                            judges)
 
                 records = records + await run_units(pairs, pair_unit, run, workers=bench.workers, progress=progress)
-            summary = summarize_msc_response(records, systems=bench.systems, offline=config["offline"],
+            summary = summarize_msc_response(records, systems=bench.systems, offline=run_config["offline"],
                                              reference=reference if pairwise else None)
             summary |= {"benchmark": "msc-response", "data": str(path), "n_episodes": len(episodes),
-                        "n_turns": len(plan), "turns_per_episode": args.turns_per_episode, "seed": args.seed,
-                        "speakers": args.speakers, "session": len(episodes[0].past) + 1,
-                        "metrics": config["judging"]["metrics"], "helpfulness": evaluator is not None,
-                        "helpfulness_protocol": config["judging"]["helpfulness_protocol"],
-                        "config_hash": config["config_hash"], "complete": len(records) == n_units}
+                        "n_turns": len(plan), "turns_per_episode": config.turns_per_episode, "seed": config.seed,
+                        "speakers": config.speakers, "session": len(episodes[0].past) + 1,
+                        "metrics": run_config["judging"]["metrics"], "helpfulness": judges is not None,
+                        "helpfulness_protocol": run_config["judging"]["helpfulness_protocol"],
+                        "config_hash": run_config["config_hash"], "complete": len(records) == n_units}
             run.write_summary(summary)
             write_msc_response_report(run.path, summary)
         return summary
 
-    async def _unit(self, ep: MSCDialogue, i: int, name: str, slot: SystemSlot, evaluator: Evaluator | None,
+    async def _unit(self, ep: MSCDialogue, i: int, name: str, slot: SystemSlot, judges: Judges | None,
                     scorer: Any, metric_lock: asyncio.Lock) -> dict[str, Any]:
         dialogue = ep.current.turns[:i]
         gold = ep.current.turns[i].content
@@ -220,11 +197,11 @@ class MSCResponse(Benchmark):
         record: dict[str, Any] = {"episode": ep.id, "turn": i + 1, "turn_id": ep.current.turns[i].id, "system": name,
                                   "last_turn": dialogue[-1].content, "gold": gold, "response": response,
                                   "metrics": metrics, **got}
-        if evaluator is None:
+        if judges is None:
             return record
         t0 = time.perf_counter()
         history = "\n".join(f"{t.role}: {t.content}" for t in dialogue)
-        result = await evaluator.judge(Sample(
+        result = await judges.judge(Sample(
             id=f"{ep.id}::t{i + 1}", question=f"{dialogue[-1].role}: {dialogue[-1].content}", answer=response,
             context=f"Memory the agent recalled:\n{got['context'] or '(nothing)'}\n\nThe conversation so far:\n{history}",
             aspects=[ASPECT], guidelines=HELPFULNESS_RULE), "score")
@@ -239,7 +216,7 @@ class MSCResponse(Benchmark):
         return record
 
     async def _pair(self, ep: MSCDialogue, i: int, a: str, b: str, ra: dict[str, Any] | None,
-                    rb: dict[str, Any] | None, evaluator: Evaluator) -> dict[str, Any]:
+                    rb: dict[str, Any] | None, judges: Judges) -> dict[str, Any]:
         """The paper's head-to-head on memory helpfulness: ``a``'s response (answer 1, side A)
         against ``b``'s, with the earlier sessions and the conversation so far as the context."""
         record: dict[str, Any] = {"kind": "helpfulness_pair", "episode": ep.id, "turn": i + 1,
@@ -253,7 +230,7 @@ class MSCResponse(Benchmark):
                            for s in ep.past)
         history = "\n".join(f"{t.role}: {t.content}" for t in dialogue)
         t0 = time.perf_counter()
-        result = await evaluator.judge(Sample(
+        result = await judges.judge(Sample(
             id=f"{ep.id}::t{i + 1}::{a}{PAIR_SEP}{b}", question=f"{dialogue[-1].role}: {dialogue[-1].content}",
             answer_1=ra["response"], answer_2=rb["response"],
             context=f"Their earlier conversations:\n{past}\n\nThe current conversation so far:\n{history}",

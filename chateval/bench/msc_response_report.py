@@ -10,7 +10,7 @@ from statistics import stdev
 from typing import Any
 
 from .comparisons import msc_response_comparisons, report_lines, win_comparison
-from .report import _cost, _num, finish_report
+from .report import cost, finish_report, num
 from .stats import mean_or_none, wilson
 from .summaries import latency_table, run_counts, usage_sum
 from .text_metrics import DESCRIPTIONS
@@ -109,8 +109,8 @@ def write_msc_response_report(out: Path, summary: dict[str, Any]) -> Path:
             cells.append(_cell(e["helpfulness"], 1.0))
         steps = ", ".join(f"{k} ({v})" for k, v in sorted(e["prompts"].items())) or "–"
         lines.append(f"| {name} | {e['n_ok']} | " + " | ".join(cells) + f" | {steps} | "
-                     f"{_num(e['mean_context_tokens'], '{:.0f}')} | {_cost(e['answer_usage'])} | "
-                     f"{_cost(e['judge_usage'])} | {e['n_failed']} |")
+                     f"{num(e['mean_context_tokens'], '{:.0f}')} | {cost(e['answer_usage'])} | "
+                     f"{cost(e['judge_usage'])} | {e['n_failed']} |")
     lines += ["", "Per unit, samples.jsonl keeps the response, the gold utterance, the context the system used, "
               "the step that wrote the response and (theanine) the retrieved memories with the raw and refined "
               "timelines; `memories/` holds each system's memory after ingest (theanine: node-link JSON graphs)."]

@@ -50,13 +50,13 @@ def n_label(group: str, ns: Sequence[int]) -> str:
     return f"{group}\n(n={ns[0]}{'' if len(ns) == 1 else f'–{ns[-1]}'})"
 
 
-def _save(fig: plt.Figure, path: Path, **kw: Any) -> Path:
+def save(fig: plt.Figure, path: Path, **kw: Any) -> Path:
     fig.savefig(path, dpi=110, **kw)
     plt.close(fig)
     return path
 
 
-def _drop(path: Path, why: str) -> str:
+def drop(path: Path, why: str) -> str:
     path.unlink(missing_ok=True)  # a figure from an earlier attempt would contradict the report
     return why
 
@@ -82,7 +82,7 @@ def never_fatal(fn: F) -> F:
             plt.close("all")
             why = f"drawing failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
             print(f"warning: plot {Path(path).name} not drawn: {why}", file=sys.stderr)
-            return _drop(Path(path), why)
+            return drop(Path(path), why)
 
     return wrapper  # type: ignore[return-value]
 
@@ -96,7 +96,7 @@ def grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequenc
     fits the data (negative correlations included). Returns the path, or why nothing was drawn
     (no defined value, unless ``skip_empty`` is False: then the gaps themselves are the figure)."""
     if skip_empty and not any(v is not None for vs in series.values() for v in vs):
-        return _drop(path, "no defined value to draw")
+        return drop(path, "no defined value to draw")
     scale = 100.0 if pct else 1.0
     n_series = max(1, len(series))
     bars = len(groups) * n_series
@@ -130,7 +130,7 @@ def grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequenc
                         rotation=90)
             elif label_bars:  # above a bar and its whisker, below a negative one (never across the zero line)
                 end = v if ci is None else (max(v, ci[1]) if v >= 0 else min(v, ci[0]))
-                ax.text(x, end * scale + (0.01 if v >= 0 else -0.01) * (hi - lo), _fmt(v * scale, pct), ha="center",
+                ax.text(x, end * scale + (0.01 if v >= 0 else -0.01) * (hi - lo), fmt(v * scale, pct), ha="center",
                         va="bottom" if v >= 0 else "top", fontsize=7, rotation=90 if n_series >= 4 else 0)
             if v == 0:  # a zero bar has no height: a stub in its colour shows it is there
                 ax.plot([x - width / 2, x + width / 2], [0, 0], color=colour, linewidth=3)
@@ -153,10 +153,10 @@ def grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequenc
     else:
         ax.legend(handles=handles, fontsize=8)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
-def _fmt(v: float, pct: bool) -> str:
+def fmt(v: float, pct: bool) -> str:
     if pct:
         return f"{v:.0f}" if v == 0 or abs(v) >= 10 else f"{v:.1f}"
     return str(int(v)) if float(v).is_integer() else f"{v:.2f}"
@@ -177,10 +177,10 @@ def scatter(path: Path, points: dict[str, tuple[float | None, float | None]], *,
     defined or every x is the same: such an axis only shows matplotlib's padding."""
     pts = {k: (x, y) for k, (x, y) in points.items() if x is not None and y is not None}
     if len(pts) < 2:
-        return _drop(path, f"fewer than two systems with a defined {what}")
+        return drop(path, f"fewer than two systems with a defined {what}")
     if len({x for x, _ in pts.values()}) == 1:
         x = next(iter(pts.values()))[0]
-        return _drop(path, f"every system has the same {what} ({x:g}), so the axis has nothing to show")
+        return drop(path, f"every system has the same {what} ({x:g}), so the axis has nothing to show")
     scale = 100.0 if pct else 1.0
     fig, ax = plt.subplots(figsize=(6, 4))
     for (name, (x, y)), colour in zip(pts.items(), colours(len(pts))):
@@ -206,7 +206,7 @@ def scatter(path: Path, points: dict[str, tuple[float | None, float | None]], *,
     ax.set_ylabel(ylabel + (" (%)" if pct else ""))
     ax.set_title(title)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 @never_fatal
@@ -246,7 +246,7 @@ def stacked_bars(path: Path, rows: Mapping[str, Sequence[float | None]], segment
     ax.set_title(title, pad=24)
     ax.legend(ncol=len(segments), fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
-    return _save(fig, path, bbox_inches="tight")
+    return save(fig, path, bbox_inches="tight")
 
 
 LINE_STYLES: tuple[Literal["-", "--", ":", "-."], ...] = ("-", "--", ":", "-.")
@@ -284,4 +284,4 @@ def line_panels(path: Path, xs: Sequence[float], panels: dict[str, dict[str, dic
     fig.suptitle(title)
     rows = math.ceil(len(handles) / 4)
     fig.tight_layout(rect=(0, 0.03 + 0.04 * rows, 1, 1))
-    return _save(fig, path)
+    return save(fig, path)

@@ -15,11 +15,11 @@ from .summaries import SMALL_N
 
 
 
-def _pct(v: float | None) -> str:
+def pct(v: float | None) -> str:
     return "–" if v is None else f"{100 * v:.1f}"
 
 
-def _num(v: float | None, fmt: str = "{:.2f}") -> str:
+def num(v: float | None, fmt: str = "{:.2f}") -> str:
     return "–" if v is None else fmt.format(v)
 
 
@@ -28,10 +28,10 @@ def _acc_n(cell: dict[str, Any] | None) -> str:
     if not cell:
         return "–"
     mark = "†" if cell["n"] < SMALL_N else ""
-    return f"{_pct(cell['accuracy'])} ({cell['n']}{mark})"
+    return f"{pct(cell['accuracy'])} ({cell['n']}{mark})"
 
 
-def _cost(u: dict[str, Any] | None) -> str:
+def cost(u: dict[str, Any] | None) -> str:
     if not u:
         return "–"
     c = u.get("cost_usd")
@@ -65,7 +65,7 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
         for m, v in qa_rows.items():
             cells = [_acc_n(v["by_type"].get(t)) for t in types]
             lines.append(f"| {m} | " + " | ".join(cells) + f" | {_acc_n(v['abstention'])} | "
-                         f"{_pct(v['overall'])} | {_pct(v['task_averaged'])} | {v['n']} |")
+                         f"{pct(v['overall'])} | {pct(v['task_averaged'])} | {v['n']} |")
         lines += ["", "Judge: " + ", ".join(
             f"{m}: " + "/".join(w for w in ("single", "debate") if methods[m]["qa"].get(w)) for m in qa_rows)
             + f". Single-judge protocol: {summary.get('judge_protocol', 'chateval')}."
@@ -76,7 +76,7 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
         agree = {m: e.get("judge_agreement") for m, e in methods.items() if e.get("judge_agreement")}
         if agree:
             lines += ["Single-vs-debate judge agreement: " + ", ".join(
-                f"{m} {_pct(a['rate'])}% of {a['n']}" for m, a in agree.items()), ""]
+                f"{m} {pct(a['rate'])}% of {a['n']}" for m, a in agree.items()), ""]
         lines += _qa_plots(out, title, methods, qa_rows, types)
 
     ret = {m: e["retrieval"] for m, e in methods.items() if e.get("retrieval") and e["retrieval"]["n_evaluable"]}
@@ -88,7 +88,7 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
                       "|---|---|" + "---|" * len(head)]
             for m, r in ret.items():
                 capped = (r.get("capped") or {}).get(level) or {}
-                cells = [_num(r[level].get(h), "{:.3f}") + ("*" if capped.get(h.split("@")[1]) else "")
+                cells = [num(r[level].get(h), "{:.3f}") + ("*" if capped.get(h.split("@")[1]) else "")
                          for h in head]
                 lines.append(f"| {m} | {r['n_evaluable']} | " + " | ".join(cells) + " |")
             lines.append("")
@@ -149,9 +149,9 @@ def latency_table(first: str, entries: dict[str, dict[str, Any]], *, ingest_note
     lines = ["## Latency, context and cost", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, e in entries.items():
         lat = e["latency"]
-        cells = [f"{_num(lat[k]['p50'], '{:.3f}')} / {_num(lat[k]['p95'], '{:.3f}')}" if k in lat else "–"
+        cells = [f"{num(lat[k]['p50'], '{:.3f}')} / {num(lat[k]['p95'], '{:.3f}')}" if k in lat else "–"
                  for k in ("ingest_s", "recall_s", "answer_s", "judge_s")]
-        cells += [_num(e["mean_context_tokens"], "{:.0f}"), _cost(e["answer_usage"]), _cost(e.get("judge_usage"))]
+        cells += [num(e["mean_context_tokens"], "{:.0f}"), cost(e["answer_usage"]), cost(e.get("judge_usage"))]
         if failed_column:
             cells.append(str(e["n_failed"]))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")

@@ -11,32 +11,32 @@ from .config import BenchConfig
 T = TypeVar("T")
 
 
-def select(items: Sequence[T], cfg: BenchConfig, *, key: Callable[[T], str],
+def select(items: Sequence[T], config: BenchConfig, *, key: Callable[[T], str],
            kind: Callable[[T], str] | None = None, what: str = "question") -> list[T]:
     """``--question-ids`` (each must exist), then the first ``--per-type`` of each type (by
     ``kind``), then the first ``--limit``."""
     out = list(items)
-    if cfg.question_ids is not None:
+    if config.question_ids is not None:
         by_key: dict[str, list[T]] = {}
         for it in out:
             by_key.setdefault(key(it), []).append(it)
-        missing = [q for q in cfg.question_ids if q not in by_key]
+        missing = [q for q in config.question_ids if q not in by_key]
         if missing:
             raise ConfigError(f"--question-ids: no {what} '{missing[0]}' in the data"
                               + (f" ({len(missing)} ids not found)" if len(missing) > 1 else ""))
-        wanted = set(cfg.question_ids)
+        wanted = set(config.question_ids)
         out = [it for it in out if key(it) in wanted]
-    if cfg.per_type is not None:
+    if config.per_type is not None:
         if kind is None:
             raise ConfigError(f"--per-type: this benchmark's {what}s have no type")
         seen: dict[str, int] = {}
         kept = []
         for it in out:
             k = kind(it)
-            if seen.get(k, 0) < cfg.per_type:
+            if seen.get(k, 0) < config.per_type:
                 kept.append(it)
                 seen[k] = seen.get(k, 0) + 1
         out = kept
-    if cfg.limit is not None:
-        out = out[: cfg.limit]
+    if config.limit is not None:
+        out = out[: config.limit]
     return out

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from ..evaluation.config import EvalConfig, config_hash, find_preset, load_preset, redact_url
+from ..evaluation.config import config_hash, redact_url
 from ..debate.samples import Sample
 from ..debate.transcript import turn_records
 from ..util.errors import ConfigError
-from ..evaluation.evaluator import Evaluator, package_versions
+from ..evaluation.judges import Judges, package_versions
 from ..models.providers import env_secrets
 from ..util.prompts import get_prompts
 from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy, UsageTotals
@@ -91,68 +91,71 @@ def redact_settings(settings: dict[str, dict[str, Any]]) -> dict[str, dict[str, 
 
 
 class MemoryBench:
-    """Built once per run from the parsed arguments."""
+    """Built once per run from the benchmark's config."""
 
-    def __init__(self, args: MemoryBenchConfig, *, need_judges: bool = True) -> None:
-        self.args, self.need_judges = args, need_judges
-        self.specs = [resolve_system(s) for s in args.systems]  # unknown names fail before any work
+    def __init__(self, config: MemoryBenchConfig, *, need_judges: bool = True) -> None:
+        self.config, self.need_judges = config, need_judges
+        self.specs = [resolve_system(s) for s in config.systems]  # unknown names fail before any work
         dup = [n for i, n in enumerate(s.name for s in self.specs) if n in [x.name for x in self.specs[:i]]]
         if dup:
             raise ConfigError(f"--systems: '{dup[0]}' is given twice")
         self.systems: list[str] = [s.name for s in self.specs]
-        self.settings = check_settings(args.settings, self.specs)
+        self.settings = check_settings(config.settings, self.specs)
         for spec in self.specs:  # invalid settings fail before any work too
             spec.cls.parse_settings(self.settings[spec.name])
-        self.workers = args.workers
-        cache = None if not args.cache else CompletionCache(args.cache_dir)
+        self.workers = config.workers
+        cache = None if not config.cache else CompletionCache(config.cache_dir)
         secrets = env_secrets()
-        retry = RetryPolicy(max_retries=args.max_retries, timeout_s=args.timeout_s,
-                            base_delay_s=getattr(args, "retry_base_delay_s", 1.0))
-        self.sampling = combine(load_sampling(getattr(args, "sampling", None)), getattr(args, "temperature", None),
-                                getattr(args, "step_temperature", None) or {})
+        retry = RetryPolicy(max_retries=config.max_retries, timeout_s=config.timeout_s,
+                            base_delay_s=config.retry_base_delay_s)
+        self.sampling = combine(load_sampling(config.sampling), config.temperature, config.step_temperature)
         temperature, steps = self.sampling.resolved()
-        self.answer_layer = ModelLayer(ModelSpec.parse(args.answer_model, args.base_url), retry=retry,
-                                       max_connections=args.max_connections, cache=cache, secrets=secrets,
-                                       params=GenParams(temperature=temperature), structured=args.structured,
+        self.answer_layer = ModelLayer(ModelSpec.parse(config.answer_model, config.base_url), retry=retry,
+                                       max_connections=config.max_connections, cache=cache, secrets=secrets,
+                                       params=GenParams(temperature=temperature), structured=config.structured,
                                        step_temperatures=steps)
-        judge_spec = args.judge_model or args.answer_model
-        if judge_spec == args.answer_model and self.sampling.deterministic:
+        self.judge_spec = config.judge_model or config.answer_model
+        if self.judge_spec == config.answer_model and self.sampling.deterministic:
             self.judge_layer = self.answer_layer
         else:  # the judges keep their own (deterministic) parameters whatever the systems sample at
-            self.judge_layer = self.answer_layer.derive(ModelSpec.parse(judge_spec, args.base_url),
+            self.judge_layer = self.answer_layer.derive(ModelSpec.parse(self.judge_spec, config.base_url),
                                                         params=GenParams(), step_temperatures={})
-        self.judge_mode: str = getattr(args, "judge", "single")
-        self.judge_protocol: str = getattr(args, "judge_protocol", "chateval")
+        self.judge_mode: str = config.judge
+        self.judge_protocol: str = config.judge_protocol
         # The official protocol's generation settings (LongMemEval's evaluate_qa.py): greedy, a
         # short plain reply.
         self.official_judge_layer = self.judge_layer.derive(
             params=GenParams(temperature=0.0, max_tokens=OFFICIAL_MAX_TOKENS))
-        self.prompts = get_prompts(tuple(getattr(args, "prompt_dirs", None) or ()))
-        self.embedder: Embedder = make_embedder(args.embedder, cache=args.cache, layer=self.answer_layer,
-                                                base_url=args.embedder_base_url or args.base_url,
-                                                batch_size=args.embedder_batch_size)
+        self.prompts = get_prompts(tuple(config.prompt_dirs))
+        self.embedder: Embedder = make_embedder(config.embedder, cache=config.cache, layer=self.answer_layer,
+                                                base_url=config.embedder_base_url or config.base_url,
+                                                batch_size=config.embedder_batch_size)
         if any(spec.cls.uses_embedder for spec in self.specs):
             self.embedder.check_available()  # a missing extra: one line now, not a failure per unit
-        self.evaluator: Evaluator | None = None
+        # The debate judge (--judge debate/both), built from the benchmark's config like every panel.
+        self.debate_judges: Judges | None = None
         if need_judges and self.judge_mode in ("debate", "both"):
-            preset = load_preset(find_preset(args.judge_preset))
-            self.evaluator = Evaluator(EvalConfig.merged(preset, {"task": "correctness", "model": judge_spec,
-                                                                   "structured": args.structured}),
-                                       layer=self.judge_layer)
-        if args.qdrant_url and not args.qdrant_url.startswith(("http://", "https://")):
-            raise ConfigError(f"--qdrant-url '{redact_url(args.qdrant_url)}': expected an http(s):// URL")
-        if args.qdrant_url:
+            self.debate_judges = self.panel_judges({"task": "correctness"})
+        if config.qdrant_url and not config.qdrant_url.startswith(("http://", "https://")):
+            raise ConfigError(f"--qdrant-url '{redact_url(config.qdrant_url)}': expected an http(s):// URL")
+        if config.qdrant_url:
             from ..memory.vector import check_server
 
-            check_server(args.qdrant_url)  # every unit would fail otherwise: say so once, up front
+            check_server(config.qdrant_url)  # every unit would fail otherwise: say so once, up front
         # Qdrant collections of this run: chateval-<run folder>-<6 hex>-<system>-<8 hex>, deleted
         # as each unit's system closes.
-        self.collection_prefix = collection_prefix(Path(args.out).name, uuid.uuid4().hex[:6])
+        self.collection_prefix = collection_prefix(Path(config.out).name, uuid.uuid4().hex[:6])
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Sent to a Ray worker as its settings: the worker builds its own model layers, embedder,
         # caches and clients (none of which can cross a process boundary).
-        return (_rebuilt, (self.args, self.need_judges))
+        return (_rebuilt, (self.config, self.need_judges))
+
+    def panel_judges(self, task_settings: dict[str, Any]) -> Judges:
+        """A debate panel of --judge-preset on the judge model and its layer, with
+        ``task_settings`` (e.g. ``{"task": "pairwise", "swap": True}``) on top."""
+        settings = task_settings | {"model": self.judge_spec, "structured": self.config.structured}
+        return Judges.from_preset(self.config.judge_preset, settings, layer=self.judge_layer)
 
     def embedding_usage(self) -> dict[str, Any] | None:
         """This run's remote embedding calls (step "embed"); None for a local embedder."""
@@ -176,7 +179,7 @@ class MemoryBench:
         """A fresh system for one unit (or group of cases)."""
         spec = self.spec(name)
         system = spec.cls(self.answer_layer, settings=self.settings[name], embedder=self.embedder,
-                          qdrant=self.args.qdrant_url, log=log)
+                          qdrant=self.config.qdrant_url, log=log)
         system.collection_prefix = collection_prefix(name, base=self.collection_prefix)
         return system
 
@@ -196,7 +199,7 @@ class MemoryBench:
         finally:
             await self.arelease(name, system)
 
-    def config(self, extra: dict[str, Any]) -> dict[str, Any]:
+    def run_config(self, extra: dict[str, Any]) -> dict[str, Any]:
         """config.json: everything that changes results is in ``judging`` (hashed for --resume)."""
         judging = {
             "systems": self.systems, "settings": redact_settings(self.resolved_settings()),
@@ -205,7 +208,7 @@ class MemoryBench:
             "judge": self.judge_mode, "judge_protocol": self.judge_protocol, "judge_model": self.judge_layer.label,
             "embedder": self.embedder.name,
             "embedder_base_url": redact_url(getattr(getattr(self.embedder, "client", None), "url", None)),
-            "judge_panel": self.evaluator.run_config()["judging"] if self.evaluator else None,
+            "judge_panel": self.debate_judges.run_config()["judging"] if self.debate_judges else None,
         } | extra
         if not self.sampling.deterministic:  # recorded only when set: a default run keeps its identity
             judging["sampling"] = self.sampling.model_dump()
@@ -213,14 +216,14 @@ class MemoryBench:
             judging["data_sha256"] = file_sha256(extra["data"])
         return {"judging": judging, "config_hash": config_hash(judging), "versions": package_versions(),
                 "offline": self.ran_offline(extra),
-                "qdrant": "server" if self.args.qdrant_url else "embedded"}
+                "qdrant": "server" if self.config.qdrant_url else "embedded"}
 
     def ran_offline(self, extra: dict[str, Any]) -> bool:
         """Whether the offline model did any of this run's work: the answers (only systems answer;
         baseline rankers and a file of answers use no model), the judgements (unless none are
         made), or TeaFarm's questions. An unused model left at its ``offline`` default is not."""
         answers = bool(self.systems) and self.answer_layer.spec.is_offline
-        judged = bool(self.evaluator) or (extra.get("uses_judge", True) and self.judge_mode in ("single", "both"))
+        judged = bool(self.debate_judges) or (extra.get("uses_judge", True) and self.judge_mode in ("single", "both"))
         generated = str(extra.get("generator_model") or "") == "offline"
         return answers or (judged and self.judge_layer.spec.is_offline) or generated
 
@@ -242,8 +245,8 @@ class MemoryBench:
                 verdict = await SINGLE_JUDGE.run(self.judge_layer, inputs, log=log, prompts=self.prompts)
                 out["single"] = {"correct": verdict.correct, "reason": verdict.reason}
             usage.merge(log.totals())
-        if self.judge_mode in ("debate", "both") and self.evaluator is not None:
-            result = await self.evaluator.judge(Sample(
+        if self.judge_mode in ("debate", "both") and self.debate_judges is not None:
+            result = await self.debate_judges.judge(Sample(
                 id="judge", question=question, answer=response, reference=gold, context=context,
                 guidelines=rule or guidelines_for(question_type, abstention), meta={"abstention": abstention},
             ), "correctness")
@@ -265,8 +268,8 @@ class MemoryBench:
         return out
 
 
-def _rebuilt(args: MemoryBenchConfig, need_judges: bool) -> MemoryBench:
-    return MemoryBench(args, need_judges=need_judges)
+def _rebuilt(config: MemoryBenchConfig, need_judges: bool) -> MemoryBench:
+    return MemoryBench(config, need_judges=need_judges)
 
 
 def judge_error(verdict: dict[str, Any]) -> str | None:

@@ -14,7 +14,7 @@ from ..util.interrupts import contain_exits
 from ..memory import MemorySystem
 from ..memory.types import Session, Turn
 from ..models import CallLog, UsageTotals
-from .base import _error_text
+from .executor import error_text
 from .setup import MemoryBench
 
 
@@ -46,7 +46,7 @@ class SystemSlot:
                         await self.system.ingest_all(self.sessions)
                         memory = self.system.export() if self.export_as is not None else None
                 except Exception as exc:
-                    self.failed = f"ingest failed: {_error_text(exc)}"
+                    self.failed = f"ingest failed: {error_text(exc)}"
                     raise ModelCallError(self.failed) from None
                 if memory is not None and self.export_as is not None:
                     files[self.export_as] = memory

@@ -31,7 +31,7 @@ import asyncio
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..evaluation.config import find_preset
 from ..datasets.common import DatasetError
@@ -40,12 +40,13 @@ from ..models import CallLog, ModelLayer, ModelSpec
 from ..runs.progress import RunProgress
 from ..runs.directory import write_json
 from . import plots
-from ..util.options import opt
 from .base import Benchmark, benchmark, open_run, run_units
-from .config import MemoryBenchConfig
+from .headline import summed_cost, system_rows
+from .records import MemoryRecord, SystemsSummary
 from .comparisons import report_lines, teafarm_comparisons
-from .report import _cost, _num, _pct, finish_report
+from .report import cost, finish_report, num, pct
 from .selection import select
+from .settings.teafarm import DESCRIPTION, GATE_METRICS, TeaFarmConfig
 from .setup import MemoryBench, judge_error, resolve_system
 from .slot import SlotPool, SystemSlot
 from .stats import mean_or_none, wilson
@@ -126,22 +127,22 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
     lines += ["## Success rate", "", "| system | success % | 95% CI (Wilson) % | not fooled / questions | ties | "
               "context tokens (~) | answer cost | judge cost | failed |", "|---|---|---|---|---|---|---|---|---|"]
     for name, e in systems.items():
-        lines.append(f"| {name} | {_pct(e['success_rate'])} | {_ci(e)} | {e['not_fooled']} / {e['n']} | {e['ties']} | "
-                     f"{_num(e['mean_context_tokens'], '{:.0f}')} | {_cost(e['answer_usage'])} | "
-                     f"{_cost(e['judge_usage'])} | {e['n_failed']} |")
+        lines.append(f"| {name} | {pct(e['success_rate'])} | {_ci(e)} | {e['not_fooled']} / {e['n']} | {e['ties']} | "
+                     f"{num(e['mean_context_tokens'], '{:.0f}')} | {cost(e['answer_usage'])} | "
+                     f"{cost(e['judge_usage'])} | {e['n_failed']} |")
     if summary["judge"] == "both":
         lines += ["", "Both judges (the single judge's verdict is the headline):", "",
                   "| system | single success % | debate success % | debate ties | agreement % (n) |", "|---|---|---|---|---|"]
         for name, e in systems.items():
             sj, dj, ag = e["by_judge"]["single"], e["by_judge"]["debate"], e["judge_agreement"]
-            lines.append(f"| {name} | {_pct(sj['success_rate'])} | {_pct(dj['success_rate'])} | {dj['ties']} | "
-                         + (f"{_pct(ag['rate'])} ({ag['n']})" if ag else "–") + " |")
+            lines.append(f"| {name} | {pct(sj['success_rate'])} | {pct(dj['success_rate'])} | {dj['ties']} | "
+                         + (f"{pct(ag['rate'])} ({ag['n']})" if ag else "–") + " |")
     povs = sorted({p for e in systems.values() for p in e["by_pov"]})
     if len(povs) > 1:
         lines += ["", "Per point of view (which speaker asks; the system answers as the other):", "",
                   "| system | " + " | ".join(f"{p} success % (n)" for p in povs) + " |", "|---|" + "---|" * len(povs)]
         for name, e in systems.items():
-            cells = [f"{_pct(e['by_pov'][p]['success_rate'])} ({e['by_pov'][p]['n']})" if p in e["by_pov"] else "–"
+            cells = [f"{pct(e['by_pov'][p]['success_rate'])} ({e['by_pov'][p]['n']})" if p in e["by_pov"] else "–"
                      for p in povs]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
     rated = {n: e for n, e in systems.items() if e["success_rate"] is not None}
@@ -167,63 +168,55 @@ JUDGE_NAMES = {"single": "a single LLM judge (as in the paper)",
                "both": "a single LLM judge, with the debate panel run alongside for agreement"}
 
 
-class TeaFarmConfig(MemoryBenchConfig):
-    data: str = opt(..., "a LoCoMo file (locomo10.json format) or a Multi-Session Chat file (THEANINE / msc-raw "
-                         "columns: first_session_dialogue, ...); the format is detected")
-    questions: str | None = opt(None, f"a {TEABAG_FILE} of an earlier run: reuse its summaries, questions and "
-                                      "simulated sessions (every selected conversation must be in it; a file of another "
-                                      "shape is an error, never regenerated)")
-    per_speaker: int = opt(1, "counterfactual questions per speaker (as the one asking) and conversation; 1 "
-                              "follows TeaBag (two questions per episode, one per speaker)", ge=1)
-    generator_model: str | None = opt(None, "model that summarises, writes questions and simulates sessions; "
-                                            "unset: the answer model")
-    judge: Literal["single", "debate", "both"] = opt(
-        "single", "single: one LLM judge, as in the paper; debate: the panel's correctness task (also sees the "
-        "past summaries); both: single scores, the panel's agreement is reported")
-
-
 @benchmark("teafarm")
 class TeaFarm(Benchmark):
-    description = ("TeaFarm (THEANINE): counterfactual questions about the past in a simulated new session; "
-                   "success rate = not fooled / all questions (single judge, the panel, or both)")
+    description = DESCRIPTION
 
     config_model = TeaFarmConfig
     distributable = True  # a conversation's questions share one system per name: grouped
+    record_type, summary_type = MemoryRecord, SystemsSummary
+    gate_metrics = GATE_METRICS
 
-    async def run(self, args: TeaFarmConfig, progress: RunProgress | None) -> dict[str, Any]:
-        if args.judge_protocol != "chateval":
-            raise ConfigError(f"--judge-protocol {args.judge_protocol}: LongMemEval's scoring does not apply to "
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return system_rows(summary, "success rate", lambda e: (
+            e.get("success_rate"), e.get("n_units"), e.get("n_failed"),
+            summed_cost(e.get("answer_usage"), e.get("judge_usage"))))
+
+    async def run(self, config: TeaFarmConfig, progress: RunProgress | None) -> dict[str, Any]:
+        if config.judge_protocol != "chateval":
+            raise ConfigError(f"--judge-protocol {config.judge_protocol}: LongMemEval's scoring does not apply to "
                               "teafarm (its judge rule is TeaFarm's 'not fooled')")
-        for spec in args.systems:
+        for spec in config.systems:
             resolve_system(spec)  # unknown names fail before the data is read
-        if args.judge in ("debate", "both"):
-            find_preset(args.judge_preset)  # an unknown preset fails before the data is read
-        data_format, convs = load_conversations(args.data)
-        convs = select(convs, args, key=lambda c: c.id, what="conversation")
+        if config.judge in ("debate", "both"):
+            find_preset(config.judge_preset)  # an unknown preset fails before the data is read
+        data_format, convs = load_conversations(config.data)
+        convs = select(convs, config, key=lambda c: c.id, what="conversation")
         # Read the reused questions before the run directory is (maybe) cleared by --overwrite.
-        reused = TeaBag.load(args.questions) if args.questions else None
+        reused = TeaBag.load(config.questions) if config.questions else None
         if reused is not None:
             missing = sorted({c.id for c in convs} - {c.id for c in reused.conversations})
             if missing:  # asked to reuse these questions: never regenerate behind the user's back
-                raise DatasetError(f"{args.questions}: no questions for conversation(s) {', '.join(missing[:5])}"
-                                   f"{' ...' if len(missing) > 5 else ''} of {args.data}; made from other data? "
+                raise DatasetError(f"{config.questions}: no questions for conversation(s) {', '.join(missing[:5])}"
+                                   f"{' ...' if len(missing) > 5 else ''} of {config.data}; made from other data? "
                                    "(drop --questions to generate them)")
-        bag_path = Path(args.out) / TEABAG_FILE
-        if reused is None and args.resume and bag_path.exists():
+        bag_path = Path(config.out) / TEABAG_FILE
+        if reused is None and config.resume and bag_path.exists():
             reused = TeaBag.load(bag_path)
-        bench = MemoryBench(args)
+        bench = MemoryBench(config)
         systems = bench.systems
         if progress:
             progress.totals = bench.answer_layer.totals
-        gen_spec = args.generator_model or args.answer_model
-        gen_layer = (bench.answer_layer if gen_spec == args.answer_model
-                     else bench.answer_layer.derive(ModelSpec.parse(gen_spec, args.base_url)))
-        config = bench.config({"benchmark": "teafarm", "data": str(args.data), "data_format": data_format,
-                               "per_speaker": args.per_speaker, "generator_model": gen_layer.label,
-                               "questions": str(args.questions) if args.questions else None})
-        with open_run(args, config) as run:  # --overwrite moves an earlier teabag.json aside with the run
+        gen_spec = config.generator_model or config.answer_model
+        gen_layer = (bench.answer_layer if gen_spec == config.answer_model
+                     else bench.answer_layer.derive(ModelSpec.parse(gen_spec, config.base_url)))
+        run_config = bench.run_config({"benchmark": "teafarm", "data": str(config.data), "data_format": data_format,
+                               "per_speaker": config.per_speaker, "generator_model": gen_layer.label,
+                               "questions": str(config.questions) if config.questions else None})
+        with open_run(config, run_config) as run:  # --overwrite moves an earlier teabag.json aside with the run
             gen_log = CallLog()
-            bag, generated, gen_failed = await self._teabag(convs, reused, gen_layer, args, data_format, gen_log)
+            bag, generated, gen_failed = await self._teabag(convs, reused, gen_layer, config, data_format, gen_log)
             write_json(run.path / TEABAG_FILE, bag.model_dump(mode="json"))
             by_conv = {c.id: c for c in convs}
             units = [(f"{tc.id}::{q.id}::{name}", (tc, q, name)) for tc in bag.conversations if tc.id in by_conv
@@ -243,16 +236,16 @@ class TeaFarm(Benchmark):
                                           group=lambda item: (item[0].id, item[2]))
             finally:
                 pool.close()
-            summary = summarize_teafarm(records, systems=systems, offline=config["offline"], judge=args.judge)
+            summary = summarize_teafarm(records, systems=systems, offline=run_config["offline"], judge=config.judge)
             summary |= {
-                "benchmark": "teafarm", "data": str(args.data), "data_format": data_format,
+                "benchmark": "teafarm", "data": str(config.data), "data_format": data_format,
                 "n_conversations": len(bag.conversations),
                 "n_questions": sum(len(c.questions) for c in bag.conversations),
                 "generation": {"reused": reused is not None and not generated,
-                               "source": str(args.questions or bag_path) if reused is not None else None,
+                               "source": str(config.questions or bag_path) if reused is not None else None,
                                "generated_conversations": generated, "failed": gen_failed,
                                "usage": gen_log.totals().model_dump()},
-                "config_hash": config["config_hash"], "complete": len(records) == len(units) and not gen_failed,
+                "config_hash": run_config["config_hash"], "complete": len(records) == len(units) and not gen_failed,
             }
             # A conversation without questions is a failure of every unit it would have had.
             summary["n_failed"] += len(gen_failed)
@@ -261,18 +254,18 @@ class TeaFarm(Benchmark):
         return summary
 
     async def _teabag(self, convs: list[Conversation], reused: TeaBag | None, layer: ModelLayer,
-                      args: TeaFarmConfig, data_format: str,
+                      config: TeaFarmConfig, data_format: str,
                       log: CallLog) -> tuple[TeaBag, list[str], list[dict[str, str]]]:
         """The TeaBag for these conversations: reused entries as they are, the others generated.
         A conversation whose generation failed is left out (its error returned), so the others run
         and --resume generates it again."""
         have = {c.id: c for c in (reused.conversations if reused else [])}
         todo = [c for c in convs if c.id not in have]
-        limit = asyncio.Semaphore(max(1, args.workers))
+        limit = asyncio.Semaphore(max(1, config.workers))
 
         async def gen(c: Conversation) -> TeaConversation:
             async with limit:
-                return await generate_conversation(c, layer, args.per_speaker, log)
+                return await generate_conversation(c, layer, config.per_speaker, log)
 
         made: dict[str, TeaConversation] = {}
         failed: list[dict[str, str]] = []
@@ -283,9 +276,9 @@ class TeaFarm(Benchmark):
                 raise got
             else:
                 made[c.id] = got
-        bag = TeaBag(data=str(args.data), data_format=data_format,
+        bag = TeaBag(data=str(config.data), data_format=data_format,
                      generator_model=reused.generator_model if reused and not todo else layer.label,
-                     per_speaker=reused.per_speaker if reused and not todo else args.per_speaker,
+                     per_speaker=reused.per_speaker if reused and not todo else config.per_speaker,
                      conversations=[have.get(c.id) or made[c.id] for c in convs if c.id in have or c.id in made])
         return bag, list(made), failed
 

@@ -22,9 +22,10 @@ What each one computes, exactly:
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # imported where used: the metric names are read by `chateval bench topical-chat --help`
+    import numpy as np
 
 REFERENCE_METRICS = ("rouge_l", "bleu4", "bertscore_minilm")
 CONTEXT_METRICS = ("cos_context", "cos_fact")
@@ -70,6 +71,8 @@ def greedy_match(cand: np.ndarray, ref: np.ndarray) -> tuple[float, float, float
     matrices (rows = tokens; normalised here). None when either side has no tokens."""
     if len(cand) == 0 or len(ref) == 0:
         return None
+    import numpy as np
+
     c = cand / np.linalg.norm(cand, axis=1, keepdims=True).clip(min=1e-12)
     r = ref / np.linalg.norm(ref, axis=1, keepdims=True).clip(min=1e-12)
     sim = c @ r.T
@@ -98,6 +101,8 @@ class MiniLMScorer:
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
         out = self.model.encode(list(texts), output_value="token_embeddings", batch_size=32,
                                 convert_to_numpy=False, show_progress_bar=False)
+        import numpy as np
+
         # Drop [CLS] and [SEP]: BERTScore matches content tokens only.
         return [np.asarray(t.detach().cpu().numpy()[1:-1], dtype=np.float32) for t in out]
 

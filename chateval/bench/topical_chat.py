@@ -29,7 +29,7 @@ import asyncio
 import importlib.metadata as md
 import time
 from pathlib import Path
-from typing import Any, Literal, Sequence, cast
+from typing import Any, Sequence, cast
 
 from ..evaluation.config import config_hash
 from ..datasets.common import DatasetError
@@ -37,19 +37,21 @@ from ..datasets.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, OTHER_SCO
                                        TCRow, load_topical_chat)
 from ..debate.panel import JudgeResult
 from ..util.errors import ConfigError
-from ..evaluation.evaluator import Evaluator
+from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
 from ..runs.directory import RunDir, atomic_write
 from .agreement import correlations
 from .base import benchmark
 from .comparisons import score_comparisons
-from ..util.options import opt
-from .config import JudgeMetaConfig
 from .data_paths import resolve_data
+from .config import JudgeMetaConfig
+from .settings.topical_chat import DESCRIPTION, GATE_METRICS, TopicalChatConfig
 from .judge_meta import Item, JudgeMetaBenchmark
 from . import plots
 from .meta_plots import Chart, bars, fmt
 from .topical_samples import build_aspect_sample, build_sample, merge_aspect_results
+from .headline import setting_rows
+from .records import CorrelationSettingsSummary
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
 from ..util.text import md_all
 
@@ -85,59 +87,51 @@ def correlation_block(scores: Sequence[dict[str, float | None]], humans: Sequenc
             "n": max((per[a]["spearman"]["n"] for a in aspects), default=0)}
 
 
-class TopicalChatConfig(JudgeMetaConfig):
-    aspect_mode: Literal["per-aspect", "joint"] = opt(
-        "per-aspect", "per-aspect: one debate per aspect on its USR scale (1-3; groundedness 0-1; our protocol: "
-                      "ChatEval's code has per-aspect configs for SummEval only); joint: all aspects rated 1-10 "
-                      "in one debate")
-    baselines: list[str] | None = opt(None, f"non-LLM baselines to compute (default all: {','.join(ALL_METRICS)}; "
-                                            "'' for none)")
-    baselines_only: bool = opt(False, "compute the baselines only, no judge")
-    gt_reference: Literal["exclude", "new-human"] = opt(
-        "exclude", "reference for the Original Ground Truth row itself: leave it out of the reference-based metrics, "
-                   "or use the New Human Generated response")
-
-
-def _own(args: JudgeMetaConfig) -> TopicalChatConfig:
+def _own(config: JudgeMetaConfig) -> TopicalChatConfig:
     # JudgeMetaBenchmark's hooks take its config type; run() passes an instance of config_model.
-    return cast(TopicalChatConfig, args)
+    return cast(TopicalChatConfig, config)
 
 
 @benchmark("topical-chat")
 class TopicalChat(JudgeMetaBenchmark):
-    description = ("Topical-Chat (USR, 360 responses): turn-level Spearman/Kendall of judges and non-LLM "
-                   "baselines (ROUGE-L, BLEU-4, MiniLM) with human aspect scores; --sweep")
+    description = DESCRIPTION
     task = "score"
     title = "Topical-Chat"
+    gate_metrics = GATE_METRICS
+    summary_type = CorrelationSettingsSummary
+
+    @classmethod
+    def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
+        return setting_rows(summary, "mean Spearman", lambda m: ((m.get("judge") or m).get("avg") or {}).get("spearman"))
 
     config_model = TopicalChatConfig
 
     # -- data --
-    def load(self, args: JudgeMetaConfig) -> list[Item]:
-        args = _own(args)
-        self.data_path = resolve_data(args.data, "topical_chat", (UNIEVAL, USR), "Topical-Chat")
-        self.aspects = [a.lower() for a in (args.aspects or ASPECTS)]
+    def load(self, config: JudgeMetaConfig) -> list[Item]:
+        config = _own(config)
+        self.data_path = resolve_data(config.data, "topical_chat", (UNIEVAL, USR), "Topical-Chat")
+        self.aspects = [a.lower() for a in (config.aspects or ASPECTS)]
         bad = [a for a in self.aspects if a not in ASPECTS + OTHER_SCORES]
         if bad:
             raise ConfigError(f"--aspects: '{bad[0]}' has no human score in Topical-Chat "
                               f"(known: {', '.join(ASPECTS + OTHER_SCORES)})")
-        args.aspects = self.aspects
+        config.aspects = self.aspects
         self.rows = load_topical_chat(self.data_path)
         missing = [a for a in self.aspects if any(a not in r.human for r in self.rows)]
         if missing:
             raise DatasetError(f"{self.data_path}: no human '{missing[0]}' score for some rows")
-        assign_references(self.rows, args.gt_reference)
-        self.baselines = self._baseline_names(args)
-        if args.baselines_only and not self.baselines:
+        assign_references(self.rows, config.gt_reference)
+        self.baselines = self._baseline_names(config)
+        if config.baselines_only and not self.baselines:
             raise ConfigError("--baselines-only with no --baselines: nothing to do")
-        self.aspect_mode = args.aspect_mode
+        self.aspect_mode = config.aspect_mode
         return [Item(key=r.key, sample=build_sample(r, self.aspects), meta={"row": r}) for r in self.rows]
 
     @staticmethod
-    def _baseline_names(args: TopicalChatConfig) -> list[str]:
-        if args.baselines is None:
+    def _baseline_names(config: TopicalChatConfig) -> list[str]:
+        if config.baselines is None:
             return list(ALL_METRICS)
-        names = [b.strip() for b in args.baselines if b.strip()]
+        names = [b.strip() for b in config.baselines if b.strip()]
         for b in names:
             if b not in ALL_METRICS:
                 raise ConfigError(f"--baselines: unknown baseline '{b}' (known: {', '.join(ALL_METRICS)})")
@@ -146,25 +140,25 @@ class TopicalChat(JudgeMetaBenchmark):
     def item_type(self, item: Item) -> str:
         return item.meta["row"].system  # --per-type N: N contexts' responses of each system
 
-    def judges(self, args: JudgeMetaConfig) -> bool:
-        return not _own(args).baselines_only
+    def judges(self, config: JudgeMetaConfig) -> bool:
+        return not _own(config).baselines_only
 
-    def base_defaults(self, args: JudgeMetaConfig) -> dict[str, Any]:
-        return super().base_defaults(args) | {"aspects": self.aspects}
+    def base_defaults(self, config: JudgeMetaConfig) -> dict[str, Any]:
+        return super().base_defaults(config) | {"aspects": self.aspects}
 
-    def data_config(self, args: JudgeMetaConfig) -> dict[str, Any]:
-        return {"aspects_shown": self.aspects, "aspect_mode": _own(args).aspect_mode}
+    def data_config(self, config: JudgeMetaConfig) -> dict[str, Any]:
+        return {"aspects_shown": self.aspects, "aspect_mode": _own(config).aspect_mode}
 
-    def extra_dirs(self, args: JudgeMetaConfig) -> list[str]:
+    def extra_dirs(self, config: JudgeMetaConfig) -> list[str]:
         return ["baselines"] if self.baselines else []
 
     # -- judge units --
-    async def judge_item(self, ev: Evaluator, item: Item) -> dict[str, Any]:
+    async def judge_item(self, judges: Judges, item: Item) -> dict[str, Any]:
         if self.aspect_mode == "joint":
-            return await super().judge_item(ev, item)
+            return await super().judge_item(judges, item)
         row: TCRow = item.meta["row"]
         start = time.perf_counter()
-        results = await asyncio.gather(*(ev.judge(build_aspect_sample(row, a)) for a in self.aspects))
+        results = await asyncio.gather(*(judges.judge(build_aspect_sample(row, a)) for a in self.aspects))
         per_aspect = dict(zip(self.aspects, results))
         record = self.unit_record(item, merge_aspect_results(item.key, per_aspect, time.perf_counter() - start))
         # Each aspect's debate in full (transcripts, verdicts, usage), for reading runs.
@@ -202,10 +196,10 @@ class TopicalChat(JudgeMetaBenchmark):
         return [Chart("spearman", "Spearman ρ", "Spearman ρ", out, [s["n_ok"] for s in summaries])]
 
     # -- baselines --
-    async def before_settings(self, args: JudgeMetaConfig, items: list[Item], out: Path,
+    async def before_settings(self, config: JudgeMetaConfig, items: list[Item], out: Path,
                               progress: RunProgress | None) -> dict[str, Any]:
-        args = _own(args)
-        protocol = {"aspect_mode": args.aspect_mode}
+        config = _own(config)
+        protocol = {"aspect_mode": config.aspect_mode}
         if not self.baselines:
             return protocol
         rows = [it.meta["row"] for it in items]
@@ -216,13 +210,13 @@ class TopicalChat(JudgeMetaBenchmark):
                 versions[pkg] = md.version(pkg)
             except md.PackageNotFoundError:
                 versions[pkg] = "not installed"
-        judging = {"benchmark": "topical-chat-baselines", "metrics": self.baselines, "gt_reference": args.gt_reference,
-                   "metric_versions": versions, "sample_format": 1}
-        config = {"judging": judging, "config_hash": config_hash(judging), "benchmark": self.name,
+        judging = {"benchmark": "topical-chat-baselines", "metrics": self.baselines,
+                   "gt_reference": config.gt_reference, "metric_versions": versions, "sample_format": 1}
+        run_config = {"judging": judging, "config_hash": config_hash(judging), "benchmark": self.name,
                   "setting": "baselines", "data": str(self.data_path),
                   "descriptions": {m: DESCRIPTIONS[m] for m in self.baselines}}
         note = None
-        with RunDir(path, config, resume=args.resume, overwrite=args.overwrite, key="key") as run:
+        with RunDir(path, run_config, resume=config.resume, overwrite=config.overwrite, key="key") as run:
             run.expect(r.key for r in rows)
             todo = [r for r in rows if r.key not in run.done]
             if progress:
@@ -230,8 +224,8 @@ class TopicalChat(JudgeMetaBenchmark):
                 progress.start(len(rows), len(rows) - len(todo))
             try:
                 if todo:
-                    scores, note = await compute_baselines(todo, self.baselines, explicit=args.baselines is not None,
-                                                           cache=not getattr(args, "no_cache", False))
+                    scores, note = await compute_baselines(todo, self.baselines, explicit=config.baselines is not None,
+                                                           cache=config.cache is not False)
                     for r in todo:
                         run.append({"key": r.key, "status": "ok", "context_index": r.context_index, "system": r.system,
                                     "human": r.human, "reference_used": r.reference is not None,
@@ -243,13 +237,13 @@ class TopicalChat(JudgeMetaBenchmark):
                     progress.stop()
             wanted = {r.key for r in rows}
             records = [r for r in run.records() if r.get("key") in wanted]
-            summary = self._baseline_summary(records, note, config)
+            summary = self._baseline_summary(records, note, run_config)
             run.write_summary(summary)
             self._baseline_report(path, summary)
-        return protocol | {"baselines": summary, "n_baseline_units": len(rows), "gt_reference": args.gt_reference}
+        return protocol | {"baselines": summary, "n_baseline_units": len(rows), "gt_reference": config.gt_reference}
 
     def _baseline_summary(self, records: list[dict[str, Any]], note: str | None,
-                          config: dict[str, Any]) -> dict[str, Any]:
+                          run_config: dict[str, Any]) -> dict[str, Any]:
         metrics = {}
         skipped = {}
         for m in self.baselines:
@@ -261,7 +255,7 @@ class TopicalChat(JudgeMetaBenchmark):
                                       [r["human"] for r in records], self.aspects, m)
             metrics[m] = block | {"description": DESCRIPTIONS[m]}
         return {"setting": "baselines", "n_units": len(records), "metrics": metrics, "skipped": skipped,
-                "config_hash": config["config_hash"],
+                "config_hash": run_config["config_hash"],
                 "reference_based": [m for m in self.baselines if m in REFERENCE_METRICS]}
 
     def _baseline_report(self, path: Path, summary: dict[str, Any]) -> None:

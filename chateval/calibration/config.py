@@ -52,9 +52,9 @@ class CalibrateConfig(_Base):  # type: ignore[misc, valid-type]
     grid: str | None = opt(None, "a YAML/JSON grid file: settings as a list of {name, preset, key: value} or a "
                                  "mapping name -> {preset, key: value}", metavar="FILE.yaml")
     baseline: str = opt("single", "the setting every other one is compared with (paired)")
-    task: Literal["pairwise", "score", "correctness"] | None = opt(
+    task: str | None = opt(
         None, "the task (default: inferred from the first record: answer_1/answer_2 pairwise; a number label score; "
-              "a true/false label correctness)")
+              "a true/false label correctness); a task a plugin registers is given here")
     format: Literal["auto", "evaluate", "faireval", "topical-chat"] = opt(
         "auto", "the input's format (auto: a FairEval or Topical-Chat file or folder is recognised)",
         flags=["--input-format"])

@@ -3,21 +3,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..bench.dryrun import simulate
 from ..models.dryrun import DryRunEstimate
 from .config import CalibrateConfig
+from .records import CalibrationSummary
 
 
 async def estimate_calibration(cfg: CalibrateConfig) -> DryRunEstimate:
     from .run import acalibrate
 
-    def units(summary: Any) -> tuple[int, int]:
+    def units(summary: CalibrationSummary) -> tuple[int, int]:
         settings = list(summary.settings.values())
-        n = sum(int(getattr(r, "n_items", 0) or 0) for r in settings)
-        failed = sum(int(getattr(r, "n_failed", 0) or 0) for r in settings)
-        return n, failed
+        return sum(r.n_items for r in settings), sum(r.n_failed for r in settings)
 
     return await simulate(cfg, acalibrate, units)
 

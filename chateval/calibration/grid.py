@@ -24,7 +24,7 @@ from ..evaluation.config import EvalConfig, find_preset, load_preset
 from ..util.errors import ConfigError
 from ..util.options import merge_layers
 from ..util.yamlfiles import load_mapping
-from ..bench.judge_meta import setting_overrides
+from ..bench.meta_settings import setting_overrides
 from .records import CalibrationSetting
 
 SINGLE = "single"

@@ -16,33 +16,25 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..stats.labels import leave_one_out, reference_label
+from ..debate.tasks import get_task
 
-__all__ = ["Items", "aspects_of", "ceiling", "paired_vs", "predicted", "reference_label", "setting_agreement"]
+__all__ = ["Items", "aspects_of", "ceiling", "paired_vs", "predicted", "setting_agreement"]
 from ..paired import (STATISTICS, BatchStatistic, PairedDifference, paired_difference, paired_metric_difference)
 from .records import Stat
 
 LABEL_METRICS = ("accuracy", "kappa")
 SCORE_METRICS = ("spearman", "kendall")
-PRIMARY = {"pairwise": "kappa", "correctness": "kappa", "score": "spearman"}
 MIN_ITEMS = {"accuracy": 1, "kappa": 2, "spearman": 3, "kendall": 3}
 
 
 def metrics_for(task: str) -> tuple[str, ...]:
-    return SCORE_METRICS if task == "score" else LABEL_METRICS
+    return get_task(task).metrics
 
 
 # --- what each record says ----------------------------------------------------------------
 def predicted(task: str, rec: dict[str, Any]) -> Any:
-    v = rec.get("verdict") or {}
-    if task == "pairwise":
-        return v.get("winner")
-    if task == "correctness":
-        return v.get("correct")
-    scores = dict(v.get("scores") or {})
-    if v.get("score") is not None:
-        scores.setdefault("score", v["score"])
-    return scores
+    """A record's verdict as its task format compares it: a class, or {aspect: score}."""
+    return get_task(task).prediction(rec.get("verdict") or {})
 
 
 def aspects_of(references: Sequence[Any]) -> list[str]:
@@ -67,11 +59,14 @@ class Items:
 
     def __init__(self, task: str, labels: dict[str, Any], clusters: dict[str, Any] | None = None) -> None:
         self.task = task
+        self.format = get_task(task)
+        # Verdicts that name a class are compared by accuracy and kappa; scores by rank correlation.
+        self.scored = not self.format.classes
         self.raw = labels
         self.clusters = clusters
-        self.reference = {i: reference_label(task, lab) for i, lab in labels.items()}
+        self.reference = {i: self.format.reference(lab) for i, lab in labels.items()}
         self.reference = {i: r for i, r in self.reference.items() if r is not None}
-        self.aspects = aspects_of(list(self.reference.values())) if task == "score" else []
+        self.aspects = aspects_of(list(self.reference.values())) if self.scored else []
 
     def gold(self, ids: Sequence[str]) -> list[Any]:
         return [self.reference[i] for i in ids]
@@ -137,7 +132,7 @@ def _codes(*columns: Sequence[Any]) -> list[np.ndarray]:
 def setting_agreement(items: Items, preds: dict[str, Any], *, resamples: int, seed: int) -> dict[str, Stat]:
     """This setting's agreement with the reference over its judged items (``preds``: id -> verdict)."""
     ids = [i for i in items.reference if i in preds]
-    if items.task != "score":
+    if not items.scored:
         gold = items.gold(ids)
         pred = ["none" if preds[i] is None else preds[i] for i in ids]  # no verdict: a miss
         g, p = _codes(gold, pred)
@@ -176,7 +171,7 @@ def paired_vs(items: Items, name: str, preds: dict[str, Any], base: str, base_pr
     """This setting minus the baseline, per metric, on the items both judged (chateval.paired)."""
     ids = [i for i in items.reference if i in preds and i in base_preds]
     names = (name, base)
-    if items.task != "score":
+    if not items.scored:
         gold = items.gold(ids)
         hit = lambda p: [float(p[i] == g) for i, g in zip(ids, gold)]  # no verdict: a miss
         clusters = items.cluster_of(ids)
@@ -200,9 +195,9 @@ def ceiling(items: Items, *, resamples: int, seed: int) -> tuple[int, int, dict[
     """Leave-one-out agreement of the annotators (chateval.stats.labels), with a bootstrap over items
     (an item's pairs drawn together; with clusters, a cluster's). None when no item has two or
     more annotators."""
-    per_item = {i: leave_one_out(items.task, lab) for i, lab in items.raw.items()}
+    per_item = {i: items.format.leave_one_out(lab) for i, lab in items.raw.items()}
     per_item = {i: p for i, p in per_item.items() if p}
-    if items.task == "score":
+    if items.scored:
         per_item = {i: [(a, b) for a, b in p if _score_vector(a, items.aspects) and _score_vector(b, items.aspects)]
                     for i, p in per_item.items()}
         per_item = {i: p for i, p in per_item.items() if p}
@@ -210,7 +205,7 @@ def ceiling(items: Items, *, resamples: int, seed: int) -> tuple[int, int, dict[
         return None
     keys = list(per_item)
     n_pairs = sum(len(p) for p in per_item.values())
-    if items.task != "score":
+    if not items.scored:
         own = [a for k in keys for a, _ in per_item[k]]
         other = [b for k in keys for _, b in per_item[k]]
         codes = _codes(own, other)

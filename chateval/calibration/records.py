@@ -9,11 +9,13 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from ..util.errors import InputError
 from ..paired import PairedDifference
-from ..runs.directory import write_json
+from ..records.run import read_run
+from ..runs.directory import write_summary_file
+from ..runs.envelope import check
 
 FORMAT_VERSION = 1
 SUMMARY = "summary.json"
@@ -99,7 +101,7 @@ class CalibrationSummary(BaseModel):
     kind: Literal["calibration"] = KIND
     input: str
     input_format: Literal["evaluate", "faireval", "topical-chat"]
-    task: Literal["pairwise", "score", "correctness"]
+    task: str  # a registered task format (a plugin's too)
     n_items: int
     n_reference: int  # items with a usable human reference
     n_multi_annotated: int
@@ -132,27 +134,19 @@ class CalibrationSummary(BaseModel):
 
 def write_calibration(out: str | Path, summary: CalibrationSummary) -> Path:
     path = Path(out) / SUMMARY
-    write_json(path, summary.model_dump(mode="json"))
+    write_summary_file(path, summary.model_dump(mode="json"))
     return path
 
 
 def read_calibration(out: str | Path) -> CalibrationSummary:
     """A calibration directory's summary as the typed record (one-line error when it is not one)."""
     path = Path(out)
-    path = path / SUMMARY if path.is_dir() else path
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(f"{path}: cannot read a calibration summary ({e.strerror or e})") from None
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
-    if not isinstance(data, dict) or data.get("kind") != KIND:
-        raise InputError(f"{path}: not a calibration summary (no \"kind\": \"{KIND}\")")
-    try:
-        return CalibrationSummary.model_validate(data)
-    except ValidationError as e:
-        err = e.errors()[0]
-        raise InputError(f"{path}: field '{'.'.join(map(str, err['loc']))}': {err['msg'].lower()}") from None
+    if not path.is_dir() and path.name == SUMMARY:
+        path = path.parent  # its summary.json named
+    run = read_run(path, samples=False, subruns=False)
+    if run.summary is None or run.kind != "calibrate":
+        raise InputError(f"{path / SUMMARY}: not a calibration summary (no \"kind\": \"{KIND}\")")
+    return check(CalibrationSummary, run.summary.data(), str(path / SUMMARY))
 
 
 def is_calibration(path: str | Path) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..debate.tasks import TASKS, get_task
 from ..paired import PairedDifference
 from ..runs.directory import atomic_write
 from ..bench.meta_plots import KAPPA_RANGE, Chart, chart_bars
@@ -84,6 +85,11 @@ def _paired(d: PairedDifference | None) -> str:
     return f"{d.diff:+.3f}{ci}, p={p}"
 
 
+def _reference_kind(task: str) -> str:
+    """How the task format combines several annotators' labels (mean, majority)."""
+    return get_task(task).reference_kind if task in TASKS else "majority"
+
+
 def render(out: Path, summary: CalibrationSummary) -> str:
     metrics = list(next(iter(summary.settings.values())).agreement) if summary.settings else []
     lines = [f"# chateval calibrate: {out.name}", ""]
@@ -94,7 +100,7 @@ def render(out: Path, summary: CalibrationSummary) -> str:
               f"Input: `{summary.input}` ({summary.input_format} format, task {summary.task}) — {summary.n_items} "
               f"items, {summary.n_reference} with a usable human reference"
               + (f", {summary.n_multi_annotated} with several annotators (reference: their "
-                 f"{'mean' if summary.task == 'score' else 'majority'})" if summary.n_multi_annotated else "") + ".",
+                 f"{_reference_kind(summary.task)})" if summary.n_multi_annotated else "") + ".",
               "", f"Intervals: 95% percentile bootstrap over items{_clusters(summary)} ({summary.resamples} resamples, seed "
               f"{summary.seed}). Paired difference from the baseline `{summary.baseline}`: the same items, the same "
               "resampled indices for both settings, and a paired test (McNemar's exact test for accuracy, a paired "
@@ -120,7 +126,7 @@ def render(out: Path, summary: CalibrationSummary) -> str:
         c = summary.ceiling
         lines += ["## Human ceiling", "",
                   f"The annotators' own agreement, leave-one-out: each annotator's label against the "
-                  f"{'mean' if summary.task == 'score' else 'majority'} of the item's other annotators, pooled over "
+                  f"{_reference_kind(summary.task)} of the item's other annotators, pooled over "
                   f"{c.n_pairs} (item, annotator) pairs on {c.n_items} items; 95% bootstrap over items. "
                   + ", ".join(f"{NAMES[m]}: {_stat(s, pct=m == 'accuracy')}" for m, s in c.agreement.items()) + ".",
                   "A judge compared with all the annotators' reference is measured against a slightly better "

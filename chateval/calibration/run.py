@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ..debate.tasks import get_task
 from ..evaluation.config import EvalConfig
 from ..util.errors import ConfigError
 from ..evaluation.evaluator import Evaluator
@@ -92,7 +93,8 @@ async def acalibrate(config: CalibrateConfig | dict[str, Any], *,
         checked = load_samples(source.path, source.task)[0]
         if source.task == "score" and cfg.aspects is None:
             # {aspect: number} labels: the judge rates those aspects (unless --aspects says otherwise).
-            keys = M.aspects_of([M.reference_label("score", x.label) for x in checked])
+            score = get_task("score")
+            keys = M.aspects_of([score.reference(x.label) for x in checked])
             if keys != ["score"]:
                 source.defaults["aspects"] = keys
     evaluators = build(cfg, source, settings)
@@ -191,7 +193,7 @@ def _summarise(cfg: CalibrateConfig, source: Source, settings: list[CalibrationS
         n_clusters=None if clusters is None else len(set(clusters.values()) | (set(items.reference) - set(clusters))),
         n_multi_annotated=sum(1 for lab in items.raw.values() if isinstance(lab, list) and len(lab) > 1),
         model=first.layer.label, offline=first.is_offline, note=OFFLINE_NOTE if first.is_offline else None,
-        primary_metric=M.PRIMARY[task], baseline=base, settings=results,
+        primary_metric=items.format.primary_metric, baseline=base, settings=results,
         ceiling=Ceiling(n_items=ceiling[0], n_pairs=ceiling[1], agreement=ceiling[2]) if ceiling else None,
         resamples=cfg.resamples, seed=cfg.bootstrap_seed, complete=all(r.complete for r in results.values()),
         wall_time_s=sum(r.wall_time_s for r in results.values()))

@@ -30,8 +30,6 @@ def preload_plugins(argv: Sequence[str]) -> None:
 
 
 def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
-    from ..bench.headline import gate_metrics
-
     bp = sub.add_parser("bench", help="run a benchmark (see `chateval bench --list`)",
                         description="Run a registered benchmark into a run directory (config.json, samples.jsonl, "
                                     "summary.json, report.md with plots). --resume continues a run; --config FILE "
@@ -41,17 +39,17 @@ def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
     bsub = bp.add_subparsers(dest="benchmark", metavar="NAME")
     if not with_benchmarks:
         return
-    from ..bench import BENCHMARKS
+    from ..bench.registry import BENCHMARKS, describe  # not the benchmarks themselves: see describe
 
     for name in BENCHMARKS.names():
-        cls = BENCHMARKS.get(name)
-        p = bsub.add_parser(name, help=cls.description, description=cls.description, epilog=EXIT_CODES,
+        description, model, metrics = describe(name)
+        p = bsub.add_parser(name, help=description, description=description, epilog=EXIT_CODES,
                             allow_abbrev=False, formatter_class=UsageFormatter)
         p.add_argument("--config", dest="config_file", metavar="FILE",
                        help="settings file (YAML or JSON); options given on the command line override it")
-        add_model_options(p, cls.config_model)
-        add_gate_option(p, gate_metrics(name))
-        add_cost_options(p, price="price" not in cls.config_model.model_fields)
+        add_model_options(p, model)
+        add_gate_option(p, metrics)
+        add_cost_options(p, price="price" not in model.model_fields)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -95,7 +93,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         console.print(f"[yellow]note:[/yellow] {summary['note']}")
     for warning in summary.get("warnings") or []:
         console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
-    headline_table(summary.get("headline") or [], console)
+    rates = BENCHMARKS.get(args.benchmark).summary_type.headline_rates  # a correlation is not shown as %
+    headline_table(summary.get("headline") or [], console, rate=rates)
     comparisons_table(summary, console)
     failed = summary.get("n_failed", 0)
     missing = summary.get("n_missing", 0)
@@ -120,13 +119,14 @@ def _fmt(v: Any, pct: bool = False) -> str:
 _ROW_KEYS = ("system", "n", "metric", "value", "recall_all@5", "failed", "cost_usd")
 
 
-def headline_table(rows: list[dict[str, Any]], console: Console) -> None:
+def headline_table(rows: list[dict[str, Any]], console: Console, *, rate: bool = True) -> None:
+    """``rate``: the values are rates, shown as percentages (the benchmark's summary type says)."""
     if not rows:
         return
     from rich.table import Table
 
     metric = next((r["metric"] for r in rows if r.get("metric")), "score")
-    pct = metric != "mean Spearman"
+    pct = rate
     # Further labelled numbers of a row (the other judge's accuracy, ties and losses): after the metric.
     extra = list(dict.fromkeys(k for r in rows for k in r if k not in _ROW_KEYS))
     # recall_all@5 only where retrieval is scored that way (LongMemEval); elsewhere it would be

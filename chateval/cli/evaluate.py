@@ -65,8 +65,10 @@ def add_price_option(p: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace) -> EvalConfig:
     from ..evaluation.config import find_preset, load_preset
     from ..models.prices import apply_price_specs
+    from ..util.plugins import load_plugins
 
     apply_price_specs(args.price)
+    load_plugins(getattr(args, "plugins", None) or [])  # first: a preset may name a task a plugin registers
     preset = load_preset(find_preset(args.preset)) if getattr(args, "preset", None) else {}
     return EvalConfig.merged(preset, given(args, EvalConfig))
 

@@ -44,11 +44,16 @@ def add_parser(sub: Any) -> None:
                     help="show at most N characters of each memory context (default: all of it; full-context "
                          "systems give the model whole haystacks, so large runs make large pages); the rest is "
                          "counted on the page")
+    vp.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="PLUGIN",
+                    help="a .py file or module to import first: a plugin task's own verdict text (without it, "
+                         "a task the plugin registered is shown by its verdict's fields)")
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    from ..util.plugins import load_plugins
     from ..view import build_view
 
+    load_plugins(args.plugins)
     if args.context_chars is not None and args.context_chars < 0:
         raise ConfigError(f"--context-chars must be 0 or more, not {args.context_chars}")
     if args.out is not None and not args.out.strip():

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from statistics import mean
-from typing import Literal
 
-from .samples import AgentVerdict, TaskName, Verdict, Winner
+from .samples import AgentVerdict, Method, Verdict, Winner
+from .tasks import TaskFormat, get_task
 
-Method = Literal["vote", "mean"]
+__all__ = ["Method", "aggregate", "combine_swapped", "correctness_verdict", "pairwise_verdict", "score_verdict",
+           "unswap", "winner_of"]
 _EPS = 1e-9
 
 
@@ -18,17 +19,15 @@ def winner_of(s1: float, s2: float) -> Winner:
     return "1" if s1 > s2 else "2"
 
 
-def aggregate(task: TaskName, method: Method, verdicts: list[AgentVerdict]) -> Verdict | None:
-    """The panel's verdict, or None when no debater produced a readable verdict."""
+def aggregate(task: str | TaskFormat, method: Method, verdicts: list[AgentVerdict]) -> Verdict | None:
+    """The panel's verdict (the task format combines its debaters' verdicts), or None when no
+    debater produced a readable verdict."""
+    fmt = get_task(task) if isinstance(task, str) else task
     valid = [v for v in verdicts if v.ok]
-    base = Verdict(task=task, method=method, n_agents=len(verdicts), n_valid=len(valid))
+    base = Verdict(task=fmt.name, method=method, n_agents=len(verdicts), n_valid=len(valid))
     if not valid:
         return None
-    if task == "pairwise":
-        return _pairwise(method, valid, base)
-    if task == "score":
-        return _score(valid, base)
-    return _correctness(method, valid, base)
+    return fmt.combine(method, valid, base)
 
 
 def _mean_scores(valid: list[AgentVerdict]) -> dict[str, float]:
@@ -36,7 +35,7 @@ def _mean_scores(valid: list[AgentVerdict]) -> dict[str, float]:
     return {k: mean(v.scores[k] for v in valid if k in v.scores) for k in keys}
 
 
-def _pairwise(method: Method, valid: list[AgentVerdict], out: Verdict) -> Verdict:
+def pairwise_verdict(method: Method, valid: list[AgentVerdict], out: Verdict) -> Verdict:
     out.scores = _mean_scores(valid)
     counts = Counter(v.winner for v in valid)
     out.votes = {k: counts.get(k, 0) for k in ("1", "2", "tie")}  # shown with either method
@@ -56,13 +55,13 @@ def _pairwise(method: Method, valid: list[AgentVerdict], out: Verdict) -> Verdic
     return out
 
 
-def _score(valid: list[AgentVerdict], out: Verdict) -> Verdict:
+def score_verdict(valid: list[AgentVerdict], out: Verdict) -> Verdict:
     out.scores = _mean_scores(valid)
     out.score = mean(out.scores.values()) if out.scores else None
     return out
 
 
-def _correctness(method: Method, valid: list[AgentVerdict], out: Verdict) -> Verdict:
+def correctness_verdict(method: Method, valid: list[AgentVerdict], out: Verdict) -> Verdict:
     n_yes = sum(1 for v in valid if v.correct)
     n_no = len(valid) - n_yes
     out.votes = {"correct": n_yes, "incorrect": n_no}

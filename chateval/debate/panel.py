@@ -7,21 +7,18 @@ import hashlib
 import time
 from typing import Any, Literal
 
-from autogen_agentchat.messages import TextMessage
-from autogen_core import CancellationToken
-from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field
 
 from ..util.errors import ChatevalError, ConfigError
 from ..util.interrupts import UserCodeExit, contain_exits
-from ..models import CallLog, ModelLayer, ModelSpec, PromptPrefix, StepContext, UsageTotals
+from ..models import ModelLayer, ModelSpec, PromptPrefix, UsageTotals
 from ..util.prompts import Prompts
 from . import offline_judge  # noqa: F401  (registers the offline model's debate steps)
 from .aggregate import Method, aggregate, combine_swapped, unswap
-from .debaters import MODERATOR, SUMMARIZER, Debater
-from .offline_judge import SummaryInputs
-from .parsing import DEFAULT_SCALE, VerdictParseError
-from .personas import NO_PERSONA, Persona, agent_names
+from .debaters import MODERATOR
+from .parsing import DEFAULT_SCALE
+from .personas import NO_PERSONA, Persona
+from .run_state import DebateRun, Order, SystemPrompt
 from .samples import AgentVerdict, Sample, TaskName, Verdict
 from .shortcuts import EarlyStop, Escalation, model_calls
 from .strategies import STRATEGIES, Strategy
@@ -29,20 +26,12 @@ from .strategies.base import SummaryMode
 from .tasks import TaskFormat, get_task
 from .transcript import TranscriptTurn
 
-Order = Literal["original", "swapped"]
 # shared-prefix (default): the task and data first, byte-identical for every debater of a
 # sample, then the persona and panel framing, so provider prefix caches reuse the long shared
 # part across debaters and rounds. The published ChatEval template does the same (question
 # and answers before the role description). persona-first: the persona opens the prompt
 # (our layout before issue 26), kept as an option.
 PromptLayout = Literal["shared-prefix", "persona-first"]
-
-
-class SystemPrompt(BaseModel):
-    """One debater's system message and how much of it opens every debater's message."""
-
-    text: str
-    prefix: PromptPrefix | None = None  # None in the persona-first layout: nothing is shared up front
 
 
 INPUT_FIELDS = {"question", "answer", "answer_1", "answer_2", "reference", "context", "meta"}
@@ -70,147 +59,6 @@ class JudgeResult(BaseModel):
     # What was judged (question, answers, reference, context), so a run directory can be read
     # on its own: the viewer shows it next to the debate without the input file.
     inputs: dict[str, Any] = Field(default_factory=dict)
-
-
-class DebateRun:
-    """The state of one debate, handed to the strategy."""
-
-    def __init__(self, panel: "Panel", sample: Sample, order: Order) -> None:
-        self.panel, self.sample, self.order = panel, sample, order
-        self.turns = panel.turns
-        self.cancellation = CancellationToken()
-        self.transcript: list[TranscriptTurn] = []
-        self.summarizer_log = CallLog()
-        self.stopped_after: int | None = None  # --stop-early: the round after which all agreed
-        names = agent_names(panel.personas)
-        roster = dict(zip(names, (p.name for p in panel.personas)))
-        prompts = [panel.system_prompt(sample, name, persona, names) for name, persona in zip(names, panel.personas)]
-        self.debaters = [
-            Debater(
-                name=name,
-                persona=persona,
-                layer=panel.layer_for(persona),
-                system_message=prompt.text,
-                prefix=prompt.prefix,
-                task=panel.task.name,
-                sample=sample,
-                turns=panel.turns,
-                panel=roster,
-                structured=panel.structured_for(persona),
-                response_schema=panel.task.schema_for(sample),
-            )
-            for name, persona, prompt in zip(names, panel.personas, prompts)
-        ]
-
-    def start_round(self, r: int) -> TextMessage:
-        provisional = self.panel.stop_early and r < self.turns
-        for d in self.debaters:
-            d.round, d.phase, d.provisional = r, "debate_turn", provisional
-        verdict_vars = self.panel.verdict_vars(self.sample, self.panel.structured_for(None))
-        text = self.panel.prompts.render(
-            "round.j2", round=r, turns=self.turns, final=r == self.turns, hold_scores=self.panel.hold_scores,
-            plain=self.panel.plain,
-            **verdict_vars,
-        )
-        if provisional:
-            text = text.rstrip("\n") + "\n" + self.panel.prompts.render("provisional.j2", **verdict_vars)
-        return TextMessage(content=text, source=self.panel.opener)
-
-    def settled(self, r: int) -> bool:
-        """--stop-early: after round ``r``, does every debater's provisional verdict agree? Then
-        the debate ends here (the strategy stops) and those verdicts are the final ones. An
-        unreadable provisional verdict never settles a debate."""
-        if not self.panel.stop_early or r >= self.turns:
-            return False
-        keys = set()
-        for d in self.debaters:
-            text = self._text_of(d, r)
-            if text is None:
-                return False
-            v = AgentVerdict(agent=d.name, persona=d.persona.name)
-            try:
-                self.panel.task.read(text, self.sample, v)
-            except VerdictParseError:
-                return False
-            keys.add(repr(self.panel.task.verdict_key(v)))
-        if len(keys) != 1:
-            return False
-        self.stopped_after = r
-        return True
-
-    @property
-    def last_round(self) -> int:
-        return self.stopped_after or self.turns
-
-    def _text_of(self, d: Debater, r: int) -> str | None:
-        for t in reversed(self.transcript):
-            if t.speaker == d.name and t.kind == "debate" and t.round == r:
-                return t.text
-        return None
-
-    def record(self, debater: Debater, r: int, text: str, kind: str = "debate") -> None:
-        self.transcript.append(
-            TranscriptTurn.from_calls(debater.name, r, kind, text, self.order, debater.take_calls())
-        )
-
-    async def summarize(self, r: int, texts: list[str], previous: str | None) -> str:
-        messages = [{"speaker": d.name, "text": t} for d, t in zip(self.debaters, texts)]
-        p = self.panel.prompts
-        llm_messages = [
-            SystemMessage(content=p.render("summarizer_system.j2", task_description=self.panel.task.description)),
-            UserMessage(content=p.render("summarizer.j2", round=r, messages=messages, previous=previous), source=MODERATOR),
-        ]
-        comp = await self.panel.layer.complete(
-            llm_messages,
-            step=StepContext(name="summarize_round", inputs=SummaryInputs(round=r, messages=messages, previous=previous)),
-            log=self.summarizer_log,
-            agent=SUMMARIZER,
-        )
-        self.transcript.append(TranscriptTurn.from_calls(
-            SUMMARIZER, r, "summary", comp.text, self.order, self.summarizer_log.records[-1:]))
-        return comp.text
-
-    def final_text(self, d: Debater) -> str | None:
-        return self._text_of(d, self.last_round)
-
-    async def verdict_of(self, d: Debater) -> AgentVerdict:
-        v = AgentVerdict(agent=d.name, persona=d.persona.name)
-        text = self.final_text(d)
-        if text is None:
-            v.parse_error = "the strategy recorded no final-round reply for this debater"
-            return v
-        try:
-            self.panel.task.read(text, self.sample, v)
-            return v
-        except VerdictParseError as first:
-            problem = str(first)
-            d.client.forget_last()  # an unreadable reply is never reused from the cache
-        # One bounded re-ask, then give up: an unreadable verdict is recorded, never guessed.
-        d.phase = "reask"
-        v.reasked = True
-        msg = TextMessage(
-            content=self.panel.prompts.render("reask.j2", problem=problem,
-                                              **self.panel.verdict_vars(self.sample, self.panel.structured_for(d.persona))),
-            source=self.panel.opener,
-        )
-        reply = await d.agent.on_messages([msg], self.cancellation)
-        text = str(reply.chat_message.content)
-        self.record(d, self.last_round, text, kind="reask")
-        try:
-            self.panel.task.read(text, self.sample, v)
-        except VerdictParseError as second:
-            d.client.forget_last()
-            v.parse_error = f"{problem}; after re-ask: {second}"
-        return v
-
-    def usage(self) -> UsageTotals:
-        total = UsageTotals()
-        for log in [d.log for d in self.debaters] + [self.summarizer_log]:
-            total.merge(log.totals())
-        return total
-
-    def call_errors(self) -> list[str]:
-        return [e for log in [d.log for d in self.debaters] + [self.summarizer_log] for e in log.errors]
 
 
 class Panel:
@@ -247,7 +95,8 @@ class Panel:
         self.personas, self.turns, self.aggregate = personas, turns, aggregate
         self.strategy_cls: type[Strategy] = STRATEGIES.get(strategy)
         self.strategy_name = strategy
-        self.layer, self.prompts, self.swap = layer, prompts, swap
+        self.layer, self.swap = layer, swap
+        self.prompts = prompts.with_templates(self.task.prompts) if self.task.prompts else prompts
         self.keep_raw_history, self.structured = keep_raw_history, structured
         self.summary_mode: SummaryMode = "append" if keep_raw_history else summary_mode
         # ChatEval puts no restriction on the discussion rounds; hold_scores asks debaters to

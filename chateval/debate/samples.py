@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
-TaskName = Literal["pairwise", "score", "correctness"]
+# A registered task format (chateval.debate.tasks.TASKS): the built-ins or one a plugin adds.
+TaskName = str
 Winner = Literal["1", "2", "tie"]
+Method = Literal["vote", "mean"]
 
 
 def context_text(context: Any) -> str | None:
@@ -65,12 +67,24 @@ class Sample(BaseModel):
         return self.model_copy(update={"answer_1": self.answer_2, "answer_2": self.answer_1})
 
 
-class AgentVerdict(BaseModel):
+class _ChoiceWhenSet(BaseModel):
+    """``choice`` is written only when a task sets it, so the built-in tasks' records keep their shape."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_choice(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("choice", 0) is None:
+            del data["choice"]
+        return data
+
+
+class AgentVerdict(_ChoiceWhenSet):
     agent: str
     persona: str
     winner: Winner | None = None  # pairwise
     scores: dict[str, float] = Field(default_factory=dict)  # pairwise: answer_1/answer_2; score: aspects
     correct: bool | None = None  # correctness
+    choice: str | None = None  # a task that names one of its classes (a plugin's yes/no task)
     parse_error: str | None = None
     reasked: bool = False
 
@@ -79,15 +93,16 @@ class AgentVerdict(BaseModel):
         return self.parse_error is None
 
 
-class Verdict(BaseModel):
+class Verdict(_ChoiceWhenSet):
     """The panel's aggregated verdict."""
 
     task: TaskName
-    method: Literal["vote", "mean"]
+    method: Method
     winner: Winner | None = None
     scores: dict[str, float] = Field(default_factory=dict)
     score: float | None = None  # score task: mean over aspects
     correct: bool | None = None  # correctness; None with tie=True on a split panel
+    choice: str | None = None  # a task naming one of its classes; None with tie=True on a split panel
     tie: bool = False
     votes: dict[str, int] = Field(default_factory=dict)
     n_agents: int = 0

@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+
 
 from ..util.errors import ConfigError
 from ..util.options import check_base_url, check_dir, check_names, merge_layers, opt
 from ..util.paths import search_path
+from ..util.plugins import load_plugins
 from ..util.secrets import redact_url
 from ..util.yamlfiles import load_mapping
 
@@ -22,7 +24,7 @@ DEFAULT_PERSONAS = ["general_public", "critic", "news_author", "psychologist", "
 class LayerSettings(BaseModel):
     """The model layer's limits, shared by every command: concurrency, retries, timeouts, cache."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     structured: Literal["auto", "on", "off"] = opt(
         "auto", "JSON-schema response_format on typed steps and verdicts: auto asks and stops asking an "
@@ -50,7 +52,7 @@ class EvalConfig(LayerSettings):
 
     model_config = ConfigDict(extra="forbid")
 
-    task: Literal["pairwise", "score", "correctness"] = opt("pairwise", "what the panel judges")
+    task: str = opt("pairwise", "what the panel judges: pairwise, score, correctness, or a task a plugin registers")
     strategy: str = opt("one_by_one", "communication strategy (see `chateval strategies`)")
     personas: list[str] | None = opt(None, "comma-separated persona names (see `chateval personas`)")
     agents: int | None = opt(None, "number of debaters", ge=1)
@@ -92,6 +94,19 @@ class EvalConfig(LayerSettings):
                              flags=["--plugin"], repeat=True)
 
     _names = field_validator("personas", "aspects")(check_names)
+
+    @model_validator(mode="after")
+    def _registered_task(self) -> "EvalConfig":
+        """The task must be registered: a built-in, or one of the plugins this config loads
+        (they are imported here first, as the Evaluator would)."""
+        load_plugins(self.plugins)
+        # Here, not at import: the command line builds its options from this model at start-up,
+        # and the debate package (autogen, the model layer) is not needed to show --help.
+        from ..debate.tasks import TASKS, task_names
+
+        if self.task not in TASKS:
+            raise ConfigError(f"setting 'task' (--task): unknown task '{self.task}' (known: {', '.join(task_names())})")
+        return self
 
     @classmethod
     def merged(cls, *layers: dict[str, Any]) -> "EvalConfig":

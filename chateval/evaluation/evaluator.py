@@ -3,69 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.metadata as md
 from pathlib import Path
 from typing import Any, Callable
 
 from ..models.budget import cap_reached, set_unit, skip_unit
-from .config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset, redact_url
-from ..debate import NO_PERSONA, JudgeResult, Panel, Persona, PersonaLibrary, Sample
-from ..debate.tasks import get_task
-from ..util.errors import ConfigError
+from .config import EvalConfig, config_hash, find_preset, load_preset
+from ..debate import JudgeResult, Panel, Sample
+from .judges import Judges, layer_from_config, package_versions, resolve_personas
 from .report import label_agreement, write_report
 from .inputs import InvalidLine, load_samples
 from ..util.interrupts import watch_sigint
 from ..models.dryrun import DryRunEstimate, adaptive_notes, dry_run
-from ..models.providers import env_secrets
-from ..models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
+from ..models import ModelLayer
 from ..models.reach import watch_endpoints
-from ..util.prompts import get_prompts
 from ..util.plugins import load_plugins
 from ..runs.directory import SAMPLES, RunDir, file_sha256, read_jsonl
 from .summary import summarize_judged
 
 SampleCallback = Callable[[JudgeResult], None]
-
-
-def resolve_personas(cfg: EvalConfig, library: PersonaLibrary) -> list[Persona]:
-    if cfg.framing == "none":
-        # ChatEval's single-agent setting: one judge, one turn, no persona to choose.
-        if (cfg.agents or 1) != 1 or cfg.turns != 1:
-            raise ConfigError(f"--framing none is the single-agent setting: one agent for one turn "
-                              f"(got --agents {cfg.agents or 1} --turns {cfg.turns}); use --agents 1 --turns 1 "
-                              "or the `single` preset")
-        return [NO_PERSONA]
-    names = list(cfg.personas) if cfg.personas else DEFAULT_PERSONAS[: cfg.agents or 2]
-    n = cfg.agents or len(names)
-    if len(names) < n:
-        # Grow a preset's panel for --agents N with ChatEval's roles not yet on it.
-        names += [p for p in DEFAULT_PERSONAS if p not in names][: n - len(names)]
-        if len(names) < n:
-            raise ConfigError(f"--agents {n} needs {n} personas; give them with --personas a,b,...")
-    return [library.get(name) for name in names[:n]]
-
-
-def layer_from_config(cfg: EvalConfig) -> ModelLayer:
-    """The model layer an EvalConfig describes (model, generation, retries, limit, cache)."""
-    return ModelLayer(
-        ModelSpec.parse(cfg.model, cfg.base_url),
-        params=GenParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed),
-        retry=RetryPolicy(max_retries=cfg.max_retries, timeout_s=cfg.timeout_s, base_delay_s=cfg.retry_base_delay_s),
-        max_connections=cfg.max_connections,
-        cache=CompletionCache(cfg.cache_dir) if cfg.cache else None,
-        structured=cfg.structured,
-        secrets=env_secrets(),
-    )
-
-
-def package_versions() -> dict[str, str]:
-    out = {}
-    for pkg in ("chateval", "autogen-agentchat", "autogen-ext", "openai", "pydantic", "jinja2"):
-        try:
-            out[pkg] = md.version(pkg)
-        except md.PackageNotFoundError:
-            out[pkg] = "not installed"
-    return out
 
 
 def _rebuilt_evaluator(config: EvalConfig, layer: ModelLayer) -> "Evaluator":
@@ -82,14 +37,9 @@ class Evaluator:
 
     def __init__(self, config: EvalConfig | None = None, *, layer: ModelLayer | None = None, **settings: Any) -> None:
         self.config = EvalConfig.merged(config.model_dump() if config else {}, settings)
-        cfg = self.config
-        load_plugins(cfg.plugins)
-        self.library = PersonaLibrary(cfg.persona_dirs)
-        self.personas = resolve_personas(cfg, self.library)
-        self.prompts = get_prompts(tuple(cfg.prompt_dirs))
-        self.layer = layer or layer_from_config(cfg)
-        self._panels: dict[str, Panel] = {}
-        self.panel(cfg.task)  # validate the configured task's panel now, not at the first sample
+        self.judges = Judges(self.config, layer=layer)  # the panels; bad personas, strategies, tasks fail here
+        self.library, self.personas = self.judges.library, self.judges.personas
+        self.prompts, self.layer = self.judges.prompts, self.judges.layer
 
     def __reduce__(self) -> tuple[Any, ...]:
         # To a Ray worker: its config and model layer (which pickles as its settings).
@@ -98,6 +48,7 @@ class Evaluator:
     @classmethod
     def from_preset(cls, preset: str, **settings: Any) -> "Evaluator":
         dirs = settings.get("persona_dirs")  # presets are looked up in the built-in strategies/
+        load_plugins(settings.get("plugins") or [])  # first: a preset may name a task a plugin registers
         data = load_preset(find_preset(preset, None if dirs is None else []))
         return cls(EvalConfig.merged(data, {k: v for k, v in settings.items()}))
 
@@ -106,25 +57,11 @@ class Evaluator:
         return self.layer.spec.is_offline
 
     def panel(self, task: str) -> Panel:
-        if task not in self._panels:
-            cfg = self.config
-            fmt = get_task(task)
-            method = cfg.aggregate or fmt.default_aggregate
-            self._panels[task] = Panel(
-                task=task, personas=self.personas, strategy=cfg.strategy, turns=cfg.turns,
-                aggregate=method, layer=self.layer, prompts=self.prompts,
-                swap=cfg.swap and task == "pairwise", keep_raw_history=cfg.keep_raw_history,
-                structured=cfg.structured, summary_mode=cfg.summary_mode, hold_scores=cfg.hold_scores,
-                framing=cfg.framing, layout=cfg.prompt_layout,
-                # --escalate is refused for a configured task it does not apply to; the API's other
-                # tasks (score/check on a pairwise judge) simply run without it, like --swap.
-                escalate=cfg.escalate and (task == "pairwise" or task == cfg.task), stop_early=cfg.stop_early,
-            )
-        return self._panels[task]
+        return self.judges.panel(task)
 
     # --- single items -------------------------------------------------------------------
     async def judge(self, sample: Sample, task: str | None = None) -> JudgeResult:
-        return await self.panel(task or self.config.task).judge(sample)
+        return await self.judges.judge(sample, task)
 
     async def compare(self, question: str, answer_1: str, answer_2: str, *, context: Any = None,
                       reference: str | None = None, id: str = "sample") -> JudgeResult:
@@ -153,22 +90,7 @@ class Evaluator:
     # --- files --------------------------------------------------------------------------
     def run_config(self) -> dict[str, Any]:
         """What config.json records: resolved settings, versions and the config hash."""
-        cfg = self.config
-        panel = self.panel(cfg.task)
-        judging = cfg.judging_payload() | {
-            "base_url": redact_url(self.layer.spec.base_url),  # the effective one (CHATEVAL_BASE_URL too)
-            "aggregate": panel.aggregate,
-            "personas": [p.model_dump() for p in self.personas],
-            "templates": self.prompts.source_digest(panel.templates()),
-        }
-        return {
-            "config": cfg.public() | {"personas": [p.slug for p in self.personas]},
-            "model": self.layer.label,
-            "offline": self.is_offline,
-            "judging": judging,
-            "config_hash": config_hash(judging),
-            "versions": package_versions(),
-        }
+        return self.judges.run_config()
 
     async def evaluate(self, samples: list[Sample], *, on_result: SampleCallback | None = None,
                        concurrency: int | None = None) -> list[JudgeResult]:
@@ -259,7 +181,7 @@ class Evaluator:
         samples, _ = load_samples(path, self.config.task, skip_invalid=skip_invalid, aspects=self.config.aspects)
         if limit is not None:
             samples = samples[:limit]
-        notes = adaptive_notes(self.config)
+        notes = adaptive_notes(self.config.escalate, self.config.stop_early)
         if resume_from is not None and (Path(resume_from) / SAMPLES).exists():
             done = {str(r.get("id")) for r in read_jsonl(Path(resume_from) / SAMPLES)[0] if r.get("status") == "ok"}
             left = [s for s in samples if s.id not in done]
@@ -296,4 +218,6 @@ class Evaluator:
         await self.layer.close()
 
 
-__all__ = ["Evaluator", "InvalidLine", "load_plugins", "resolve_personas"]
+# layer_from_config, package_versions and resolve_personas live with Judges; importable from here as before.
+__all__ = ["Evaluator", "InvalidLine", "Judges", "layer_from_config", "load_plugins", "package_versions",
+           "resolve_personas"]

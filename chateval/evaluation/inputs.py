@@ -13,21 +13,20 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..debate.samples import Sample
-from ..debate.tasks import get_task
+from ..debate.tasks import MAX_NAME_CHARS, TaskFormat, get_task
 from ..util.errors import InputError
 from ..util.jsonl import SURROGATE_HINT, lone_surrogate, may_hold_surrogate, split_lines
-from ..stats.labels import MAX_ANNOTATORS, normalise_label
+from ..stats.labels import MAX_ANNOTATORS
 
 MAX_FIELD_CHARS = 200_000  # a runaway field (e.g. a 1 MB answer) is an input error, not a prompt
-MAX_NAME_CHARS = 200  # ids, labels and aspect names are names, not text
 MAX_ASPECTS = 20
 _TEXT_FIELDS = ("question", "answer", "answer_1", "answer_2", "reference", "guidelines")
-_LABELS = {"pairwise": '"1", "2" or "tie"', "correctness": '"correct"/"incorrect" or true/false'}
 
 
-def _check_label(task: str, label: Any) -> None:
-    """A label must mean something for the task: otherwise agreement would silently drop it.
-    A list is one label per annotator (their majority or mean is the reference)."""
+def _check_label(fmt: TaskFormat, label: Any) -> None:
+    """A label must mean something for the task (its format says what): otherwise agreement
+    would silently drop it. A list is one label per annotator (their majority or mean is the
+    reference)."""
     if label is None:
         return
     if isinstance(label, list):
@@ -39,23 +38,12 @@ def _check_label(task: str, label: Any) -> None:
             if isinstance(one, list) or one is None:
                 raise ValueError(f"field 'label[{i}]': {json.dumps(one)[:60]} is not one annotator's label")
             try:
-                _check_label(task, one)
+                fmt.check_label(one)
             except ValueError as e:
                 raise ValueError(str(e).replace("field 'label'", f"field 'label[{i}]'", 1)) from None
-        if task == "score" and len({isinstance(one, dict) for one in label}) > 1:
-            raise ValueError("field 'label': mixes numbers and {aspect: number} labels")
+        fmt.check_labels(label)
         return
-    if task in _LABELS:
-        if isinstance(label, dict) or normalise_label(task, label) is None:
-            raise ValueError(f"field 'label': {json.dumps(label)[:60]} is not a {task} label (expected {_LABELS[task]}"
-                             " or a list of them, one per annotator)")
-        return
-    ok = (isinstance(label, (int, float)) and not isinstance(label, bool)) or (
-        isinstance(label, dict) and all(isinstance(k, str) and len(k) <= MAX_NAME_CHARS and isinstance(v, (int, float))
-                                        and not isinstance(v, bool) for k, v in label.items()))
-    if not ok:
-        raise ValueError(f"field 'label': {json.dumps(label)[:60]} is not a score label "
-                         "(expected a number or {aspect: number}, or a list of them, one per annotator)")
+    fmt.check_label(label)
 
 
 class InvalidLine(BaseModel):
@@ -97,7 +85,7 @@ def load_samples(
     return samples, invalid
 
 
-def _parse_line(blob: bytes, lineno: int, fmt: Any, max_chars: int, aspects: list[str] | None) -> Sample:
+def _parse_line(blob: bytes, lineno: int, fmt: TaskFormat, max_chars: int, aspects: list[str] | None) -> Sample:
     try:
         text = blob.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -122,7 +110,7 @@ def _parse_line(blob: bytes, lineno: int, fmt: Any, max_chars: int, aspects: lis
         raise ValueError("field 'id': empty")
     if len(rid) > MAX_NAME_CHARS:
         raise ValueError(f"field 'id': {len(rid):,} characters, over the limit of {MAX_NAME_CHARS}")
-    _check_label(fmt.name, record.get("label"))
+    _check_label(fmt, record.get("label"))
     for field in fmt.required:
         if field not in record or record[field] is None:
             raise ValueError(f"field '{field}': missing (the {fmt.name} task needs {', '.join(fmt.required)})")

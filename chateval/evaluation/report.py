@@ -7,60 +7,36 @@ records and the summary, next to them in the run directory.
 from __future__ import annotations
 
 from pathlib import Path
-from statistics import mean
 from typing import Any
 
-from ..stats.agreement import accuracy, baseline_text, baselines, cohen_kappa, correlations, kappa_ci95
+from ..debate.tasks import TASKS, TaskFormat, get_task
 from ..models.usage import prompt_cache_text
 from ..runs.directory import atomic_write
 from ..runs.savings import savings_lines
-from ..stats.labels import reference_label
+from ..stats.agreement import baseline_text
 from ..util.text import md, md_all
 
 REPORT_FILE = "report.md"
-LABELS = {"pairwise": ["1", "2", "tie"], "correctness": [True, False]}
 
 
 def label_agreement(records: list[dict[str, Any]], task: str) -> dict[str, Any]:
-    """Agreement of the panel with the records' labels; {} when no record has a usable label."""
+    """Agreement of the panel with the records' labels (the task format's measures); {} when no
+    record has a usable label."""
     # In sample order, not finishing order: the kappa bootstrap draws by position.
     ok = sorted((r for r in records if r.get("status") == "ok" and r.get("verdict")), key=lambda r: str(r.get("id", "")))
-    if task in LABELS:
-        key = "winner" if task == "pairwise" else "correct"
-        pairs = [(reference_label(task, r.get("label")), r["verdict"].get(key)) for r in ok]
-        # A split correctness panel (correct=None) counts as a miss for accuracy and drops from kappa.
-        pairs = [(g, p) for g, p in pairs if g is not None]
-        if not pairs:
-            return {}
-        gold, pred = [g for g, _ in pairs], [p for _, p in pairs]
-        acc = accuracy(gold, ["none" if p is None else p for p in pred])
-        boot = kappa_ci95(gold, pred, LABELS[task])
-        return {"accuracy": acc, **baselines(gold, pred, LABELS[task]),
-                "kappa": cohen_kappa(gold, pred, LABELS[task]), "kappa_ci95": boot.pop("ci95"),
-                "kappa_bootstrap": boot}
-    out: dict[str, Any] = {}
-    aspects = sorted({a for r in ok for a in (r["verdict"].get("scores") or {})})
-    out["aspect_means"] = {a: mean(vals) if (vals := [r["verdict"]["scores"][a] for r in ok
-                                                      if a in (r["verdict"].get("scores") or {})]) else None
-                           for a in aspects}
-    labels = [reference_label(task, r.get("label")) for r in ok]  # several annotators: their mean
-    if any(isinstance(lab, float) for lab in labels):
-        out["overall"] = correlations([r["verdict"].get("score") for r in ok],
-                                      [lab if isinstance(lab, float) else None for lab in labels],
-                                      x_name="the panel's score", y_name="the label")
-    for a in aspects:
-        human = [lab.get(a) if isinstance(lab, dict) else None for lab in labels]
-        if any(h is not None for h in human):
-            out.setdefault("aspects", {})[a] = correlations(
-                [(r["verdict"].get("scores") or {}).get(a) for r in ok], human,
-                x_name=f"the panel's {a}", y_name=f"the labelled {a}")
-    return out if len(out) > 1 or "overall" in out or out["aspect_means"] else {}
+    return get_task(task).agreement(ok)
 
 
 def _stat(s: dict[str, Any], pct: bool = False) -> str:
     if s.get("value") is None:
         return f"undefined ({s.get('reason')}; n={s.get('n', 0)})"
     return (f"{100 * s['value']:.1f}%" if pct else f"{s['value']:.3f}") + f" (n={s['n']})"
+
+
+def task_rows(summary: dict[str, Any]) -> list[str]:
+    """The task format's rows about the verdicts (a task no longer registered: the verdict counts)."""
+    task = summary.get("task")
+    return (get_task(task) if isinstance(task, str) and task in TASKS else TaskFormat()).report_rows(summary)
 
 
 def render_report(summary: dict[str, Any], run_path: Path) -> str:
@@ -75,10 +51,7 @@ def render_report(summary: dict[str, Any], run_path: Path) -> str:
               f"| panel | {summary.get('strategy')}, {summary.get('agents')} agents, {summary.get('turns')} turns |",
               f"| samples | {summary.get('n_ok')} ok, {summary.get('n_failed')} failed of {summary.get('n_samples')}"
               f"{'' if summary.get('complete', True) else ' (incomplete run)'} |"]
-    if summary.get("verdicts"):
-        lines.append(f"| verdicts | {', '.join(f'{k}: {v}' for k, v in summary['verdicts'].items())} |")
-    if summary.get("mean_score") is not None:
-        lines.append(f"| mean score | {summary['mean_score']:.2f} |")
+    lines += task_rows(summary)
     lines += [f"| parse failures | {summary.get('parse_errors', 0)} of {summary.get('agent_verdicts', 0)} agent verdicts"
               f" ({summary.get('reasked', 0)} re-asked) |"]
     if "order_disagreement_rate" in summary:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from statistics import mean
 from typing import Any
 
-from ..stats.labels import normalise_label, reference_label
+from ..debate.tasks import get_task
 from ..models import UsageTotals
+from ..stats.labels import normalise_label
 from ..runs.savings import savings
 
 __all__ = ["OFFLINE_NOTE", "normalise_label", "summarize_judged"]
@@ -38,21 +38,10 @@ def summarize_judged(records: list[dict[str, Any]], *, task: str, model: str, of
     if offline:
         out["note"] = OFFLINE_NOTE
     out |= savings(records)  # --escalate / --stop-early: what they saved
-    verdicts = [r["verdict"] for r in ok if r.get("verdict")]
-    if task == "pairwise":
-        out["verdicts"] = dict(Counter(v.get("winner") for v in verdicts))
-        swapped = [r for r in ok if r.get("order_disagreement") is not None]
-        if swapped:
-            out["order_disagreement_rate"] = sum(1 for r in swapped if r["order_disagreement"]) / len(swapped)
-    elif task == "correctness":
-        out["verdicts"] = dict(Counter({True: "correct", False: "incorrect", None: "tie"}[v.get("correct")] for v in verdicts))
-    elif task == "score":
-        scores = [v["score"] for v in verdicts if v.get("score") is not None]
-        out["mean_score"] = mean(scores) if scores else None
-    labelled = [(r, reference_label(task, r.get("label"))) for r in ok]  # several annotators: their majority
+    fmt = get_task(task)
+    out |= fmt.summarize(ok)  # the task's own fields: verdict counts, mean score, order disagreement
+    labelled = [(r, fmt.reference(r.get("label"))) for r in ok]  # several annotators: their majority
     labelled = [(r, lab) for r, lab in labelled if lab is not None and r.get("verdict")]
     if labelled:
-        key = "winner" if task == "pairwise" else "correct"
-        hits = sum(1 for r, lab in labelled if r["verdict"].get(key) == lab)
-        out["label_accuracy"] = {"n": len(labelled), "accuracy": hits / len(labelled)}
+        out["label_accuracy"] = fmt.label_accuracy(labelled)
     return out

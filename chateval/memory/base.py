@@ -160,7 +160,7 @@ class MemorySystem(ABC, Generic[SettingsT]):
         """Answer a question (str) or continue a dialogue (turns of the current session)."""
         now = as_utc(now)
         dialogue = [] if isinstance(query, str) else list(query)
-        question = query if isinstance(query, str) else _last_user_text(dialogue)
+        question = query if isinstance(query, str) else last_user_text(dialogue)
         if not question.strip():
             raise MemoryInputError("respond() needs a non-empty question or a dialogue ending with a user turn")
         t0 = time.perf_counter()
@@ -241,7 +241,7 @@ def without_blank_turns(session: Session) -> Session:
     return session.model_copy(update={"turns": [t for t in session.turns if t.content.strip()]})
 
 
-def _last_user_text(dialogue: list[Turn]) -> str:
+def last_user_text(dialogue: list[Turn]) -> str:
     for t in reversed(dialogue):
         if t.role.lower() in ("user", "speaker a", "human"):
             return t.content

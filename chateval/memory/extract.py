@@ -44,18 +44,18 @@ def session_inputs(session: Session, previous: str | None = None) -> SessionInpu
     return SessionInputs(session_id=session.id, date=session.date, turns=session.turns, previous=previous)
 
 
-def _is_user(t: Turn) -> bool:
+def is_user(t: Turn) -> bool:
     return t.role.lower() not in ("assistant", "system")
 
 
-def _gist(t: Turn, words: int = 40) -> str:
+def gist(t: Turn, words: int = 40) -> str:
     tokens = t.content.split()
     return " ".join(tokens[:words]) + (" …" if len(tokens) > words else "")
 
 
 def offline_summary(inp: SessionInputs) -> Summary:
     """Extractive: the first sentence of each substantive user-side turn (at most 8)."""
-    lines = [f"{t.role}: {first_sentence(t.content, 160)}" for t in inp.turns if _is_user(t) and len(content_words(t.content)) >= 3]
+    lines = [f"{t.role}: {first_sentence(t.content, 160)}" for t in inp.turns if is_user(t) and len(content_words(t.content)) >= 3]
     body = " ".join(lines[:8]) or "(nothing of note)"
     text = f"[{inp.date:%Y-%m-%d}] {body}"
     return Summary(summary=f"{inp.previous}\n{text}" if inp.previous else text)
@@ -71,7 +71,7 @@ def offline_update_summary(inp: SessionInputs) -> Summary:
     ``offline_summary`` picks them) are added, an older line that a new one repeats or revises
     (most of its content words recur) is dropped, and the oldest lines go first beyond the cap."""
     new = [f"[{inp.date:%Y-%m-%d}] {t.role}: {first_sentence(t.content, 160)}"
-           for t in inp.turns if _is_user(t) and len(content_words(t.content)) >= 3][:8]
+           for t in inp.turns if is_user(t) and len(content_words(t.content)) >= 3][:8]
     def said(line: str) -> set[str]:  # the content words of what was said, without date and speaker
         return set(content_words(line.split("] ", 1)[-1].split(": ", 1)[-1]))
 
@@ -88,8 +88,8 @@ def offline_update_summary(inp: SessionInputs) -> Summary:
 def offline_facts(inp: SessionInputs) -> MemoryFacts:
     """One fact per substantive user-side turn: who said it and its gist, with its turn id."""
     return MemoryFacts(facts=[
-        MemoryFact(text=f"{t.role} said: {_gist(t)}", turn_ids=[t.id])
-        for t in inp.turns if _is_user(t) and len(content_words(t.content)) >= 3
+        MemoryFact(text=f"{t.role} said: {gist(t)}", turn_ids=[t.id])
+        for t in inp.turns if is_user(t) and len(content_words(t.content)) >= 3
     ])
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from ..models.steps import TypedStep
 from ..util.text import content_words
-from .extract import SessionInputs, _is_user
+from .extract import SessionInputs, is_user
 
 
 class Keyphrase(BaseModel):
@@ -32,7 +32,7 @@ def offline_keyphrases(inp: SessionInputs) -> Keyphrases:
     out = []
     for t in inp.turns:
         words = content_words(t.content)
-        if not _is_user(t) or len(words) < 3:
+        if not is_user(t) or len(words) < 3:
             continue
         counts = Counter(words)
         top = sorted(counts, key=lambda w: (-counts[w], -len(w), w))[:OFFLINE_KEYPHRASES_PER_TURN]

@@ -14,7 +14,6 @@ from pydantic import BaseModel
 from ..util.errors import ModelCallError
 from .offline import run_offline_step
 from .retry import BadResponse, RetryPolicy
-from .spec import ModelSpec
 from .usage import approx_tokens
 
 
@@ -157,28 +156,6 @@ class OfflineBackend(Backend):
 
 
 Structured = Literal["auto", "on", "off"]
-
-
-def build_backend(
-    spec: ModelSpec,
-    params: GenParams,
-    retry: RetryPolicy,
-    structured: Structured = "auto",
-) -> Backend:
-    """The backend for ``spec`` (its provider's builder; several base URLs make a pool).
-    ``structured``: "on"/"off" force JSON-schema requests on or off; "auto" asks for them wherever
-    the model may take them, and the layer stops asking an endpoint that rejects them."""
-    if spec.is_offline:
-        return OfflineBackend()
-    from .providers import PROVIDERS
-
-    build = PROVIDERS[spec.provider].build
-    urls = [u.strip() for u in spec.base_url.split(",")] if spec.base_url else [None]
-    if len(urls) == 1:
-        return build(spec, urls[0], params, retry, structured)
-    from .pool import Endpoint, EndpointPool, endpoint_name
-
-    return EndpointPool([Endpoint(endpoint_name(u), build(spec, u, params, retry, structured)) for u in urls if u])
 
 
 def without_credentials(url: str) -> str:

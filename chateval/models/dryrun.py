@@ -147,9 +147,9 @@ ADAPTIVE_NOTE = ("--escalate / --stop-early: how many items go to the full panel
                  "judge's verdicts; the estimate counts what the offline model's verdicts lead to")
 
 
-def adaptive_notes(settings: Any) -> list[str]:
-    """Notes for settings whose number of calls depends on the replies."""
-    return [ADAPTIVE_NOTE] if getattr(settings, "escalate", None) or getattr(settings, "stop_early", None) else []
+def adaptive_notes(escalate: bool | None, stop_early: bool | None) -> list[str]:
+    """Notes for a judge whose number of calls depends on the replies (None: not set)."""
+    return [ADAPTIVE_NOTE] if escalate or stop_early else []
 
 
 _METER: contextvars.ContextVar[DryRunMeter | None] = contextvars.ContextVar("chateval_dry_run", default=None)

@@ -18,11 +18,12 @@ from pydantic import BaseModel
 from .budget import active_cap
 from ..util.errors import ConfigError, EndpointUnreachable, ModelCallError
 from ..util.secrets import redact_url, register, register_url, scrub
-from .backends import Backend, Completion, GenParams, StepContext, Structured, build_backend, json_schema
+from .backends import Backend, Completion, GenParams, StepContext, Structured, json_schema
 from .cache import CompletionCache, cache_key
 from .dryrun import active_dry_run
 from .layer_client import LayerClient
 from .prices import PRICES, cost_usd
+from .providers import build_backend
 from .reach import cannot_connect, endpoint_down, mark_down
 from .retry import BadResponse, RetryPolicy, describe, is_retryable, retry_after_seconds, status_code
 from .spec import ModelSpec

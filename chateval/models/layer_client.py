@@ -3,7 +3,7 @@ call log, so autogen's agents call through chateval's cache, metering, retries a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, AsyncGenerator, Callable, Literal, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncGenerator, Callable, Literal, Mapping, Optional, Protocol, Sequence, Union
 
 from autogen_core import CancellationToken
 from autogen_core.models import (
@@ -17,11 +17,24 @@ from autogen_core.models import (
 from autogen_core.tools import Tool, ToolSchema
 from pydantic import BaseModel
 
-from .backends import StepContext
+from .backends import Completion, StepContext
 from .usage import CallLog, approx_tokens
 
-if TYPE_CHECKING:  # the layer builds its clients: a runtime import would run in a circle
-    from .layer import ModelLayer
+
+
+class CompletionLayer(Protocol):
+    """What a client needs of the model layer (``layer.ModelLayer`` is one). A protocol, not an
+    import: the layer builds its clients, so the client module stays below it."""
+
+    @property
+    def model_info(self) -> ModelInfo: ...
+
+    async def complete(self, messages: Sequence[LLMMessage], *, step: StepContext | None = None,
+                       log: CallLog | None = None, agent: str | None = None,
+                       response_format: type[BaseModel] | None = None) -> Completion: ...
+
+    def forget(self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None = None, *,
+               step: str | None = None) -> None: ...
 
 
 class LayerClient(ChatCompletionClient):
@@ -29,7 +42,7 @@ class LayerClient(ChatCompletionClient):
 
     def __init__(
         self,
-        layer: ModelLayer,
+        layer: CompletionLayer,
         *,
         log: CallLog | None,
         step: StepContext | Callable[[Sequence[LLMMessage]], StepContext] | None,

@@ -4,53 +4,44 @@ Built in: ``openai``, ``openai-compatible``, ``azure``, ``gemini`` (OpenAI's wir
 the lean ``OpenAIBackend``), ``anthropic`` (the anthropic SDK, with prompt-cache breakpoints) and
 ``ollama`` (autogen-ext's client), both in the ``providers`` extra. Every backend sits inside the one model layer, so the cache, retries,
 concurrency limit, metering and structured-output fallback are the same for all. Register
-another with ``@provider("name")``: a function ``(spec, url, params, retry, structured) ->
-Backend``; a comma-separated base URL becomes a pool of such backends."""
+another with ``@provider("name")`` (in a ``--plugin`` file, or as a ``chateval.providers`` entry point of
+an installed package): a function ``(spec, url, params, retry, structured) -> Backend``; a
+comma-separated base URL becomes a pool of such backends. The registry itself is in ``spec``
+(a spec names a registered provider); ``build_backend`` lives here, beside the built-in builders,
+so the base types (``backends``) import nothing above them."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from autogen_core.models import ModelInfo
+
 from ..util import secrets
 from ..util.errors import ConfigError
-from .backends import AutogenBackend, Backend, GenParams, Structured, split_query, without_credentials
+from .backends import AutogenBackend, Backend, GenParams, OfflineBackend, Structured, split_query, without_credentials
+from .pool import Endpoint, EndpointPool, endpoint_name
 from .retry import RetryPolicy
-from .spec import ModelSpec
-
-Builder = Callable[[ModelSpec, "str | None", GenParams, RetryPolicy, Structured], Backend]
+from .spec import PROVIDERS, Builder, ModelSpec, Provider, provider  # noqa: F401  (provider: the public decorator)
 
 GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 OLLAMA_URL = "http://localhost:11434"
 AZURE_API_VERSION = "2024-10-21"  # the latest GA version of the Azure OpenAI data-plane API at writing
 
 
-@dataclass(frozen=True)
-class Provider:
-    build: Builder
-    url_env: tuple[str, ...] = ()  # variables naming the endpoint when --base-url is not given
-    default_url: str | None = None  # else this (None: the SDK's own default)
-    needs_url: bool = False  # no default at all: --base-url or a variable is required
 
-    def endpoint(self, given: str | None) -> str | None:
-        """The endpoint calls go to, as config.json records it (redacted there)."""
-        return given or next((os.environ[v] for v in self.url_env if os.environ.get(v)), None) or self.default_url
-
-
-PROVIDERS: dict[str, Provider] = {}
-
-
-def provider(name: str, *, url_env: tuple[str, ...] = (), default_url: str | None = None,
-             needs_url: bool = False) -> Callable[[Builder], Builder]:
-    """Register a provider's backend builder under ``name`` (usable as ``name/<model>``)."""
-    def register(fn: Builder) -> Builder:
-        PROVIDERS[name] = Provider(fn, url_env, default_url, needs_url)
-        return fn
-
-    return register
+def build_backend(spec: ModelSpec, params: GenParams, retry: RetryPolicy, structured: Structured = "auto") -> Backend:
+    """The backend for ``spec`` (its provider's builder; several base URLs make a pool).
+    ``structured``: "on"/"off" force JSON-schema requests on or off; "auto" asks for them wherever
+    the model may take them, and the layer stops asking an endpoint that rejects them."""
+    if spec.is_offline:
+        return OfflineBackend()
+    build = PROVIDERS.get(spec.provider).build
+    urls = [u.strip() for u in spec.base_url.split(",")] if spec.base_url else [None]
+    if len(urls) == 1:
+        return build(spec, urls[0], params, retry, structured)
+    return EndpointPool([Endpoint(endpoint_name(u), build(spec, u, params, retry, structured)) for u in urls if u])
 
 
 def info(structured: Structured, auto: bool, **extra: Any) -> ModelInfo:

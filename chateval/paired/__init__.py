@@ -19,13 +19,43 @@ Everything is deterministic for a given ``seed`` (``numpy.random.default_rng``) 
 over resamples. An undefined value is ``None`` with a ``reason``, never NaN (JSON cannot hold it).
 """
 
-from .difference import paired_difference, paired_metric_difference
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .model import MAX_ALL_PAIRS, MIN_ITEMS, RESAMPLES, SEED, PairedDifference, dump_comparisons, read_comparisons
-from .statistics import (STATISTICS, BatchStatistic, accuracy_statistic, kappa_statistic, kendall_statistic,
-                         per_resample, spearman_statistic)
-from .systems import choose_pairs, compare_systems, comparisons_markdown
+
+# The computing half loads numpy on first use: the records (``PairedDifference``) are read by
+# config modules that `chateval ... --help` imports.
+_EXPORTS = {
+    "paired_difference": "difference", "paired_metric_difference": "difference",
+    "STATISTICS": "statistics", "BatchStatistic": "statistics", "accuracy_statistic": "statistics",
+    "kappa_statistic": "statistics", "kendall_statistic": "statistics", "per_resample": "statistics",
+    "spearman_statistic": "statistics",
+    "choose_pairs": "systems", "compare_systems": "systems", "comparisons_markdown": "systems",
+}
 
 __all__ = ["MAX_ALL_PAIRS", "MIN_ITEMS", "RESAMPLES", "SEED", "STATISTICS", "BatchStatistic", "PairedDifference",
            "accuracy_statistic", "choose_pairs", "compare_systems", "comparisons_markdown", "dump_comparisons",
            "kappa_statistic", "kendall_statistic", "paired_difference", "paired_metric_difference", "per_resample",
            "read_comparisons", "spearman_statistic"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'chateval.paired' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs
+    from .difference import paired_difference, paired_metric_difference
+    from .statistics import (STATISTICS, BatchStatistic, accuracy_statistic, kappa_statistic, kendall_statistic,
+                             per_resample, spearman_statistic)
+    from .systems import choose_pairs, compare_systems, comparisons_markdown

@@ -9,7 +9,6 @@ the verdict flipped and which way.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,7 +16,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..debate.panel import JudgeResult
 from ..util.errors import InputError
-from ..runs.directory import SAMPLES, SUMMARY, read_jsonl
+from ..runs.envelope import check
+from ..runs.folder import SUMMARY
+from .run import read_run
 
 FORMAT_VERSION = 1
 ORIGINAL = "original"
@@ -116,26 +117,26 @@ def is_audit(summary: dict[str, Any]) -> bool:
     return isinstance(summary, dict) and summary.get("kind") == "audit"
 
 
+def _run_dir(path: Path) -> Path:
+    """The run directory of ``path``: itself, or the folder of its summary.json."""
+    return path if path.is_dir() or path.name != SUMMARY else path.parent
+
+
 def read_summary(path: str | Path) -> AuditSummary:
-    path = Path(path)
-    file = path / SUMMARY if path.is_dir() else path
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-        return AuditSummary.model_validate(data)
-    except (OSError, json.JSONDecodeError) as e:
-        raise InputError(f"{file}: not a readable audit summary ({e})") from None
-    except ValidationError as e:
-        err = e.errors()[0]
-        raise InputError(f"{file}: not an audit summary (field '{'.'.join(map(str, err['loc']))}': "
-                         f"{err['msg'].lower()})") from None
+    path = _run_dir(Path(path))
+    run = read_run(path, samples=False, subruns=False)
+    if run.summary is None:
+        raise InputError(f"{path / SUMMARY}: no such file (the audit stopped before its summary)")
+    return check(AuditSummary, run.summary.data(), f"{path / SUMMARY}: not an audit summary;")
 
 
 def read_units(path: str | Path) -> list[AuditUnit]:
-    """The judged variants of an audit run directory (unreadable or foreign lines skipped)."""
+    """The judged variants of an audit run directory (foreign records skipped; an unreadable
+    line, but a torn last one, is an error naming it)."""
     out = []
-    for rec in read_jsonl(Path(path) / SAMPLES)[0]:
+    for rec in read_run(_run_dir(Path(path)), subruns=False).records:
         try:
-            out.append(AuditUnit.model_validate(rec))
+            out.append(AuditUnit.model_validate(rec.data()))
         except ValidationError:
             continue
     return out

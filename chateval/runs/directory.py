@@ -12,207 +12,48 @@ never summarised away. A failed write stops the run with one line (:class:`RunWr
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import re
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from filelock import FileLock, Timeout
-
-from ..models.budget import active_cap
-from ..util.errors import ConfigError, InputError, RunWriteError
+from ..util.errors import ConfigError, RunWriteError
 from ..util.jsonl import dumps_line, read_records
-from ..util.secrets import scrub, scrub_obj
+from ..util.secrets import scrub_obj
+from .envelope import ConfigRecord, Envelope, SampleRecord, SummaryRecord, stamp
+from .files import WRITE_ERRNOS, atomic_write, file_sha256, write_json
+from .folder import (
+    CONFIG,
+    LOCK,
+    PID,
+    RUN_FILES,
+    SAMPLES,
+    SUMMARY,
+    RunLock,
+    check_not_foreign,
+    check_top_folder,
+    clear_top_report,
+    ensure_dir,
+    move_aside,
+    report_plots,
+    restore,
+    run_files,
+    run_path,
+)
 
-CONFIG = "config.json"
-SAMPLES = "samples.jsonl"
-SUMMARY = "summary.json"
-LOCK, PID = ".chateval.lock", ".chateval.pid"
-# What --overwrite replaces: the files runs write, and the plots the run's report.md shows
-# (anything else in the folder is left alone).
-RUN_FILES = (CONFIG, SAMPLES, SUMMARY, "report.md", "teabag.json")
-_PLOT_LINK = re.compile(r"\]\(([^)/\\]+\.png)\)")
+__all__ = ["CONFIG", "LOCK", "PID", "RUN_FILES", "SAMPLES", "SUMMARY", "WRITE_ERRNOS", "RunDir", "RunLock", "account",
+           "atomic_write", "check_not_foreign", "check_top_folder", "clear_top_report", "ensure_dir", "file_sha256",
+           "merge_accounts", "move_aside", "read_jsonl", "report_plots", "restore", "run_files", "run_path",
+           "write_json", "write_summary_file"]
+
 MISSING_SHOWN = 20  # missing keys listed in a summary (the count is always whole)
-# Errors that mean "this disk cannot take more" rather than a bad path given by the user.
-WRITE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EIO}
 
 
-def run_path(path: str | Path) -> Path:
-    """A run directory's path; an empty one is refused (Path("") is ".", the current directory,
-    where a run would land among whatever is there)."""
-    if not str(path).strip():
-        raise InputError("--out is empty: give the run directory (a new or empty folder, or an earlier run)")
-    return Path(path)
-
-
-def ensure_dir(path: str | Path) -> Path:
-    """Create a run directory, or say in one line why it cannot be one."""
-    path = run_path(path)
-    if path.exists() and not path.is_dir():
-        raise InputError(f"{path}: --out must be a directory (a file is in the way)")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"{path}: cannot create the run directory ({e.strerror or e})") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise InputError(f"{path}: the run directory is not writable")
-    return path
-
-
-class RunLock:
-    """An exclusive lock on a run directory for as long as a process writes it. The OS drops
-    the lock when its holder dies (``kill -9`` included), so a stale lock is simply taken over;
-    the holder's pid is kept beside it to name it in the error."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = ensure_dir(path)
-        self._lock = FileLock(str(self.path / LOCK))
-
-    def acquire(self) -> "RunLock":
-        try:
-            self._lock.acquire(timeout=0)
-        except Timeout:
-            try:
-                holder = (self.path / PID).read_text(encoding="utf-8").strip() or "?"
-            except OSError:
-                holder = "?"
-            raise ConfigError(f"{self.path}: another chateval process (pid {holder}) is writing this run; wait for it "
-                              "to finish or choose another --out") from None
-        except OSError as e:
-            raise InputError(f"{self.path}: cannot lock the run directory ({e.strerror or e})") from None
-        try:
-            (self.path / PID).write_text(str(os.getpid()), encoding="utf-8")
-        except OSError as e:
-            self._lock.release()
-            raise RunWriteError(self.path / PID, e) from None
-        return self
-
-    def release(self) -> None:
-        if self._lock.is_locked:
-            (self.path / PID).unlink(missing_ok=True)
-            self._lock.release()
-
-    def __enter__(self) -> "RunLock":
-        return self.acquire()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.release()
-
-
-def check_not_foreign(path: Path) -> None:
-    """Refuse a folder that is not a run (no config.json) but holds files a run writes: the run
-    would overwrite them (or --overwrite would move them away)."""
-    if (path / CONFIG).is_file():
-        return
-    clash = [name for name in RUN_FILES if (path / name).exists()]
-    if clash:
-        raise ConfigError(f"{path}: holds {', '.join(clash)} but is not a chateval run (no {CONFIG}); a run there "
-                          "would replace them: choose another --out")
-
-
-def report_plots(path: Path) -> list[Path]:
-    """The plots (in ``path`` itself) that ``path/report.md`` links to: the ones its run drew."""
-    try:
-        report = (path / "report.md").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    return [path / name for name in sorted(set(_PLOT_LINK.findall(report))) if (path / name).is_file()]
-
-
-def run_files(path: Path) -> list[Path]:
-    """An earlier run's own files: RUN_FILES and the plots its report.md links to."""
-    return [path / name for name in RUN_FILES if (path / name).is_file()] + report_plots(path)
-
-
-def check_top_folder(path: Path) -> None:
-    """The top folder of a benchmark with sub-runs (one per setting) holds such a run's own
-    summary and report, or neither: otherwise the run (or --overwrite) would replace files that
-    are not its own."""
-    if not path.is_dir() or not any((path / n).exists() for n in ("report.md", "summary.json")):
-        return
-    try:
-        old = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-        ours = isinstance(old, dict) and bool(old.get("benchmark")) and "settings" in old
-    except (OSError, ValueError):
-        ours = False
-    if not ours:
-        raise ConfigError(f"{path}: holds report.md or summary.json that are not a chateval benchmark run's; a run "
-                          "there would replace them: choose another --out")
-
-
-def clear_top_report(path: Path) -> None:
-    """--overwrite of a benchmark's top folder: only the earlier run's own files go (its report's
-    plots and the figures it draws under settings*/sweep_* names), not every PNG there."""
-    for png in {*report_plots(path), *path.glob("settings*.png"), *path.glob("sweep_*.png")}:
-        png.unlink()
-    for name in ("report.md", "summary.json"):
-        (path / name).unlink(missing_ok=True)
-
-
-def move_aside(path: Path) -> Path | None:
-    """Move an earlier run's files into a hidden folder (deleted once the new run has started),
-    so a replacement that fails before it starts loses nothing. Only a run's own files move."""
-    files = run_files(path) if (path / CONFIG).is_file() else []
-    if not files:
-        return None
-    aside = Path(tempfile.mkdtemp(dir=path, prefix=".replaced-"))
-    for f in files:
-        os.replace(f, aside / f.name)
-    return aside
-
-
-def restore(path: Path, aside: Path | None) -> None:
-    if aside is None:
-        return
-    for f in aside.iterdir():
-        if not (path / f.name).exists():
-            os.replace(f, path / f.name)
-    shutil.rmtree(aside, ignore_errors=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write a whole file or leave the old one: a disk that cannot take it raises RunWriteError
-    (one line naming the file) and no partial file is left."""
-    text = scrub(text)  # no configured secret reaches a run's files (config, summary, reports)
-    try:
-        _atomic_write(path, text)
-    except OSError as e:
-        if e.errno in WRITE_ERRNOS:
-            raise RunWriteError(path, e) from None
-        raise
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        # mkstemp makes 0600 files; a run's files all get the mode open() gives (0666 less umask).
-        os.fchmod(fd, 0o666 & ~_umask())
-        # backslashreplace: a lone surrogate (from a model's reply, say) is written as the escape
-        # "\\ud800", which JSON reads back as the same string, instead of failing the write.
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def write_json(path: Path, data: Any) -> None:
-    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+def write_summary_file(path: Path, summary: dict[str, Any], model: type[Envelope] = SummaryRecord) -> None:
+    """summary.json of a run or a benchmark's top folder: checked and versioned (:func:`stamp`)."""
+    write_json(path, stamp(summary, model))
 
 
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -246,9 +87,12 @@ class RunDir:
     are kept on resume. ``overwrite`` replaces an earlier run only once this one can start."""
 
     def __init__(self, path: str | Path, config: dict[str, Any], *, resume: bool = False, overwrite: bool = False,
-                 key: str = "id") -> None:
+                 key: str = "id", record_type: type[Envelope] = SampleRecord,
+                 summary_type: type[Envelope] = SummaryRecord) -> None:
         self.path = run_path(path)
         self.key = key
+        # What this run writes is checked against its kind's models (chateval.records) and versioned.
+        self.record_type, self.summary_type = record_type, summary_type
         self.samples_path = self.path / SAMPLES
         self.expected: dict[str, None] = {}  # keys this run must account for (ordered set)
         self.write_error: RunWriteError | None = None
@@ -281,7 +125,7 @@ class RunDir:
                     else:
                         self.dropped_failed += 1
                 atomic_write(self.samples_path, "".join(dumps_line(r) for r in self.done.values()))
-            write_json(self.path / CONFIG, config)
+            write_json(self.path / CONFIG, stamp(config, ConfigRecord))
             # Unbuffered bytes: a line is written whole or cut back (see append), never left in a buffer.
             self._fh = open(self.samples_path, "ab", buffering=0)
         except BaseException:
@@ -310,6 +154,7 @@ class RunDir:
         if self.write_error is not None:
             raise self.write_error
         record = scrub_obj(record)  # an answer or error quoting a configured secret (records from Ray workers too)
+        record = stamp(record, self.record_type)
         data = dumps_line(record).encode("ascii")
         fd = self._fh.fileno()
         start = os.lseek(fd, 0, os.SEEK_END)
@@ -359,10 +204,17 @@ class RunDir:
             summary |= self.accounting()
             summary["complete"] = bool(summary.get("complete", True)) and summary["n_missing"] == 0 \
                 and self.write_error is None
+            # Imported here: the models package loads openai and autogen, and config modules that
+            # write run files import this one (`--help` builds options from them).
+            from ..models.budget import active_cap
+
             cap = active_cap()
             if cap is not None and cap.stopped and summary["n_missing"]:
                 # Why the run is incomplete: --max-cost left its missing units unstarted.
                 summary["stopped"] = cap.record() | {"n_not_run": summary["n_missing"]}
+        stamped = stamp(summary, self.summary_type)
+        summary.clear()  # the caller's summary (returned by the run) is the one written, version and all
+        summary.update(stamped)
         try:
             write_json(self.path / SUMMARY, summary)
         except RunWriteError:
@@ -388,17 +240,3 @@ class RunDir:
             raise self.write_error
         if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:
             raise RunWriteError(exc.filename or self.path, exc) from None
-
-
-def file_sha256(path: str | Path) -> str | None:
-    """The content hash of an input file (part of a run's identity); None if it cannot be read."""
-    import hashlib
-
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return None
-    return h.hexdigest()

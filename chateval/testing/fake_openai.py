@@ -25,20 +25,18 @@ else written to it (``cache_creation_input_tokens``).
 from __future__ import annotations
 
 import json
-import random
 import socket
 import struct
 import threading
 from collections import Counter, deque
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Mapping, Union
+from typing import Any, Callable, Iterable, Mapping
 
 from . import protocols
+from .faults import FAULT_KINDS, GARBAGE_BODY, MAX_SLEEP_S, Action, Fault, FaultMix
+from .prompt_cache import SimulatedPromptCache
 
 __all__ = ["DEFAULT_REPLY", "GARBAGE_BODY", "FAULT_KINDS", "Action", "FakeOpenAIServer", "Fault", "default_responder"]
-
-FAULT_KINDS = ("401", "429", "500", "503", "timeout", "reset", "garbage", "truncated", "empty")
 
 DEFAULT_REPLY = (
     "Both responses address the question; Assistant 1 is more complete and accurate.\n"
@@ -46,40 +44,9 @@ DEFAULT_REPLY = (
     "Score of Assistant 2: 5"
 )
 
-GARBAGE_BODY = "<html><body><h1>502 Bad Gateway</h1>upstream sent nonsense</body></html>"
-
-# Upper bound on how long one handler may sleep (latency or a "timeout" fault): the server
-# never holds a thread longer than this, so it always stops within a bounded time.
-MAX_SLEEP_S = 30.0
 # Idle keep-alive connections are dropped after this many seconds.
 IDLE_TIMEOUT_S = 10.0
 
-
-@dataclass(frozen=True)
-class Fault:
-    """One misbehaviour of the endpoint.
-
-    kind: "401" (a rejected key), "429" (with ``retry_after`` seconds as a Retry-After header when given), "500",
-    "503", "timeout" (wait ``delay`` seconds, longer than the client's timeout, then reply),
-    "reset" (close the connection without a response), "garbage" (200 with a non-JSON body,
-    served as ``content_type``, or ``body`` when given), "truncated" (200 with JSON cut off half-way), "empty"
-    (a well-formed 200 completion whose content is the empty string).
-    """
-
-    kind: str
-    retry_after: float | None = None
-    delay: float = 2.0
-    content_type: str = "application/json"  # "garbage" only: e.g. "text/html" for a proxy's error page
-    body: str | None = None  # "garbage" only: the exact body to send (e.g. '{"choices": []}')
-
-    def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {self.kind!r} (known: {', '.join(FAULT_KINDS)})")
-        if self.delay < 0 or self.delay > MAX_SLEEP_S:
-            raise ValueError(f"fault delay must be between 0 and {MAX_SLEEP_S} seconds")
-
-
-Action = Union[str, Fault]
 Responder = Callable[[dict[str, Any]], str]
 
 
@@ -242,18 +209,8 @@ class FakeOpenAIServer:
         self.latency_s = latency_s
         self.reject_response_format = reject_response_format  # a 400, as servers without JSON mode give
         self.embedding_dim = embedding_dim  # the length of /v1/embeddings vectors
-        self._faults: list[tuple[Fault, float]] = []
-        for key, p in (faults or {}).items():
-            fault = key if isinstance(key, Fault) else Fault(str(key))
-            if not 0 <= p <= 1:
-                raise ValueError(f"fault probability for {fault.kind} must be between 0 and 1")
-            self._faults.append((fault, float(p)))
-        if sum(p for _, p in self._faults) > 1 + 1e-9:
-            raise ValueError("fault probabilities add up to more than 1")
-        self.cache_min_tokens, self.cache_granularity = cache_min_tokens, max(1, cache_granularity)
-        self._prompts: deque[str] = deque(maxlen=512)  # prompts answered so far (the prefix cache)
-        self._breakpoints: set[str] = set()  # Anthropic: cached prefixes
-        self._rng = random.Random(seed)
+        self.faults = FaultMix(faults or {}, seed)  # drawn from when the script is empty
+        self.cache = SimulatedPromptCache(cache_min_tokens, cache_granularity)
         self._lock = threading.Lock()
         self._queue: deque[Action] = deque()
         self._requests: list[dict[str, Any]] = []
@@ -333,8 +290,7 @@ class FakeOpenAIServer:
             self._headers.clear()
             self._completions.clear()
             self._actions.clear()
-            self._prompts.clear()
-            self._breakpoints.clear()
+        self.cache.clear()
 
     def close(self) -> None:
         if self._closed:
@@ -376,7 +332,7 @@ class FakeOpenAIServer:
             if self._queue:
                 action: Action | None = self._queue.popleft()
             else:
-                action = self._draw_fault()
+                action = self.faults.draw()
             self._actions.append("reply" if isinstance(action, str) or action is None else action.kind)
         if action is None:
             action = self._reply_text(body)
@@ -391,45 +347,15 @@ class FakeOpenAIServer:
         with self._lock:
             self._completions.append(payload)
 
-    def _draw_fault(self) -> Fault | None:
-        if not self._faults:
-            return None
-        x = self._rng.random()
-        for fault, p in self._faults:
-            if x < p:
-                return fault
-            x -= p
-        return None
-
     def _reply_text(self, body: dict[str, Any]) -> str:
         text = self.responder(body)
         if not isinstance(text, str):
             raise TypeError("the responder must return a str")
         return text
 
-    def _cache_usage(self, protocol: str, body: dict[str, Any]) -> tuple[int, int]:
-        """(tokens read from, tokens written to) the simulated prompt cache by this request."""
-        if protocol == protocols.ANTHROPIC:
-            mark = protocols.anthropic_breakpoint(body)
-            if mark is None:
-                return 0, 0
-            tokens = protocols.approx_tokens(mark)
-            with self._lock:
-                hit = mark in self._breakpoints
-                self._breakpoints.add(mark)
-            return (tokens, 0) if hit else (0, tokens)
-        if protocol != protocols.OPENAI:
-            return 0, 0
-        prompt = protocols.prompt_text(body)
-        with self._lock:
-            longest = max((protocols.common_prefix(prompt, p) for p in self._prompts), default=0)
-            self._prompts.append(prompt)
-        tokens = longest // 4 // self.cache_granularity * self.cache_granularity
-        return (tokens if tokens >= self.cache_min_tokens else 0), 0
-
     def _completion(self, protocol: str, body: dict[str, Any], text: str) -> dict[str, Any]:
         with self._lock:
             self._counter += 1
             n = self._counter
-        read, write = self._cache_usage(protocol, body) if text else (0, 0)
+        read, write = self.cache.usage(protocol, body) if text else (0, 0)
         return protocols.completion(protocol, body, text, n, self.embedding_dim, read, write)

@@ -69,7 +69,7 @@ def load_plugins(specs: Iterable[str] = ()) -> None:
         added = [n for r in Registry.ALL for n, obj in r.snapshot().items() if before.get(id(r), {}).get(n) is not obj]
         if not added:
             raise ConfigError(f"{spec}: plugin registered nothing (expected @memory_system, @strategy, "
-                              "@benchmark, @perturbation or a task registration)")
+                              "@benchmark, @perturbation, @provider or a task registration)")
         _loaded.add(spec)
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-from jinja2 import (ChoiceLoader, FileSystemLoader, StrictUndefined, Template, TemplateNotFound, TemplateSyntaxError,
-                    UndefinedError)
+from jinja2 import (BaseLoader, ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined, Template, TemplateNotFound,
+                    TemplateSyntaxError, UndefinedError)
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -47,13 +47,19 @@ def inline(text: Any, limit: int = 80) -> str:
 
 
 class Prompts:
-    def __init__(self, extra_dirs: tuple[str | Path, ...] = ()) -> None:
+    def __init__(self, extra_dirs: tuple[str | Path, ...] = (), templates: Mapping[str, str] | None = None) -> None:
+        """``templates``: name -> source of templates that code ships (a plugin's task format),
+        found after every folder, so a --prompt-dir file of the same name overrides them."""
         dirs = search_path("prompts", list(extra_dirs))
         for d in dirs[:-1]:
             if not Path(d).is_dir():
                 raise ConfigError(f"{d}: prompt folder does not exist")
+        self._extra_dirs, self._templates = tuple(extra_dirs), dict(templates or {})
+        loaders: list[BaseLoader] = [FileSystemLoader(str(d)) for d in dirs]
+        if self._templates:
+            loaders.append(DictLoader(self._templates))
         self.env = SandboxedEnvironment(
-            loader=ChoiceLoader([FileSystemLoader(str(d)) for d in dirs]),
+            loader=ChoiceLoader(loaders),
             undefined=StrictUndefined,
             autoescape=False,
             keep_trailing_newline=False,
@@ -63,6 +69,10 @@ class Prompts:
         self.env.filters["fence"] = fence
         self.env.filters["inline"] = inline
         self.dirs = dirs
+
+    def with_templates(self, templates: Mapping[str, str]) -> "Prompts":
+        """These prompts and ``templates`` (name -> source) behind them."""
+        return Prompts(self._extra_dirs, {**templates, **self._templates})
 
     def template(self, name: str) -> Template:
         """A compiled template; a missing one or a syntax error is one line naming file and line."""

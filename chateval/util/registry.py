@@ -13,9 +13,16 @@ from .errors import ConfigError
 T = TypeVar("T")
 
 
+def _definition(obj: Any) -> Any:
+    """What an entry stands for: a record that wraps a function (a provider's builder) names it
+    as ``__wrapped__``, as functools' wrappers do."""
+    return getattr(obj, "__wrapped__", obj)
+
+
 def _same_definition(a: Any, b: Any) -> bool:
     """The same class defined again (a module imported twice, e.g. a plugin file loaded by path
     and by name) is not a clash; another object under a taken name is."""
+    a, b = _definition(a), _definition(b)
     return a is b or (getattr(a, "__module__", None), getattr(a, "__qualname__", None)) == (
         getattr(b, "__module__", None), getattr(b, "__qualname__", None))
 
@@ -26,8 +33,11 @@ class Registry(Generic[T]):
 
     ALL: ClassVar[list["Registry[Any]"]] = []
 
-    def __init__(self, kind: str, entry_points: str | None = None) -> None:
+    def __init__(self, kind: str, entry_points: str | None = None,
+                 from_entry_point: Callable[[Any], T] | None = None) -> None:
         self.kind = kind
+        # What an entry point's object becomes (e.g. a bare builder function -> a Provider).
+        self._from_entry_point = from_entry_point
         self.group = entry_points
         self._items: dict[str, T] = {}
         self._eps_loaded = entry_points is None
@@ -44,14 +54,14 @@ class Registry(Generic[T]):
         def deco(obj: T) -> T:
             old = self._items.get(name)
             lazy = self._lazy.get(name) if old is None else None
-            if lazy is not None and getattr(obj, "__module__", None) != lazy[0] and self._lazy_available(name):
+            if lazy is not None and getattr(_definition(obj), "__module__", None) != lazy[0] and self._lazy_available(name):
                 if not replace:  # a built-in that is not imported yet holds the name all the same
                     raise ConfigError(f"{self.kind} '{name}' is already registered (by {lazy[0]}); "
                                       "choose another name or register it with replace=True")
             if lazy is not None:
                 del self._lazy[name]  # registered now: by its own module, or replaced
             if old is not None and not replace and not _same_definition(old, obj):
-                where = getattr(old, "__module__", "?")
+                where = getattr(_definition(old), "__module__", "?")
                 raise ConfigError(f"{self.kind} '{name}' is already registered (by {where}); "
                                   "choose another name or register it with replace=True")
             self._items[name] = obj
@@ -96,6 +106,8 @@ class Registry(Generic[T]):
                 raise ConfigError(f"entry point '{ep.name}' ({self.group}) of {dist}: failed to load "
                                   f"({type(e).__name__}: {e})") from None
             if ep.name not in self._items:
+                if self._from_entry_point is not None:
+                    obj = self._from_entry_point(obj)
                 self.register(ep.name)(obj)
                 if isinstance(obj, type) and hasattr(obj, "name") and "name" not in vars(obj):
                     obj.name = ep.name  # as the registering decorators do: records use this name

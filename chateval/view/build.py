@@ -13,7 +13,7 @@ from ..runs.directory import atomic_write
 from .format import headline_table, money, num
 from .load import NotARunDir, RunView, load_run
 from .runlist import RunEntry, list_runs
-from .samples import SampleView, anchor
+from .samples import SampleView, anchor, card
 
 # Persona colours: distinct, readable on white, assigned in order of first appearance.
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"]
@@ -35,7 +35,7 @@ def _env() -> Environment:
     env.filters["pretty"] = _pretty
     env.filters["num"] = _num
     env.filters["fmt"] = num
-    env.globals.update(anchor=anchor, pct=_pct, ci=_ci, headline_table=headline_table, money=money, rate=_is_rate)
+    env.globals.update(anchor=anchor, card=card, pct=_pct, ci=_ci, headline_table=headline_table, money=money, rate=_is_rate)
     return env
 
 

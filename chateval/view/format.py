@@ -32,16 +32,16 @@ def num(v: Any, rate: bool = False) -> str:
     return str(v)
 
 
-def headline_table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def headline_table(rows: list[dict[str, Any]], rate: bool = True) -> tuple[list[str], list[list[str]]]:
     """A benchmark's headline rows (summary.json ``headline``) as the terminal's table: columns and
-    formatted cells. The metric's value is a percentage unless it is a correlation."""
+    formatted cells. The values are percentages when ``rate`` (its summary type says; a
+    correlation is not)."""
     if not rows or not all(isinstance(r, dict) for r in rows):
         return [], []
     if "system" not in rows[0]:  # an audit's rows are already formatted (flip rate "12.5%")
         cols = list(dict.fromkeys(k for r in rows for k in r))
         return cols, [[num(r.get(k)) for k in cols] for r in rows]
     metric = next((r["metric"] for r in rows if r.get("metric")), "score")
-    rate = metric != "mean Spearman"
     base = {"system", "n", "metric", "value", "recall_all@5", "failed", "cost_usd"}
     extra = list(dict.fromkeys(k for r in rows for k in r if k not in base))
     cols = ["system", "n", metric, *extra, "recall_all@5", "failed", "cost"]

@@ -7,23 +7,17 @@ plots (how one record becomes samples is :mod:`.samples`).
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
 from pydantic import BaseModel, Field
 
-from ..records.audit import AuditSummary, is_audit, read_summary
-from ..util.errors import InputError
-from ..util.jsonl import read_records
 from ..models.usage import UsageTotals
+from ..records.audit import AuditSummary, is_audit, read_summary
+from ..records.run import RUN_FILES, NotARunDir, read_run
 from .samples import SampleView, sample_views
 
-RUN_FILES = ("summary.json", "samples.jsonl", "config.json")
-
-
-class NotARunDir(InputError):
-    """The path is missing or holds none of a run's files."""
+__all__ = ["RUN_FILES", "NotARunDir", "RunView", "load_run"]
 
 
 class RunView(BaseModel):
@@ -37,38 +31,7 @@ class RunView(BaseModel):
     usage: dict[str, Any] = Field(default_factory=dict)  # summed over every record read
     n_records: int = 0
     audit: AuditSummary | None = None  # an audit run (chateval audit): its flip rates and compared verdicts
-
-
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not a run file (not UTF-8 text, byte {e.start})") from None
-    except (OSError, json.JSONDecodeError, RecursionError) as e:
-        raise InputError(f"{path}: not readable JSON ({getattr(e, 'strerror', None) or e})") from None
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    """A samples.jsonl, split at "\\n" only (as the run writer reads it). A torn last line of a
-    killed run is skipped, as the run writer does; any other bad line is an error naming it."""
-    try:
-        records, bad = read_records(path)
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputError(f"{path}: cannot read it ({e.strerror or e})") from None
-    lines = raw.split(b"\n")
-    # Torn: the last line, not ended by a newline, and the start of a record (not binary junk).
-    torn = len(lines) if lines[-1].strip() and lines[-1].lstrip().startswith(b"{") else None
-    bad = [no for no in bad if no != torn]
-    if bad:
-        more = f", nor are {len(bad) - 1} more line(s)" if len(bad) > 1 else ""
-        raise InputError(f"{path}:{bad[0]}: not valid JSON (or not UTF-8 text){more}; a run's samples.jsonl holds "
-                         "one JSON record per line")
-    return [rec for _, rec in records]
-
-
-def _is_run(path: Path) -> bool:
-    return any((path / f).is_file() for f in RUN_FILES)
+    headline_rates: bool = True  # the headline's values are rates (shown as %): its summary type says
 
 
 def _judged_inside(x: Any) -> bool:
@@ -99,28 +62,21 @@ def _usages(v: Any) -> Iterator[dict[str, Any]]:
 def load_run(path: Path) -> RunView:
     """A run directory, its benchmark sub-runs (one level down) and their plots."""
     path = Path(path)
-    if not path.is_dir():
-        raise NotARunDir(f"{path}: no such run directory")
-    if not _is_run(path):
-        raise NotARunDir(f"{path}: not a run directory (none of {', '.join(RUN_FILES)})")
-    view = RunView(path=str(path), name=path.name or str(path))
-    if (path / "config.json").is_file():
-        view.config = _json(path / "config.json")
-    if (path / "summary.json").is_file():
-        view.summary = _json(path / "summary.json")
+    run = read_run(path)  # typed; a bad file is one line naming it
+    view = RunView(path=str(path), name=path.name or str(path),
+                   config=run.config.data() if run.config else {}, summary=run.summary.data() if run.summary else {})
+    view.headline_rates = type(run.summary).headline_rates if run.summary else True
     usages: list[dict[str, Any]] = []
-    subs = [("", path)] + [(p.name, p) for p in sorted(path.iterdir()) if p.is_dir() and _is_run(p)]
-    for setting, d in subs:
-        if (d / "report.md").is_file():
-            view.reports[setting] = (d / "report.md").read_text(encoding="utf-8", errors="replace")
-        for png in sorted(d.glob("*.png")):
+    for setting, d in [("", run), *run.runs.items()]:
+        if (d.path / "report.md").is_file():
+            view.reports[setting] = (d.path / "report.md").read_text(encoding="utf-8", errors="replace")
+        for png in sorted(d.path.glob("*.png")):
             name = f"{setting}/{png.name}" if setting else png.name
             view.plots.append((name, base64.b64encode(png.read_bytes()).decode("ascii")))
-        if (d / "samples.jsonl").is_file():
-            records = _jsonl(d / "samples.jsonl")
-            view.samples += [v for r in records for v in sample_views(r, setting)]
-            view.n_records += len(records)
-            usages += list(_usages(records))
+        for rec in d.records:
+            view.samples += sample_views(rec, setting)
+            usages += list(_usages(rec.data()))
+        view.n_records += len(d.records)
     total = UsageTotals()
     for u in usages:
         total.merge(UsageTotals.model_validate(u))

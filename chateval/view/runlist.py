@@ -4,7 +4,6 @@ so listing a folder of large runs stays quick."""
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime
 from pathlib import Path
@@ -12,7 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..records.run import KINDS, is_run, read_run, run_kind
 from ..runs.directory import LOCK, PID
+from ..util.errors import InputError
 from .format import money, num, pct
 from .load import RUN_FILES
 
@@ -56,13 +57,6 @@ def find_runs(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def _read(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    data = json.loads(path.read_bytes().decode("utf-8"))
-    return data if isinstance(data, dict) else {}
-
-
 def _alive(path: Path) -> bool:
     """A process still holds the run: the pid file exists only while the lock is held (a killed
     holder leaves it behind, so the pid must also be alive)."""
@@ -101,17 +95,8 @@ def _sample_files(path: Path) -> list[Path]:
 
 
 def _kind(cfg: dict[str, Any], summary: dict[str, Any]) -> str:
-    kind = summary.get("kind") or cfg.get("kind")
-    if kind == "calibration":
-        return "calibrate"
-    if kind:
-        return str(kind)
-    bench = summary.get("benchmark") or (cfg.get("judging") or {}).get("benchmark")
-    if bench:
-        return f"bench {bench}"
-    if "config" in cfg or "task" in summary:
-        return "evaluate"
-    return "run"
+    kind = run_kind(cfg, summary)
+    return kind if kind in (*KINDS, "run") else f"bench {kind}"
 
 
 def _panel(c: dict[str, Any]) -> str:
@@ -142,14 +127,13 @@ def _who(kind: str, cfg: dict[str, Any], summary: dict[str, Any]) -> str:
     return "–"
 
 
-def _headline(kind: str, summary: dict[str, Any]) -> str:
+def _headline(kind: str, summary: dict[str, Any], rate: bool = True) -> str:
     hl = summary.get("headline")
     if isinstance(hl, str):  # calibrate: its conclusion
         return hl
     if isinstance(hl, list) and hl and isinstance(hl[0], dict):
         if "system" in hl[0]:
             metric = next((r["metric"] for r in hl if r.get("metric")), None)
-            rate = metric != "mean Spearman"
             cells = [f"{r['system']} {num(r.get('value'), rate)}" for r in hl if r.get("value") is not None]
             return f"{metric}: {', '.join(cells)}" if metric and cells else "–"
         if "flip rate" in hl[0]:  # audit
@@ -208,20 +192,19 @@ def run_entry(path: Path, root: Path) -> RunEntry:
         return RunEntry(rel=rel, path=str(path), kind="run", status="unreadable", detail=str(e.strerror or e))
     base = {"rel": rel, "path": str(path), "mtime": mtime, "n_records": n_records,
             "date": datetime.fromtimestamp(mtime).strftime("%Y-%m-%d %H:%M")}
-    read: dict[str, dict[str, Any]] = {}
-    for name in ("config.json", "summary.json"):
-        try:
-            read[name] = _read(path / name)
-        except (OSError, ValueError, RecursionError) as e:  # one bad run must not hide the others
-            return RunEntry(**base, kind="run", status="unreadable", detail=f"{path / name}: not readable JSON ({e})")
-    cfg, summary = read["config.json"], read["summary.json"]
+    try:  # config and summary only: a run list of large runs stays quick
+        run = read_run(path, samples=False, subruns=False) if is_run(path) else None
+    except InputError as e:  # one bad run must not hide the others; the message names the file
+        return RunEntry(**base, kind="run", status="unreadable", detail=str(e))
+    cfg = run.config.data() if run and run.config else {}
+    summary = run.summary.data() if run and run.summary else {}
     kind = _kind(cfg, summary)
     judging = cfg.get("judging") or {}
     data = summary.get("data") or judging.get("data") or summary.get("input") or cfg.get("input")
     model = summary.get("model") or cfg.get("model") or judging.get("answer_model") or judging.get("model")
     status, detail = _status(path, summary)
     return RunEntry(**base, kind=kind, data=str(data) if data else "–", model=str(model) if model else "–",
-                    who=_who(kind, cfg, summary), headline=_headline(kind, summary), cost=_cost(summary),
+                    who=_who(kind, cfg, summary), headline=_headline(kind, summary, type(run.summary).headline_rates if run and run.summary else True), cost=_cost(summary),
                     status=status, detail=detail)
 
 

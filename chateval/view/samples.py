@@ -1,9 +1,9 @@
 """One samples.jsonl record -> what the viewer shows of it.
 
-Records differ per run kind, so a record is read by the fields it has, not by the command that
-wrote it: a debate is any object with a ``transcript``, a memory answer is a record with
-``answer``/``response``/``prediction`` and ``context``, and a record holding a ``qa`` list (LoCoMo:
-one record per conversation and system) becomes one sample per question.
+Records differ per run kind: a record's type says how it splits into samples, which question each
+answers and what its card adds (``SampleRecord.samples``, ``question_of``, ``card``, overridden by a
+benchmark's record type); the rest is read by the fields a sample has: a debate is any object with
+a ``transcript``, a memory answer is a record with ``answer``/``response``/``prediction`` and ``context``.
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..stats.labels import reference_label
+from ..debate.tasks import TASKS, TaskFormat, get_task
+from ..runs.envelope import SampleRecord
 
 
 class Debate(BaseModel):
     """One judged item with a transcript: an evaluate record or a judge inside a benchmark record."""
 
     title: str
+    task: str | None = None  # the task format that judged it: it says how a verdict reads (card)
     order_turns: dict[str, list[dict[str, Any]]]  # "original" / "swapped" -> turns in recorded order
     agents: list[dict[str, Any]] = Field(default_factory=list)
     verdict: dict[str, Any] | None = None
@@ -83,7 +85,8 @@ def _debates(rec: Any, title: str = "debate") -> list[Debate]:
             if not isinstance(verdict, dict):  # head-to-head records the winner and the panel apart
                 verdict = rec["panel"] if isinstance(rec.get("panel"), dict) else {
                     "winner": verdict, "correct": rec.get("correct"), "votes": rec.get("votes")}
-            found.append(Debate(title=title, order_turns=turns, agents=rec.get("agents") or [],
+            task = rec.get("task") if isinstance(rec.get("task"), str) else None
+            found.append(Debate(title=title, task=task, order_turns=turns, agents=rec.get("agents") or [],
                                 verdict=verdict, orders=rec.get("orders"), error=rec.get("error")))
         for k, v in rec.items():
             if k != "transcript":
@@ -100,6 +103,23 @@ def _split(agents: list[dict[str, Any]]) -> bool:
     return len(winners) > 1 or len(correct) > 1
 
 
+def task_of(name: Any) -> TaskFormat | None:
+    """The registered task format of that name (a plugin's only while it is loaded)."""
+    return get_task(name) if isinstance(name, str) and name in TASKS else None
+
+
+def card(task: str | None, verdict: dict[str, Any]) -> Any:
+    """A verdict (a record's, an order's or one debater's) as the viewer shows it: as its task
+    format says; a task not registered here, by the fields it has."""
+    fmt = task_of(task)
+    if fmt is not None:
+        return fmt.card(verdict)
+    for key in ("winner", "correct", "score", "choice"):
+        if verdict.get(key) is not None:
+            return verdict[key]
+    return None
+
+
 def _pred(rec: dict[str, Any]) -> Any:
     if "pred" in rec:
         return rec["pred"]
@@ -108,6 +128,11 @@ def _pred(rec: dict[str, Any]) -> Any:
     v = rec.get("verdict") or {}
     if not isinstance(v, dict):
         return v
+    fmt = task_of(rec.get("task"))
+    if fmt is not None and fmt.classes:  # a classifying task: what it compares with the label
+        return fmt.prediction(v)
+    if v.get("winner") is None and v.get("choice") is not None:  # a task not registered here
+        return v["choice"]
     return v.get("winner") if v.get("winner") is not None else v.get("correct", v.get("score"))
 
 
@@ -151,8 +176,6 @@ SHOWN = {"id", "key", "task", "status", "verdict", "agents", "transcript", "orde
 
 
 def _qid(rec: dict[str, Any]) -> str:
-    if rec.get("episode") is not None and rec.get("turn") is not None:  # msc-response: a turn of an episode
-        return f"{rec['episode']}::t{rec['turn']}"
     if rec.get("question_id") is not None:
         return f"{rec['conversation']}::{rec['question_id']}" if rec.get("conversation") else str(rec["question_id"])
     return str(rec.get("case_id") or rec.get("id") or rec.get("key") or "")
@@ -176,13 +199,15 @@ def _audit_variant(rec: dict[str, Any], pred: Any) -> tuple[str, Any, dict[str, 
     return name, pred, shown
 
 
-def sample_view(rec: dict[str, Any], setting: str = "") -> SampleView:
+def sample_view(rec: dict[str, Any], setting: str = "", qid: str | None = None) -> SampleView:
+    """One sample's card. ``qid``: the question it answers, if its record type says (else guessed)."""
     debates = _debates(rec)
     label = rec.get("human", rec.get("label"))
     pred = _pred(rec)
     variant, pred, audit_shown = _audit_variant(rec, pred) if "perturbation" in rec and "item" in rec else ("", pred, {})
     # Compared as the verdict expresses them ("correct" vs True); a score label is not compared.
-    gold = reference_label(rec["task"], label) if rec.get("task") in ("pairwise", "correctness") else label
+    fmt = task_of(rec.get("task"))
+    gold = fmt.reference(label) if fmt is not None and fmt.classes else label
     scalar = (str, bool, int)
     comparable = gold is not None and isinstance(gold, scalar) and isinstance(pred, scalar)
     inputs = dict(rec.get("inputs") or {})
@@ -201,7 +226,7 @@ def sample_view(rec: dict[str, Any], setting: str = "") -> SampleView:
     return SampleView(
         key=key,
         anchor=anchor(key, setting),
-        qid=_qid(rec),
+        qid=qid or _qid(rec),
         setting=setting,
         system=variant or str(system or rec.get("systems_all") and " / ".join(rec["systems_all"]) or ""),
         category=str(rec.get("category_name") or rec.get("question_type") or rec.get("category")
@@ -221,20 +246,12 @@ def sample_view(rec: dict[str, Any], setting: str = "") -> SampleView:
     )
 
 
-def sample_views(rec: dict[str, Any], setting: str = "") -> list[SampleView]:
-    """One record's samples: itself, or one per question of a ``qa`` list (LoCoMo)."""
-    if not isinstance(rec.get("qa"), list):
-        return [sample_view(rec, setting)]
-    outer = {k: v for k, v in rec.items() if k not in ("qa", "key", "usage", "stats", "latency", "status")}
+def sample_views(rec: SampleRecord, setting: str = "") -> list[SampleView]:
+    """A record's samples, as its type splits them (one per question of a conversation, say)."""
+    card = rec.card()  # what the record's own type says the viewer shows of it
     out = []
-    for i, qa in enumerate(rec["qa"]):
-        if not isinstance(qa, dict):
-            continue
-        conv = rec.get("conversation", rec.get("key", ""))
-        sub = outer | qa | {"key": f"{rec.get('key', conv)}#{qa.get('qa_index', i)}",
-                            "question_id": f"{conv}#{qa.get('qa_index', i)}"}
-        sub.pop("conversation", None)  # already in question_id
-        out.append(sample_view(sub, setting))
-    if not out or rec.get("status") == "failed":  # a failed unit answered nothing: show the unit itself
-        out.append(sample_view({k: v for k, v in rec.items() if k != "qa"}, setting))
+    for sample in rec.samples():
+        view = sample_view(sample, setting, qid=rec.question_of(sample))
+        view.memory |= card
+        out.append(view)
     return out

@@ -17,12 +17,10 @@ provisional verdict agrees) and stop: the verdicts are then read from round ``r`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Callable, ClassVar, Literal, TypeVar
+from typing import Callable, ClassVar, Literal, TypeVar
 
 from ...util.registry import Registry
-
-if TYPE_CHECKING:
-    from ..panel import DebateRun
+from ..run_state import DebateRun
 
 
 class Strategy(ABC):
@@ -36,7 +34,7 @@ class Strategy(ABC):
         self.keep_raw_history = self.summary_mode == "append"
 
     @abstractmethod
-    async def run(self, debate: "DebateRun") -> None: ...
+    async def run(self, debate: DebateRun) -> None: ...
 
     def critical_path_calls(self, agents: int, turns: int) -> int:
         """Sequential model calls per sample (for throughput bounds in benchmarks)."""

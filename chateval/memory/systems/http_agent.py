@@ -22,7 +22,7 @@ from ...util import secrets
 from ...models import CallRecord, UsageTotals, approx_tokens
 from ...models.backends import split_query, without_credentials
 from ...util.options import check_base_url
-from ..base import MemorySystem, _last_user_text, memory_system
+from ..base import MemorySystem, last_user_text, memory_system
 from ..types import MemoryItem, Response, Session, Turn
 
 PROTOCOL = "chateval-memory-agent/1"
@@ -170,7 +170,7 @@ class HttpAgent(MemorySystem[HttpSettings]):
 
     async def respond(self, query: str | list[Turn], now: datetime) -> Response:
         dialogue = None if isinstance(query, str) else list(query)
-        question = query if isinstance(query, str) else _last_user_text(dialogue or [])
+        question = query if isinstance(query, str) else last_user_text(dialogue or [])
         await self._ensure_case()
         t0 = time.perf_counter()
         data = await self._post("/respond", {"case_id": self.case_id, "question": question, "date": _iso(now),

@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..base import MemorySystem, format_items, memory_system, without_blank_turns
-from ..extract import EXTRACT_FACTS, SUMMARIZE_SESSION, _is_user, cited_turns, session_inputs
+from ..extract import EXTRACT_FACTS, SUMMARIZE_SESSION, cited_turns, is_user, session_inputs
 from ..fusion import RRF_K, rrf, rrf_scores
 from ..lexical import BM25Index
 from ..rag_steps import (EXTRACT_KEYPHRASES, RERANK, TAKE_NOTES, Candidate, NotesInputs, RerankInputs,
@@ -90,7 +90,7 @@ def rounds(session: Session) -> list[list[Turn]]:
     first user turn form a round of their own."""
     out: list[list[Turn]] = []
     for t in session.turns:
-        if _is_user(t) or not out:
+        if is_user(t) or not out:
             out.append([t])
         else:
             out[-1].append(t)
@@ -103,7 +103,7 @@ def turn_values(session: Session, s: RagSettings) -> list[Value]:
     groups = [session.turns] if s.granularity == "session" else rounds(session)
     values = []
     for n, turns in enumerate(groups):
-        user = [t.content for t in turns if _is_user(t)]
+        user = [t.content for t in turns if is_user(t)]
         # The user side keeps the turns' own text (joined by newlines as the benchmark's
         # baselines do), so a warm embedding cache already holds it.
         own = "\n".join(user) if s.key_roles == "user" and user else "\n".join(map(_line, turns))
@@ -115,7 +115,7 @@ def turn_values(session: Session, s: RagSettings) -> list[Value]:
 
 def session_key(session: Session, s: RagSettings) -> str:
     """A whole session's own key for session_fusion."""
-    return "\n".join(t.content for t in session.turns if _is_user(t) or s.key_roles == "all")
+    return "\n".join(t.content for t in session.turns if is_user(t) or s.key_roles == "all")
 
 
 class KeyIndex:

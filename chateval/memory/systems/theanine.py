@@ -57,6 +57,7 @@ from .theanine_steps import (  # noqa: F401  (re-exported: the steps belong to t
     PairInputs, PairRelation, RefinedTimeline, RefineInputs, RelationInputs, RelationLabel, RelationOutput,
     SpeakerInputs, TimelineEvent, next_speaker, offline_relation, session_excerpt, topic_words,
 )
+from .theanine_timelines import Timeline, events_text, timeline_text
 
 
 class TheanineSettings(BaseModel):
@@ -79,19 +80,6 @@ class TheanineSettings(BaseModel):
     dialogue_prompt: Literal["speaker", "qa"] = "speaker"  # dialogue continuation: as the speaker, or the QA prompt
     seed: int = 0  # timeline sampling and event shuffling
     graph_path: str | None = None  # the user's graph file (node-link JSON); None: in memory only
-
-
-# --- what one response used -------------------------------------------------------------------
-class Timeline(BaseModel):
-    """One retrieved timeline: the raw path of memory ids and, if refined, what was kept."""
-
-    retrieved: list[str]  # the retrieved memories on it (one, unless several share the timeline)
-    path: list[str]  # raw timeline (memory ids, oldest first; cut to max_events)
-    truncated: bool = False
-    start: str | None = None  # where the untruncated timeline starts (the component's oldest memory, if it leads here)
-    kept: list[str] | None = None  # refined: the memory ids kept, in order
-    texts: dict[str, str] = Field(default_factory=dict)  # refined: memory id -> rewritten text
-    note: str = ""
 
 
 # The dialogue of the respond() call in progress, for the retrieval query and the refinement
@@ -310,8 +298,8 @@ class Theanine(VectorMemory):
             chosen = list(await asyncio.gather(*(self._refine(t, dialogue, now) for t in chosen)))
         self.last_timelines = chosen
         if self.settings.timeline_format == "events":
-            return self._events_text(chosen, question)
-        return "\n\n".join(self._timeline_text(n + 1, t) for n, t in enumerate(chosen))
+            return events_text(self.graph, chosen, question, self.settings.seed)
+        return "\n\n".join(timeline_text(self.graph, n + 1, t) for n, t in enumerate(chosen))
 
     async def _refine(self, t: Timeline, dialogue: list[Turn], now: datetime) -> Timeline:
         alias = {f"E{i + 1}": mid for i, mid in enumerate(t.path)}
@@ -330,38 +318,6 @@ class Theanine(VectorMemory):
             kept = {mid: self.graph.node(mid)["text"] for mid in t.retrieved}
         order = [mid for mid in t.path if mid in kept]  # timeline order, whatever order the reply used
         return t.model_copy(update={"kept": order, "texts": {m: kept[m] for m in order}, "note": out.note.strip()})
-
-    def _events(self, t: Timeline) -> list[str]:
-        return t.kept if t.kept is not None else t.path
-
-    def _text(self, t: Timeline, mid: str) -> str:
-        return t.texts.get(mid) or self.graph.node(mid)["text"]
-
-    def _timeline_text(self, number: int, t: Timeline) -> str:
-        ids = self._events(t)
-        times = [self.graph.node(m)["time"] for m in ids]
-        head = f"Timeline {number} ({times[0]:%Y-%m-%d} to {times[-1]:%Y-%m-%d}"
-        head += ", shortened)" if t.truncated else ")"
-        lines = [head + ":"]
-        for i, mid in enumerate(ids):
-            prev = ids[i - 1] if i else None
-            rel = self.graph.relation(prev, mid) if prev and self.graph.g.has_edge(prev, mid) else None
-            mark = f"({rel}) " if rel else ""
-            lines.append(f"- [{self.graph.node(mid)['time']:%Y-%m-%d}] {mark}{self._text(t, mid)}")
-        if t.note:
-            lines.append(f"  Note: {t.note}")
-        return "\n".join(lines)
-
-    def _events_text(self, timelines: list[Timeline], question: str) -> str:
-        """The "top-k" format: the timelines' events as separate memories in a seeded random order."""
-        texts: dict[str, str] = {}
-        for t in timelines:
-            for mid in self._events(t):
-                texts.setdefault(mid, self._text(t, mid))
-        ids = sorted(texts, key=self.graph.key)
-        digest = hashlib.sha256(question.encode("utf-8")).hexdigest()[:16]
-        random.Random(f"{self.settings.seed}|events|{digest}").shuffle(ids)
-        return "\n".join(f"- [{self.graph.node(m)['time']:%Y-%m-%d}] {texts[m]}" for m in ids)
 
     # --- inspection -------------------------------------------------------------------
     def trace(self) -> dict[str, Any]:

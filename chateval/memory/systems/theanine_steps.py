@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 from ...models import approx_tokens
 from ...models.steps import TypedStep
 from ...util.text import content_words
-from ..extract import MemoryFact, MemoryFacts, SessionInputs, _gist
+from ..extract import MemoryFact, MemoryFacts, SessionInputs, gist
 from ..timeline_graph import RELATIONS, Relation
 from ..types import Turn
 
@@ -64,7 +64,7 @@ class EventInputs(SessionInputs):
 def offline_events(inp: EventInputs) -> MemoryFacts:
     """One event per substantive turn of any speaker (system turns aside): who said it and its gist."""
     return MemoryFacts(facts=[
-        MemoryFact(text=f"{t.role} said: {_gist(t)}", turn_ids=[t.id])
+        MemoryFact(text=f"{t.role} said: {gist(t)}", turn_ids=[t.id])
         for t in inp.turns if t.role.lower() != "system" and len(content_words(t.content)) >= 3
     ])
 

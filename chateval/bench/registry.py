@@ -1,0 +1,59 @@
+"""The benchmark registry, light enough for the command line's start-up. The built-in benchmarks
+are registered by name and imported on first use (``BENCHMARKS.get``); ``describe`` gives what a
+benchmark's parser shows (description, settings model) from its light ``settings`` module, so
+``chateval bench NAME --help`` does not import the benchmark and the numpy, matplotlib, openai and
+autogen behind it."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
+
+from ..util.registry import Registry
+
+if TYPE_CHECKING:
+    from .config import BenchConfig
+
+# Benchmark classes (subclasses of bench.base.Benchmark). Typed loosely: this module is what the
+# command line imports at start-up, and base imports it, so it cannot import base back.
+BENCHMARKS: Registry[Any] = Registry("benchmark", entry_points="chateval.benchmarks")
+
+B = TypeVar("B")
+
+# name -> (module under chateval.bench that registers it, and under chateval.bench.settings that
+# declares its DESCRIPTION and settings model, the class named here).
+BUILTIN = {"faireval": ("faireval", "FairEvalConfig"), "head2head": ("head2head", "Head2HeadConfig"),
+           "locomo": ("locomo", "LoCoMoConfig"), "longmemeval": ("longmemeval", "LongMemEvalConfig"),
+           "msc-response": ("msc_response", "MSCResponseConfig"), "teafarm": ("teafarm", "TeaFarmConfig"),
+           "topical-chat": ("topical_chat", "TopicalChatConfig")}
+for _name, (_module, _) in BUILTIN.items():
+    BENCHMARKS.register_lazy(_name, f"{__package__}.{_module}")
+
+
+def benchmark(name: str, *, replace: bool = False) -> Callable[[type[B]], type[B]]:
+    def deco(cls: type[B]) -> type[B]:
+        BENCHMARKS.register(name, replace=replace)(cls)
+        cls.name = name
+        return cls
+
+    return deco
+
+
+class Description(NamedTuple):
+    """What a benchmark's parser shows."""
+
+    description: str
+    config_model: type[BenchConfig]
+    gate_metrics: list[str]  # what --fail-under can name
+
+
+def describe(name: str) -> Description:
+    """A registered benchmark's description, settings model and gate metrics. A built-in not
+    imported yet (and not replaced by a plugin) is read from its settings module; any other from
+    its class."""
+    if name in BUILTIN and name in BENCHMARKS and name not in BENCHMARKS.snapshot():
+        module, config = BUILTIN[name]
+        settings = importlib.import_module(f"{__package__}.settings.{module}")
+        return Description(settings.DESCRIPTION, getattr(settings, config), list(settings.GATE_METRICS))
+    cls = BENCHMARKS.get(name)
+    return Description(cls.description, cls.config_model, list(cls.gate_metrics))

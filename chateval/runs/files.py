@@ -1,0 +1,73 @@
+"""Whole-file writes of a run (config, summary, reports): atomic, fsynced, secrets scrubbed, and
+one line naming the file when the disk cannot take it."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..util.errors import RunWriteError
+from ..util.secrets import scrub
+
+# Errors that mean "this disk cannot take more" rather than a bad path given by the user.
+WRITE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EIO}
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write a whole file or leave the old one: a disk that cannot take it raises RunWriteError
+    (one line naming the file) and no partial file is left."""
+    text = scrub(text)  # no configured secret reaches a run's files (config, summary, reports)
+    try:
+        _atomic_write(path, text)
+    except OSError as e:
+        if e.errno in WRITE_ERRNOS:
+            raise RunWriteError(path, e) from None
+        raise
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # mkstemp makes 0600 files; a run's files all get the mode open() gives (0666 less umask).
+        os.fchmod(fd, 0o666 & ~_umask())
+        # backslashreplace: a lone surrogate (from a model's reply, say) is written as the escape
+        # "\\ud800", which JSON reads back as the same string, instead of failing the write.
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_json(path: Path, data: Any) -> None:
+    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+
+
+def file_sha256(path: str | Path) -> str | None:
+    """The content hash of an input file (part of a run's identity); None if it cannot be read."""
+    import hashlib
+
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
