@@ -77,8 +77,9 @@ def render(summary: AuditSummary, out: Path, chart: Path | str | None) -> str:
                   + ", ".join(f"`{b.perturbation}` {b.not_compared}" for b in missing), ""]
     lines += ["## Per variant", "", "| perturbation | variant | flip rate | 95% CI | n |", "|---|---|---|---|---|"]
     for b in s.biases:
-        for name, v in b.by_variant.items():
-            lines.append(f"| `{b.perturbation}` | {name} | {_pct(v['rate'])} | {_ci(v.get('ci95'))} | {v['n']} |")
+        for name, stats in b.by_variant.items():
+            lines.append(f"| `{b.perturbation}` | {name} | {_pct(stats['rate'])} | {_ci(stats.get('ci95'))} | "
+                         f"{stats['n']} |")
     flipped = [v for v in s.variants if v.flipped]
     lines += ["", f"## Flipped variants ({len(flipped)})", "",
               f"Each links to the variant's debate in [{VIEW}]({VIEW}) (the original's is next to it, in the same "

@@ -17,30 +17,32 @@ Topical-Chat: the six responses to one dialogue context, which share the context
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 from ..paired import (PairedDifference, choose_pairs, comparisons_markdown, compare_systems, dump_comparisons,
                       paired_difference, paired_metric_difference, read_comparisons)
 
 Values = dict[str, dict[Hashable, float | bool | None]]
+# As collected from records: a record without a system name gives the key None (never compared).
+Collected = dict[str | None, dict[Hashable, float | bool | None]]
 
 
-def _collect(rows: Iterable[tuple[str, Hashable, Any]]) -> Values:
-    out: Values = defaultdict(dict)
+def _collect(rows: Iterable[tuple[str | None, Hashable, Any]]) -> Collected:
+    out: Collected = defaultdict(dict)
     for system, item, value in rows:
         out[system][item] = value
     return dict(out)
 
 
-def _in_order(values: Values, systems: Sequence[str]) -> Values:
+def _in_order(values: Collected, systems: Sequence[str]) -> Values:
     """Systems in the order they were named, those with at least one value."""
     return {s: values[s] for s in systems if any(v is not None for v in values.get(s, {}).values())}
 
 
-def _compare(values: Values, systems: Sequence[str], metric: str,
-             clusters: dict[Hashable, Hashable] | None = None) -> list[PairedDifference]:
-    values = _in_order(values, systems)
-    return compare_systems(values, metric=metric, clusters=clusters) if len(values) > 1 else []
+def _compare(values: Collected, systems: Sequence[str], metric: str,
+             clusters: Mapping[Hashable, Hashable] | None = None) -> list[PairedDifference]:
+    named = _in_order(values, systems)
+    return compare_systems(named, metric=metric, clusters=clusters) if len(named) > 1 else []
 
 
 def _correct(verdict: dict[str, Any] | None) -> float | None:
@@ -80,7 +82,7 @@ def locomo_comparisons(records: list[dict[str, Any]], systems: Sequence[str]) ->
     """Official F1 and judge accuracy per QA, the QA of one conversation as one cluster."""
     rows = [(u.get("method"), u.get("conversation"), q) for u in records for q in (u.get("qa") or [])
             if q.get("status") == "ok"]
-    clusters = {f"{c}::qa{q.get('qa_index')}": c for _, c, q in rows}
+    clusters: dict[Hashable, Hashable] = {f"{c}::qa{q.get('qa_index')}": c for _, c, q in rows}
     judge = _primary_judge(q for _, _, q in rows)
     out = _compare(_collect((s, f"{c}::qa{q.get('qa_index')}", q.get("f1")) for s, c, q in rows), systems, "F1",
                    clusters)
@@ -95,11 +97,14 @@ def msc_response_comparisons(records: list[dict[str, Any]], systems: Sequence[st
     as one cluster."""
     ok = [r for r in records if r.get("status") == "ok"]
     item = {id(r): f"{r.get('episode')}::t{r.get('turn')}" for r in ok}
-    clusters = {item[id(r)]: r.get("episode") for r in ok}
-    getters: dict[str, Callable[[dict[str, Any]], Any]] = {
-        m: (lambda r, m=m: (r.get("metrics") or {}).get(m)) for m in metrics}
+    clusters: dict[Hashable, Hashable] = {item[id(r)]: r.get("episode") for r in ok}
+
+    def metric_of(m: str) -> Callable[[dict[str, Any]], Any]:
+        return lambda r: (r.get("metrics") or {}).get(m)
+
+    getters = {m: metric_of(m) for m in metrics}
     getters["helpfulness"] = lambda r: (r.get("helpfulness") or {}).get("score")
-    out = []
+    out: list[PairedDifference] = []
     for metric, get in getters.items():
         out += _compare(_collect((r.get("system"), item[id(r)], get(r)) for r in ok), systems, metric, clusters)
     return dump_comparisons(out)
@@ -110,7 +115,7 @@ def teafarm_comparisons(records: list[dict[str, Any]], systems: Sequence[str]) -
     question, the questions about one conversation as one cluster."""
     ok = [r for r in records if r.get("status") == "ok"]
     item = {id(r): f"{r.get('conversation')}::{r.get('question_id')}" for r in ok}
-    clusters = {item[id(r)]: r.get("conversation") for r in ok}
+    clusters: dict[Hashable, Hashable] = {item[id(r)]: r.get("conversation") for r in ok}
     values = _collect((r.get("system"), item[id(r)], float(r.get("correct") is True)) for r in ok)
     return dump_comparisons(_compare(values, systems, "success rate", clusters))
 
@@ -142,10 +147,10 @@ def head2head_comparisons(records: list[dict[str, Any]], systems: Sequence[str])
     for a, b in choose_pairs(systems):
         # Multi-system records hold every pair in the order the systems were named.
         key, flip = (f"{a} vs {b}", False) if systems.index(a) < systems.index(b) else (f"{b} vs {a}", True)
-        judged = [(r, r["pairs"][key]["verdict"]) for r in ok if key in (r.get("pairs") or {})
-                  and r["pairs"][key].get("verdict") in ("A", "B", "tie")]
-        verdicts = [{"A": "B", "B": "A"}.get(v, v) if flip else v for _, v in judged]
-        cl = [_case_cluster(r) for r, _ in judged]
+        pair_verdicts = [(r, r["pairs"][key]["verdict"]) for r in ok if key in (r.get("pairs") or {})
+                         and r["pairs"][key].get("verdict") in ("A", "B", "tie")]
+        verdicts = [{"A": "B", "B": "A"}.get(v, v) if flip else v for _, v in pair_verdicts]
+        cl = [_case_cluster(r) for r, _ in pair_verdicts]
         out.append(win_comparison(verdicts, a, b, cl if any(c is not None for c in cl) else None))
     return dump_comparisons(out)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
@@ -180,6 +180,10 @@ _PanelBase = create_model("_PanelBase", __base__=BenchConfig, **_PANEL_FIELDS)  
 
 class JudgeMetaConfig(_PanelBase):  # type: ignore[misc, valid-type]
     """FairEval / Topical-Chat: the panel (preset, strategy, personas, model), settings and sweeps."""
+
+    if TYPE_CHECKING:  # panel fields (copied from EvalConfig above, unseen by a type checker) read directly
+        aspects: list[str] | None
+        cache: bool | None
 
     data: str | None = opt(None, "the data folder or file (default: <benchmark>/ in the data folder, "
                                  "$CHATEVAL_DATA_DIR or ~/.cache/chateval/data, where `chateval data get` puts it; "

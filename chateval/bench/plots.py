@@ -14,7 +14,7 @@ import functools
 import math
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Literal, Mapping, Sequence, TypeVar
 
 import matplotlib
 
@@ -28,7 +28,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLo
 Interval = tuple[float, float] | None
 
 
-def colours(n: int) -> list[tuple[float, ...]]:
+def colours(n: int) -> list[tuple[float, float, float, float]]:
     """n distinct colours: tab10 up to 10 series, tab20 beyond (the default cycle repeats after 10)."""
     cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
     return [cmap(i % cmap.N) for i in range(n)]
@@ -50,7 +50,7 @@ def n_label(group: str, ns: Sequence[int]) -> str:
     return f"{group}\n(n={ns[0]}{'' if len(ns) == 1 else f'–{ns[-1]}'})"
 
 
-def save(fig: plt.Figure, path: Path, **kw: object) -> Path:
+def save(fig: plt.Figure, path: Path, **kw: Any) -> Path:
     fig.savefig(path, dpi=110, **kw)
     plt.close(fig)
     return path
@@ -88,9 +88,9 @@ def never_fatal(fn: F) -> F:
 
 
 @never_fatal
-def grouped_bars(path: Path, groups: Sequence[str], series: dict[str, Sequence[float | None]], *,
+def grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequence[float | None]], *,
                  title: str, ylabel: str, ylim: tuple[float, float] | None = (0, 1), pct: bool = False,
-                 intervals: dict[str, Sequence[Interval]] | None = None, baselines: dict[str, float] | None = None,
+                 intervals: Mapping[str, Sequence[Interval]] | None = None, baselines: dict[str, float] | None = None,
                  legend_outside: bool = False, skip_empty: bool = True) -> Path | str:
     """Bars per group and series; ``pct`` draws fractions as percentages (0-100). ``ylim=None``
     fits the data (negative correlations included). Returns the path, or why nothing was drawn
@@ -210,7 +210,7 @@ def scatter(path: Path, points: dict[str, tuple[float | None, float | None]], *,
 
 
 @never_fatal
-def stacked_bars(path: Path, rows: dict[str, Sequence[float | None]], segments: Sequence[str], *, title: str,
+def stacked_bars(path: Path, rows: Mapping[str, Sequence[float | None]], segments: Sequence[str], *, title: str,
                  xlabel: str = "share of cases", colors: Sequence[str] | None = None,
                  intervals: dict[str, tuple[Interval, Interval]] | None = None) -> Path:
     """Horizontal stacked bars, one row per label and one segment per share (each row sums to
@@ -249,7 +249,7 @@ def stacked_bars(path: Path, rows: dict[str, Sequence[float | None]], segments: 
     return save(fig, path, bbox_inches="tight")
 
 
-LINE_STYLES = ("-", "--", ":", "-.")
+LINE_STYLES: tuple[Literal["-", "--", ":", "-."], ...] = ("-", "--", ":", "-.")
 
 
 @never_fatal

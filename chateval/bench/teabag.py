@@ -151,13 +151,14 @@ def offline_counterfactuals(inp: QuestionInputs) -> Counterfactuals:
     true. The answer gives the real one. Statements with a word of ``SWAPS`` (or a number) come
     first; others borrow a word."""
     own = [(s, e) for s, e in current_events(inp.summaries, inp.asker) if len(content_words(e.event)) >= 4]
-    swapped, borrowed = [], []
+    swapped: list[tuple[SessionSummary, SpeakerEvent, tuple[str, str, str]]] = []
+    borrowed: list[tuple[SessionSummary, SpeakerEvent, tuple[str, str, str]]] = []
     for s, e in own:
         elsewhere = [x.event for t in inp.summaries if t.session_id != s.session_id for x in t.events]
         edit = counterfactual_edit(e.event, elsewhere)
         if edit:
             (swapped if edit[2].lower() in SWAPS or edit[1].isdigit() else borrowed).append((s, e, edit))
-    out = []
+    out: list[Counterfactual] = []
     for pool in (swapped, borrowed):
         n = min(inp.n - len(out), len(pool))
         if n <= 0:

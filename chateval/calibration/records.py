@@ -19,7 +19,7 @@ from ..runs.envelope import check
 
 FORMAT_VERSION = 1
 SUMMARY = "summary.json"
-KIND = "calibration"
+KIND: Literal["calibration"] = "calibration"
 
 
 class CalibrationSetting(BaseModel):

@@ -29,14 +29,15 @@ def conclude(summary: CalibrationSummary) -> CalibrationSummary:
 
 def _conclude(summary: CalibrationSummary) -> CalibrationSummary:
     m = summary.primary_metric
-    scored = [r for r in summary.settings.values() if r.agreement.get(m) and r.agreement[m].value is not None]
+    scored = [(r, v) for r in summary.settings.values() if r.agreement.get(m)
+              and (v := r.agreement[m].value) is not None]
     if not scored:
         summary.best, summary.beats_baseline = None, None
         summary.conclusion = f"No setting has a defined {NAMES[m]} with the human reference."
         return summary
-    best = max(scored, key=lambda r: r.agreement[m].value)  # ties: the first in grid order
+    best, value = max(scored, key=lambda rv: rv[1])  # ties: the first in grid order
     summary.best = best.setting.name
-    what = f"{NAMES[m]} {best.agreement[m].value:.3f}"
+    what = f"{NAMES[m]} {value:.3f}"
     tag = " (offline model: a pipeline check, not an LLM result)" if summary.offline else ""
     if best.setting.name == summary.baseline:
         summary.beats_baseline = False
@@ -147,12 +148,13 @@ def charts(out: Path, summary: CalibrationSummary) -> None:
     names = list(summary.settings)
     for m in next(iter(summary.settings.values())).agreement:
         stats = [r.agreement[m] for r in summary.settings.values()]
-        base = {}
-        if summary.ceiling and summary.ceiling.agreement.get(m) and summary.ceiling.agreement[m].value is not None:
-            base["human ceiling (leave-one-out)"] = summary.ceiling.agreement[m].value
+        base: dict[str, float] = {}
+        ceiling = summary.ceiling.agreement.get(m) if summary.ceiling else None
+        if ceiling and ceiling.value is not None:
+            base["human ceiling (leave-one-out)"] = ceiling.value
         chart = Chart(m, NAMES[m], NAMES[m], {NAMES[m]: [s.value for s in stats]}, [s.n for s in stats],
                       pct=m == "accuracy", ylim=KAPPA_RANGE if m in ("kappa", "spearman", "kendall") else None,
-                      intervals={NAMES[m]: [tuple(s.ci95) if s.ci95 else None for s in stats]}, baselines=base)
+                      intervals={NAMES[m]: [(s.ci95[0], s.ci95[1]) if s.ci95 else None for s in stats]}, baselines=base)
         judge = OFFLINE_JUDGE if summary.offline else summary.model
         chart_bars(out / f"agreement_{m}.png", names, chart,
                    title=f"calibration: {NAMES[m]} with the human reference (95% CI)\n(judge: {judge})")

@@ -98,6 +98,7 @@ def prepare(given: str | Path, out: Path, *, fmt: str = "auto", task: str | None
         if path.is_dir() or not path.is_file():
             raise InputError(f"{path}: input file not found")
         return Source(path, path, fmt, task or infer_task(path))
+    defaults: dict[str, Any]
     try:
         if fmt == "faireval":
             records = [it.sample.model_dump(exclude_none=True) for it in faireval_items(path)]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -185,7 +186,7 @@ def get_command(filename: str | Path) -> str | None:
     return None
 
 
-def not_found_hint(filenames: list[str] | tuple[str, ...]) -> str:
+def not_found_hint(filenames: Sequence[str]) -> str:
     """'; get it with `chateval data get NAME`' for the first file a data set provides, else ''."""
     for f in filenames:
         if cmd := get_command(f):

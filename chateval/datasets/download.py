@@ -134,8 +134,8 @@ def _transfer(url: str, part: Path, have: int, size: int | None, reporter: Repor
         resp = urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)
     except urllib.error.HTTPError as e:
         if e.code == 416 and have:  # nothing after byte `have`
-            total = re.fullmatch(r"bytes \*/(\d+)", e.headers.get("Content-Range") or "")
-            if total and int(total.group(1)) != have:  # longer than the file: not a prefix of it, start over
+            whole = re.fullmatch(r"bytes \*/(\d+)", e.headers.get("Content-Range") or "")
+            if whole and int(whole.group(1)) != have:  # longer than the file: not a prefix of it, start over
                 _drop(part)
                 return _transfer(url, part, 0, size, reporter, timeout)
             return have  # the .part already holds the whole file

@@ -67,7 +67,9 @@ def load_msc_release(path: str | Path, anchor: datetime = ANCHOR) -> list[MSCDia
     ids = UniqueIds("episode id (metadata.initial_data_id)", "line")  # the units' keys
     for no, row in jsonl_objects(path, "Multi-Session Chat"):
         where = f"{path}:{no}"
-        meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+        meta = row.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
         eid = meta.get("initial_data_id") or f"line{no}"
         if isinstance(eid, bool) or not isinstance(eid, (str, int)):
             raise DatasetError(f"{where}: field 'metadata.initial_data_id' should be a string, got {type(eid).__name__}")
@@ -89,7 +91,9 @@ def load_msc_release(path: str | Path, anchor: datetime = ANCHOR) -> list[MSCDia
                               require(p, "time_unit", str, p_where), p_where)
             sid = f"{eid}-s{k + 1}"
             past.insert(0, Session(id=sid, date=when, turns=_turns(sid, turns, p_where)))
-        personas = row.get("personas") if isinstance(row.get("personas"), list) else []
+        personas = row.get("personas")
+        if not isinstance(personas, list):
+            personas = []
         out.append(MSCDialogue(id=eid, past=past, current=current,
                                personas=[[str(x) for x in p] for p in personas if isinstance(p, list)]))
     if not out:

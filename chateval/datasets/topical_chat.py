@@ -64,7 +64,8 @@ def _load_unieval(path: Path) -> list[TCRow]:
     data = read_json(path, "Topical-Chat (UniEval)")
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a JSON array of rows, got {type(data).__name__}")
-    rows, contexts = [], {}
+    rows: list[TCRow] = []
+    contexts: dict[str, int] = {}
     keys = UniqueIds("response (context and system_id)")  # the row key is the unit key
     for i, e in enumerate(data):
         where = f"{path}: entry {i}"

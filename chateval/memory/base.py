@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from datetime import datetime
-from typing import Any, Callable, ClassVar, TypeVar
+from typing import Any, Callable, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -30,7 +30,12 @@ class NoSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class MemorySystem(ABC):
+# The type of a system's parsed settings (its ``Settings`` model): ``class Zep(MemorySystem[ZepSettings])``
+# lets the type checker see ``self.settings`` fields; an unparameterised subclass gets ``Any``.
+SettingsT = TypeVar("SettingsT", bound=BaseModel)
+
+
+class MemorySystem(ABC, Generic[SettingsT]):
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     paper: ClassVar[str] = ""
@@ -60,7 +65,8 @@ class MemorySystem(ABC):
         log: CallLog | None = None,
     ) -> None:
         self.layer = layer
-        self.settings = self.parse_settings(settings)
+        # parse_settings returns an instance of cls.Settings, the model SettingsT names.
+        self.settings: SettingsT = cast(SettingsT, self.parse_settings(settings))
         if embedder is None:
             from .embeddings import make_embedder
 

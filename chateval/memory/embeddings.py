@@ -145,6 +145,8 @@ class Embedder(ABC):
 class HashingEmbedder(Embedder):
     """Feature hashing of lower-cased words and word bigrams: deterministic, instant, no model."""
 
+    dim: int  # known up front
+
     def __init__(self, dim: int = 256, **kw: object) -> None:
         self.dim, self.name = dim, f"hash-{dim}"
         super().__init__(**kw)  # type: ignore[arg-type]

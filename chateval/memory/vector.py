@@ -39,6 +39,12 @@ def _point_id(key: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, key))
 
 
+def _key(point: Any) -> str:
+    # Points are always read with_payload=["_key"]: the payload is there.
+    assert point.payload is not None
+    return point.payload["_key"]
+
+
 def is_server(location: str) -> bool:
     return location.startswith(("http://", "https://"))
 
@@ -155,7 +161,7 @@ class VectorStore:
         await self._ensure()
         res = await self.client.query_points(self.collection, query=vector.tolist(), limit=max(1, k),
                                              query_filter=query_filter, with_payload=["_key"])
-        return [(p.payload["_key"], float(p.score)) for p in res.points]
+        return [(_key(p), float(p.score)) for p in res.points]
 
     async def vectors(self, ids: list[str]) -> np.ndarray:
         if not ids:
@@ -163,7 +169,7 @@ class VectorStore:
         await self._ensure()
         got = await self.client.retrieve(self.collection, ids=[_point_id(i) for i in ids], with_vectors=True,
                                          with_payload=["_key"])
-        by_key = {p.payload["_key"]: p.vector for p in got}
+        by_key = {_key(p): p.vector for p in got}
         return np.asarray([by_key[i] for i in ids], dtype=np.float32)
 
     async def delete(self, ids: list[str]) -> None:

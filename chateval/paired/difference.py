@@ -203,7 +203,8 @@ def paired_metric_difference(gold: Sequence[Any], pred_a: Sequence[Any], pred_b:
     if n == 0:
         return _null(metric, names, 0, "no items with a reference and both predictions", **base)
     g, pa, pb = _encode(*cols)
-    ids = n_clusters = None
+    ids: np.ndarray | None = None
+    n_clusters: int | None = None
     if clusters is not None:
         ids, n_clusters = _cluster_ids([c for c, k in zip(clusters, keep) if k])
     if n < min_items:
@@ -211,7 +212,7 @@ def paired_metric_difference(gold: Sequence[Any], pred_a: Sequence[Any], pred_b:
                      n_clusters=n_clusters, **base)
     va = float(_stat_rows(statistic, g[None], pa[None])[0])
     vb = float(_stat_rows(statistic, g[None], pb[None])[0])
-    out = dict(metric=metric, a=names[0], b=names[1], n=n, n_clusters=n_clusters, **base)
+    out: dict[str, Any] = dict(metric=metric, a=names[0], b=names[1], n=n, n_clusters=n_clusters, **base)
     if math.isnan(va) or math.isnan(vb):
         return PairedDifference(**out, value_a=None if math.isnan(va) else va, value_b=None if math.isnan(vb) else vb,
                                 reason=_undefined_reason(metric, names, g, pa, pb, va, vb))
@@ -227,6 +228,7 @@ def paired_metric_difference(gold: Sequence[Any], pred_a: Sequence[Any], pred_b:
     else:
         # Whole clusters drawn. Equal-sized clusters give equal-length resamples, evaluated as one
         # batch; otherwise resamples differ in length and are evaluated one at a time.
+        assert n_clusters is not None  # set together with ids
         members = [np.flatnonzero(ids == c) for c in range(n_clusters)]
         draws = rng.integers(0, n_clusters, size=(resamples, n_clusters))
         if len({len(m) for m in members}) == 1:

@@ -76,7 +76,7 @@ def check(gates: list[Gate], measures: Measures, *, flag: str = "--fail-under", 
                 names = ", ".join(str(s) for s in values)
                 lines.append(f"{flag} {g.spec}: no system or setting '{g.subject}' in this run ({names})")
                 continue
-            picked = {g.subject: values[g.subject]}
+            picked: dict[str | None, float | None] = {g.subject: values[g.subject]}
         else:  # the run's own value (evaluate; calibrate's best setting), else every system's
             picked = {None: values[None]} if None in values else values
         for subject, v in picked.items():

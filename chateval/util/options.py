@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -21,7 +21,7 @@ def opt(default: Any = ..., help: str = "", *, flags: list[str] | None = None, m
     """A settings field. ``flags``: the option strings (default ``--field-name``); ``repeat``: a
     list given by repeating the flag instead of comma-separated; ``cli=False``: API/file only;
     ``hidden``: accepted on the command line (to explain why it does not apply) but not listed."""
-    extra = {"flags": flags, "metavar": metavar, "repeat": repeat, "cli": cli, "hidden": hidden}
+    extra: dict[str, Any] = {"flags": flags, "metavar": metavar, "repeat": repeat, "cli": cli, "hidden": hidden}
     if default in (list, dict) or (callable(default) and not isinstance(default, type)):
         return Field(default_factory=default, description=help, json_schema_extra=extra, **constraints)
     return Field(default, description=help, json_schema_extra=extra, **constraints)
@@ -30,8 +30,9 @@ def opt(default: Any = ..., help: str = "", *, flags: list[str] | None = None, m
 def flag_of(model: type[BaseModel], field: str) -> str:
     """How the command line spells a field (for error messages)."""
     extra = model.model_fields[field].json_schema_extra if field in model.model_fields else None
-    flags = extra.get("flags") if isinstance(extra, dict) else None
-    return flags[0] if flags else "--" + field.replace("_", "-")  # type: ignore[index]
+    # opt() stores the flags as a list of strings (or None)
+    flags = cast(list[str] | None, extra.get("flags")) if isinstance(extra, dict) else None
+    return flags[0] if flags else "--" + field.replace("_", "-")
 
 
 def validation_message(model: type[BaseModel], e: ValidationError, source: str | None = None) -> str:

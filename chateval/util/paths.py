@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.metadata as md
 from functools import cache
 from pathlib import Path
+from typing import Sequence
 
 from .errors import ConfigError
 
@@ -48,7 +49,7 @@ def entry_point_dirs(name: str) -> tuple[Path, ...]:
     return tuple(out)
 
 
-def search_path(name: str, extra: list[str | Path] | None = None) -> list[Path]:
+def search_path(name: str, extra: Sequence[str | Path] | None = None) -> list[Path]:
     """User folders first (so they can override built-ins by file name), then the built-in one,
     then installed packages' folders (which add names but cannot shadow a built-in)."""
     dirs = [Path(p) for p in (extra or [])]

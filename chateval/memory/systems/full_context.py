@@ -33,7 +33,7 @@ def render_session(s: Session) -> str:
 
 
 @memory_system("full_context")
-class FullContext(MemorySystem):
+class FullContext(MemorySystem[FullContextSettings]):
     description = "all past sessions verbatim in the prompt; an optional budget drops the oldest"
     uses_embedder = False
     paper = "long-context baseline (LongMemEval, Wu et al. 2025)"

@@ -100,7 +100,7 @@ class GenerativeAgentsSettings(BaseModel):
 
 
 @memory_system("generative_agents")
-class GenerativeAgents(VectorMemory):
+class GenerativeAgents(VectorMemory[GenerativeAgentsSettings]):
     description = ("memory sentences with LLM-rated importance in Qdrant; top-k by normalised "
                    "recency + importance + relevance; recall refreshes last access")
     paper = "Park et al. 2023, Generative Agents: Interactive Simulacra of Human Behavior (UIST)"

@@ -104,7 +104,7 @@ def _iso(when: datetime | None) -> str | None:
 
 
 @memory_system("http")
-class HttpAgent(MemorySystem):
+class HttpAgent(MemorySystem[HttpSettings]):
     description = "an agent running as a service (any language), reached over HTTP protocol v1"
     uses_embedder = False
     paper = "chateval's HTTP agent protocol v1 (see README: HTTP agents)"
@@ -133,7 +133,9 @@ class HttpAgent(MemorySystem):
             try:
                 async with httpx.AsyncClient(timeout=s.timeout_s) as client:
                     reply = await client.post(url, content=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
-                                              params=query, auth=auth, headers=headers)
+                                              params=query, headers=headers,
+                                              # no Basic auth: the client's default, which is none
+                                              auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT)
                 body = reply.text
                 if reply.is_success:
                     data = json.loads(body) if body.strip() else {}

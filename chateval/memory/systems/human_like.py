@@ -61,7 +61,7 @@ class Trace(BaseModel):
 
 
 @memory_system("human_like")
-class HumanLike(VectorMemory):
+class HumanLike(VectorMemory[HumanLikeSettings]):
     description = ("memory sentences in Qdrant recalled when p(relevance, time, consolidation) > k; "
                    "recall consolidates (Hou et al. 2024)")
     paper = ("Hou, Tamoto & Miyashita 2024, My agent understands me better: integrating dynamic human-like "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -146,7 +146,7 @@ class KeyIndex:
 
 
 @memory_system("longmemeval_rag")
-class LongMemEvalRAG(MemorySystem):
+class LongMemEvalRAG(MemorySystem[RagSettings]):
     description = ("LongMemEval's memory design: session/round/fact values, key expansion (facts, keyphrases, "
                    "summary), BM25/dense/RRF retrieval, time-aware query expansion, JSON or chain-of-note reading")
     paper = "Wu et al. 2025, LongMemEval: Benchmarking Chat Assistants on Long-Term Interactive Memory (ICLR)"
@@ -294,7 +294,7 @@ class LongMemEvalRAG(MemorySystem):
         if not self._values:
             return []
         ranking, scores, window = await self.rank(query, now)
-        meta = {"granularity": self.settings.granularity}
+        meta: dict[str, Any] = {"granularity": self.settings.granularity}
         if window is not None:
             meta["time_range"] = window.model_dump(mode="json")
         out = []

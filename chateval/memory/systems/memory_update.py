@@ -135,7 +135,7 @@ class OperationRecord(BaseModel):
 
 # --- the system -----------------------------------------------------------------------------
 @memory_system("memory_update")
-class MemoryUpdate(VectorMemory):
+class MemoryUpdate(VectorMemory[MemoryUpdateSettings]):
     description = "retrieval memory kept current: each new fact is added, replaces, deletes or skips similar old ones"
     paper = "Bae et al. 2022, Keep Me Updated! Memory Management in Long-term Conversations"
     Settings = MemoryUpdateSettings
@@ -172,8 +172,8 @@ class MemoryUpdate(VectorMemory):
         if asked:
             out = await UPDATE_MEMORY.run(self.layer, UpdateInputs(session_id=session.id, date=session.date, facts=asked),
                                           log=self.log, prompts=self.prompts)
-            for op in out.operations:
-                decisions.setdefault(op.fact_id.strip().upper(), op)
+            for decided in out.operations:
+                decisions.setdefault(decided.fact_id.strip().upper(), decided)
 
         keep: list[int] = []
         for n, (fact, item) in enumerate(zip(facts, new)):

@@ -53,7 +53,7 @@ class Strength:
 
 
 @memory_system("memorybank")
-class MemoryBank(VectorMemory):
+class MemoryBank(VectorMemory[MemoryBankSettings]):
     description = ("memory sentences + session summaries in Qdrant; Ebbinghaus retention exp(-t/S), "
                    "strength grows on recall; forgets or down-weights faded memories")
     paper = "Zhong et al. 2024, MemoryBank: Enhancing Large Language Models with Long-Term Memory (AAAI)"

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, Protocol, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..base import MemorySystem, format_items, memory_system
+from ..base import MemorySystem, SettingsT, format_items, memory_system
 from ..extract import EXTRACT_FACTS, MemoryFact, cited_turns, session_inputs
 from ..types import MemoryItem, Session
 from ..vector import VectorStore
@@ -21,11 +22,18 @@ class RetrievalSettings(BaseModel):
     min_score: float | None = Field(None, ge=-1.0, le=1.0)
 
 
-class VectorMemory(MemorySystem):
+class TopKSettings(Protocol):
+    """What the default recall of a ``VectorMemory`` reads (``RetrievalSettings`` and its kin)."""
+
+    k: int
+    min_score: float | None
+
+
+class VectorMemory(MemorySystem[SettingsT]):
     """Shared machinery: memory sentences with provenance, embedded into one Qdrant collection.
     The collection is created on the first write (the embedder's dimension is known then)."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._items: dict[str, MemoryItem] = {}
         self._store: VectorStore | None = None
@@ -78,9 +86,11 @@ class VectorMemory(MemorySystem):
         if not self._items:
             return []
         (qv,) = await self.embedder.embed([query])
-        floor = self.settings.min_score
+        # Systems whose settings have no k/min_score (generative_agents, ...) override _recall.
+        settings = cast(TopKSettings, self.settings)
+        floor = settings.min_score
         return [item.model_copy(update={"score": score, "scores": {"relevance": score}})
-                for item, score in await self.search(qv, k or self.settings.k)
+                for item, score in await self.search(qv, k or settings.k)
                 if floor is None or score >= floor]
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
@@ -106,7 +116,7 @@ class VectorMemory(MemorySystem):
 
 
 @memory_system("retrieval")
-class Retrieval(VectorMemory):
+class Retrieval(VectorMemory[RetrievalSettings]):
     description = "LLM-extracted memory sentences per session in Qdrant; top-k by cosine similarity"
     paper = "Xu et al. 2022, Beyond Goldfish Memory: Long-Term Open-Domain Conversation"
     Settings = RetrievalSettings

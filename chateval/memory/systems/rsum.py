@@ -18,7 +18,7 @@ class RsumSettings(BaseModel):
 
 
 @memory_system("rsum")
-class RecursiveSummary(MemorySystem):
+class RecursiveSummary(MemorySystem[RsumSettings]):
     description = "one running summary, rewritten after each session from the old summary and the new session"
     paper = "Wang et al. 2023, Recursively Summarizing Enables Long-Term Dialogue Memory in Large Language Models"
     Settings = RsumSettings

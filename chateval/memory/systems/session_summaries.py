@@ -25,7 +25,7 @@ def render_summary(item: MemoryItem) -> str:
 
 
 @memory_system("session_summaries")
-class SessionSummaries(MemorySystem):
+class SessionSummaries(MemorySystem[SessionSummariesSettings]):
     description = "one LLM summary per session; all summaries, oldest first, in the prompt"
     paper = "session-summary baseline (Xu et al. 2022, Beyond Goldfish Memory; LongMemEval, Wu et al. 2025)"
     Settings = SessionSummariesSettings

@@ -98,7 +98,7 @@ def dialogue_query(dialogue: list[Turn] | None, question: str, turns: int | None
 
 
 @memory_system("theanine")
-class Theanine(VectorMemory):
+class Theanine(VectorMemory[TheanineSettings]):
     description = ("memory graph linked by LLM-assigned temporal/causal relations; responses use "
                    "refined timelines of memories (THEANINE)")
     paper = "Ong et al. 2025, Towards Lifelong Dialogue Agents via Timeline-based Memory Management (NAACL)"
@@ -159,6 +159,7 @@ class Theanine(VectorMemory):
         # Phase I-1: associative memories come from earlier sessions only (nothing of this
         # session is in the store yet), so every edge points forward in time.
         assoc = [await self.search(v, self.settings.j) for v in vectors]
+        targets: list[list[tuple[str, str | None, str]]]  # (earlier memory, relation, explanation)
         if self.settings.relation_aware:
             labels = await asyncio.gather(*(self._relate(session, item, hits) for item, hits in zip(new, assoc)))
             # Every target is chosen on G_t (no link of this session exists yet), so the memories
@@ -211,8 +212,8 @@ class Theanine(VectorMemory):
             return related, why
         alias = {f"M{i + 1}": m.id for i, (m, _) in enumerate(hits)}
         inputs = RelationInputs(new=new, candidates=[ref(a, mid) for a, mid in alias.items()])
-        out = await RELATE_MEMORIES.run(self.layer, inputs, log=self.log, prompts=self.prompts)
-        for label in out.relations:
+        labelled = await RELATE_MEMORIES.run(self.layer, inputs, log=self.log, prompts=self.prompts)
+        for label in labelled.relations:
             mid = alias.get(label.memory_id.strip().upper())
             if mid is not None and label.relation is not None:
                 related.setdefault(mid, label.relation)  # the first label for a memory counts

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 import warnings
 from pathlib import Path
+from typing import Any, cast
 
 import kuzu
 from graphiti_core.driver.driver import GraphProvider
@@ -70,8 +71,9 @@ def set_database_name(driver: KuzuDriver) -> None:
 
 
 async def fulltext_index_names(driver: KuzuDriver) -> set[str]:
-    rows, _, _ = await driver.execute_query("CALL SHOW_INDEXES() RETURN *")
-    return {row["index_name"] for row in rows if row.get("index_type") == "FTS"}  # type: ignore[union-attr]
+    result, _, _ = await driver.execute_query("CALL SHOW_INDEXES() RETURN *")
+    rows = cast(list[dict[str, Any]], result)  # one statement: one list of rows (not a list per statement)
+    return {row["index_name"] for row in rows if row.get("index_type") == "FTS"}
 
 
 async def ensure_fulltext_indexes(driver: KuzuDriver) -> list[str]:

@@ -90,9 +90,11 @@ def _capitalised(sentence: str, known_mid: set[str]) -> list[str]:
         if cap and (i > 0 or tok in known_mid or (i + 1 < len(toks) and toks[i + 1].group()[0].isupper())):
             run.append(tok)
             if m.group().endswith("'s"):  # "Anna's dog": the name ends at the possessive
-                names.append(" ".join(run)), run.clear()
+                names.append(" ".join(run))
+                run.clear()
         elif run:
-            names.append(" ".join(run)), run.clear()
+            names.append(" ".join(run))
+            run.clear()
     if run:
         names.append(" ".join(run))
     return names
@@ -109,7 +111,7 @@ def _prep_nouns(sentence: str) -> list[str]:
             j, had_det = j + 1, True
         if tok.lower() in NEEDS_DET and not had_det:
             continue
-        phrase = []
+        phrase: list[str] = []
         while j < len(toks) and len(phrase) < 3:
             w = toks[j]
             if not w.islower() or w in STOP or w in GENERIC or len(w) < 3 or w in PREPS:

@@ -75,8 +75,9 @@ async def center_node(g: Graphiti, group_id: str, query: str, name: str | None, 
         hit = next((n for n in nodes if n.name.lower() == name.lower()), None)
         if hit is not None:
             return hit.uuid
+    assert fallback.edge_config is not None  # search_config always searches facts
     cfg = fallback.model_copy(update={"node_config": None, "limit": 1, "reranker_min_score": 0.0,
                                       "edge_config": fallback.edge_config.model_copy(
-                                          update={"reranker": EdgeReranker.rrf})})  # type: ignore[union-attr]
+                                          update={"reranker": EdgeReranker.rrf})})
     res = await g.search_(query, config=cfg, group_ids=[group_id])
     return res.edges[0].source_node_uuid if res.edges else None

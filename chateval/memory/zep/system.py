@@ -98,7 +98,7 @@ class Provenance(BaseModel):
 
 
 @memory_system("zep")
-class Zep(MemorySystem):
+class Zep(MemorySystem[ZepSettings]):
     description = "Zep temporal knowledge graph on graphiti-core (Kuzu embedded or Neo4j); facts with validity ranges + entities"
     paper = "Rasmussen et al. 2025, Zep: A Temporal Knowledge Graph Architecture for Agent Memory"
     Settings = ZepSettings
@@ -141,14 +141,14 @@ class Zep(MemorySystem):
         # Built off the event loop: in a loop, Neo4jDriver schedules its own index build, which
         # retries for ~30 s against a server that is down and cannot be cancelled cleanly.
         # The connection is checked first and the indexes built here instead.
-        driver = await asyncio.to_thread(Neo4jDriver, s.neo4j_uri, s.neo4j_user, secret)
+        neo4j = await asyncio.to_thread(Neo4jDriver, s.neo4j_uri, s.neo4j_user, secret)
         try:
-            await driver.client.verify_connectivity()
-            await driver.build_indices_and_constraints()
+            await neo4j.client.verify_connectivity()
+            await neo4j.build_indices_and_constraints()
         except Exception as e:  # one line, never the password
-            await driver.close()
+            await neo4j.close()
             raise ConfigError(f"cannot reach Neo4j at {s.neo4j_uri}: {type(e).__name__}") from None
-        return driver
+        return neo4j
 
     async def graph(self) -> Graphiti:
         """The graphiti instance, connected (and resumed from a persisted graph) on first use."""
