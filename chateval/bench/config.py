@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
@@ -199,6 +199,11 @@ class JudgeMetaConfig(_PanelBase):  # type: ignore[misc, valid-type]
     # becomes one comma-separated pool) apply here.
     _base_url = field_validator("base_url", mode="before")(check_base_url)
     _cache_dir = field_validator("cache_dir")(check_dir)
+
+    if TYPE_CHECKING:  # panel fields copied from EvalConfig (each optional) that code reads by name
+        cache_dir: str | None = None
+        escalate: bool | None = None
+        stop_early: bool | None = None
 
     def panel_settings(self) -> dict[str, Any]:
         """The panel settings that were given (None = not given)."""

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 from ..util.registry import Registry
 
 if TYPE_CHECKING:
+    from .base import Benchmark  # for the type checker only: base imports this module
     from .config import BenchConfig
 
 # Benchmark classes (subclasses of bench.base.Benchmark). Typed loosely: this module is what the
 # command line imports at start-up, and base imports it, so it cannot import base back.
 BENCHMARKS: Registry[Any] = Registry("benchmark", entry_points="chateval.benchmarks")
 
-B = TypeVar("B")
+B = TypeVar("B", bound="Benchmark")
 
 # name -> (module under chateval.bench that registers it, and under chateval.bench.settings that
 # declares its DESCRIPTION and settings model, the class named here).
