@@ -74,6 +74,6 @@ def rank(cases: Sequence[Sequence[Outcome]], systems: Sequence[str], *, bootstra
     hi = np.percentile(samples, 97.5, axis=0) if samples else None
     order = np.argsort(-theta, kind="stable")
     return [Ranked(system=systems[i], rank=r + 1, strength=float(theta[i]),
-                   ci95=(float(lo[i]), float(hi[i])) if lo is not None else None,
+                   ci95=(float(lo[i]), float(hi[i])) if lo is not None and hi is not None else None,
                    win_prob_vs_average=float(1 / (1 + np.exp(-theta[i]))))
             for r, i in enumerate(order)]

@@ -204,6 +204,11 @@ class JudgeMetaConfig(_PanelBase):  # type: ignore[misc, valid-type]
     _base_url = field_validator("base_url", mode="before")(check_base_url)
     _cache_dir = field_validator("cache_dir")(check_dir)
 
+    if TYPE_CHECKING:  # panel fields copied from EvalConfig (each optional) that code reads by name
+        cache_dir: str | None = None
+        escalate: bool | None = None
+        stop_early: bool | None = None
+
     def panel_settings(self) -> dict[str, Any]:
         """The panel settings that were given (None = not given)."""
         return {k: getattr(self, k) for k in _PANEL_FIELDS if getattr(self, k) is not None}

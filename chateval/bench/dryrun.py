@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, Awaitable, Callable, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -19,6 +19,13 @@ from ..runs.directory import LOCK, PID
 from .config import JudgeMetaConfig, MemoryBenchConfig
 
 C = TypeVar("C", bound=BaseModel)
+
+
+class RunSettings(Protocol):
+    """The fields a dry run reads of every command that has one (bench's and calibrate's configs)."""
+
+    out: str
+    resume: bool
 
 EMBEDDER_NOTE = ("memory systems embed with the hash embedder in a dry run (no embedding model is loaded or "
                  "called): their retrieved contexts, and so the answer prompts, differ somewhat from a real run's; "
@@ -38,8 +45,9 @@ def sandboxed(cfg: C, scratch: Path) -> tuple[C, list[str]]:
     run = scratch / "run"
     update: dict[str, Any] = {"out": str(run)}
     notes: list[str] = []
-    out = Path(cfg.out)  # every command with a dry run (bench, calibrate) has --out and --resume
-    resume = cfg.resume and out.is_dir()
+    settings = cast(RunSettings, cfg)  # every command with a dry run (bench, calibrate) has --out and --resume
+    out = Path(settings.out)
+    resume = settings.resume and out.is_dir()
     if resume:
         # What is left to do: a copy of the run (read, never locked or written) is resumed.
         shutil.copytree(out, run, ignore=shutil.ignore_patterns(LOCK, PID, "*.png", "*.html", "*.md"))

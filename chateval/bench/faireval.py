@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from ..datasets.faireval import FILE, load_faireval
 from ..debate.panel import JudgeResult
@@ -26,6 +26,7 @@ from . import plots
 from ..stats.agreement import KAPPA_RESAMPLES, KAPPA_SEED, kappa_ci95
 from .agreement import accuracy, cohen_kappa, confusion
 from .base import benchmark
+from .config import JudgeMetaConfig
 from .comparisons import label_comparisons
 from .data_paths import resolve_data
 from .settings.faireval import DESCRIPTION, GATE_METRICS, FairEvalConfig, Unreadable
@@ -82,7 +83,9 @@ class FairEval(JudgeMetaBenchmark):
     config_model = FairEvalConfig
     unreadable_mode: Unreadable = "tie"
 
-    def load(self, config: FairEvalConfig) -> list[Item]:
+    def load(self, config: JudgeMetaConfig) -> list[Item]:
+        # JudgeMetaBenchmark's hooks take its config type; run() passes an instance of config_model.
+        config = cast(FairEvalConfig, config)
         self.unreadable_mode = config.unreadable
         self.data_path = resolve_data(config.data, "faireval", (FILE,), "FairEval")
         return faireval_items(self.data_path)
@@ -114,8 +117,8 @@ class FairEval(JudgeMetaBenchmark):
             pairs = [(r["human"], ((r.get("orders") or {}).get(order) or {}).get("winner")) for r in ok]
             pairs = [(g, p) for g, p in pairs if p is not None]
             if pairs:
-                out[f"{order}_order"] = {"accuracy": accuracy(*zip(*pairs)),
-                                         "kappa": cohen_kappa(*zip(*pairs), LABELS)}
+                humans, preds = zip(*pairs)
+                out[f"{order}_order"] = {"accuracy": accuracy(humans, preds), "kappa": cohen_kappa(humans, preds, LABELS)}
         return out
 
     def compare_settings(self, names: tuple[str, str], records_a: list[dict[str, Any]],
@@ -148,11 +151,11 @@ class FairEval(JudgeMetaBenchmark):
     def plot_baselines(self, summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
         """Accuracy of always answering the most frequent human label (every setting judges the
         same questions; the first summary's labels are used): what accuracy must beat."""
-        labels = (summaries[0]["metrics"].get("human_labels") or {}) if summaries else {}
+        labels: dict[str, int] = (summaries[0]["metrics"].get("human_labels") or {}) if summaries else {}
         total = sum(labels.values())
         if not total:
             return {}
-        top = max(labels, key=labels.get)
+        top = max(labels, key=lambda k: labels[k])
         return {f"majority-label accuracy (always {NAMES.get(top, top)})": labels[top] / total}
 
     def header_lines(self, summary: dict[str, Any]) -> list[str]:

@@ -87,6 +87,7 @@ def summarize_multi(records: list[dict[str, Any]], *, systems: list[str], offlin
         matrix[b][a] = {"wins": table["losses"]["count"], "ties": table["ties"]["count"],
                         "losses": table["wins"]["count"], "n": table["n"]}
     cases = [[(p["systems"]["A"], p["systems"]["B"], SCORE[p["verdict"]]) for p in r["pairs"].values()] for r in ok]
+    note: str | None
     try:
         ranking = [r.model_dump() for r in rank(cases, systems)]
     except ValueError as e:  # e.g. every case of a system failed

@@ -135,7 +135,7 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
             lines += plots.link(drawn, "F1 per category", "f1_by_category.png")
         if metric == "evidence_recall":
             how = {"one": "scored 1.0, as the official code does", "exclude": "left out"}.get(
-                summary.get("evidence_empty"), "left out")
+                str(summary.get("evidence_empty")), "left out")
             lines += ["Evidence recall is only defined for systems that retrieve (– otherwise). QA listing no "
                       f"evidence ids ({how}): " + ", ".join(f"{s} {e.get('n_no_evidence', 0)}"
                                                           for s, e in systems.items()) + ".", ""]

@@ -12,7 +12,7 @@ ChatEval's roles by default; same: the ``annotator`` persona for every agent).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..debate.samples import Sample
 from ..evaluation.config import DEFAULT_PERSONAS, EvalConfig
@@ -20,7 +20,7 @@ from ..util.errors import ConfigError
 from .config import JudgeMetaConfig
 from .sweeps import parse_sweep
 
-SETTINGS = ("single", "multi")
+SETTINGS: tuple[Literal["single", "multi"], ...] = ("single", "multi")
 ESCALATE_SETTING = "multi-escalate"  # with --escalate: multi screened by the single judge
 SAME_PERSONA = "annotator"
 SINGLE_JUDGE = {"agents": 1, "turns": 1, "framing": "none"}  # ChatEval's single-agent setting

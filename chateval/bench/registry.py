@@ -7,7 +7,7 @@ autogen behind it."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, NamedTuple, Protocol, TypeVar
 
 from ..util.registry import Registry
 
@@ -18,7 +18,15 @@ if TYPE_CHECKING:
 # command line imports at start-up, and base imports it, so it cannot import base back.
 BENCHMARKS: Registry[Any] = Registry("benchmark", entry_points="chateval.benchmarks")
 
-B = TypeVar("B")
+
+
+class Named(Protocol):
+    """What ``@benchmark`` needs of the class it registers (bench.base.Benchmark has it)."""
+
+    name: ClassVar[str]
+
+
+B = TypeVar("B", bound=Named)
 
 # name -> (module under chateval.bench that registers it, and under chateval.bench.settings that
 # declares its DESCRIPTION and settings model, the class named here).

@@ -250,10 +250,10 @@ class MemoryBench:
                 id="judge", question=question, answer=response, reference=gold, context=context,
                 guidelines=rule or guidelines_for(question_type, abstention), meta={"abstention": abstention},
             ), "correctness")
-            verdict = result.verdict
+            panel = result.verdict
             out["debate"] = {
-                "correct": None if verdict is None else verdict.correct,
-                "tie": bool(verdict and verdict.tie), "votes": verdict.votes if verdict else {},
+                "correct": None if panel is None else panel.correct,
+                "tie": bool(panel and panel.tie), "votes": panel.votes if panel else {},
                 "status": result.status, "error": result.error,
                 "agents": [a.model_dump() for a in result.agents],
                 "transcript": turn_records(result.transcript),

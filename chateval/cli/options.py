@@ -124,7 +124,7 @@ def add_model_options(parser: argparse.ArgumentParser | Any, model: type[BaseMod
         if _required(field) and not extra.get("hidden"):
             if needed is None:
                 needed = parser.add_argument_group(REQUIRED_TITLE if not title else f"{title}: required")
-            needed.add_argument(*flags, **kw).model_required = True  # type: ignore[attr-defined]
+            needed.add_argument(*flags, **kw).model_required = True  # type: ignore[union-attr]  # our marker on argparse's Action
             continue
         target.add_argument(*flags, **kw)
 

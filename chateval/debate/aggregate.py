@@ -37,7 +37,8 @@ def _mean_scores(valid: list[AgentVerdict]) -> dict[str, float]:
 
 def pairwise_verdict(method: Method, valid: list[AgentVerdict], out: Verdict) -> Verdict:
     out.scores = _mean_scores(valid)
-    counts = Counter(v.winner for v in valid)
+    # A readable pairwise verdict always names its winner (the task's read sets it).
+    counts = Counter(v.winner for v in valid if v.winner is not None)
     out.votes = {k: counts.get(k, 0) for k in ("1", "2", "tie")}  # shown with either method
     if method == "mean":
         out.winner = winner_of(out.scores["answer_1"], out.scores["answer_2"])
@@ -46,7 +47,7 @@ def pairwise_verdict(method: Method, valid: list[AgentVerdict], out: Verdict) ->
     top = max(counts.values())
     leaders = sorted(k for k, c in counts.items() if c == top)
     if len(leaders) == 1:
-        out.winner = leaders[0]  # type: ignore[assignment]
+        out.winner = leaders[0]
         out.tie = out.winner == "tie"
     else:
         # No majority: an explicit tie, with the reason, rather than an arbitrary pick.

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
 from ..models import parse_json_reply
+
+if TYPE_CHECKING:
+    from pydantic.json_schema import JsonDict
 
 TAIL_LINES = 8
 _NUM = r"(\d+(?:\.\d+)?)(?:\s*/\s*10)?"
@@ -25,7 +28,7 @@ class VerdictParseError(ValueError):
 
 # The 1-10 range goes into the schema sent to the server (guided decoding keeps to it) but is
 # checked by _check_range, whose message names the assistant and the value.
-_RANGE = {"minimum": 1, "maximum": 10}
+_RANGE: JsonDict = {"minimum": 1, "maximum": 10}
 
 
 class PairwiseOut(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -60,7 +61,7 @@ class PersonaLibrary:
     ``general_public``, ``General Public`` and ``general-public`` all work.
     """
 
-    def __init__(self, extra_dirs: list[str | Path] | None = None) -> None:
+    def __init__(self, extra_dirs: Sequence[str | Path] | None = None) -> None:
         self._by_key: dict[str, tuple[Path, Persona | None]] = {}
         for d in reversed(search_path("personas", extra_dirs)):  # later (user) folders override
             if not d.is_dir():

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from autogen_agentchat.messages import TextMessage
+from autogen_agentchat.messages import BaseTextChatMessage, TextMessage
 from autogen_core import CancellationToken
-from autogen_core.models import SystemMessage, UserMessage
+from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 from pydantic import BaseModel
 
 from ..models import CallLog, ModelLayer, PromptPrefix, StepContext, UsageTotals
@@ -138,7 +138,7 @@ class DebateRun:
     async def summarize(self, r: int, texts: list[str], previous: str | None) -> str:
         messages = [{"speaker": d.name, "text": t} for d, t in zip(self.debaters, texts)]
         p = self.panel.prompts
-        llm_messages = [
+        llm_messages: list[LLMMessage] = [
             SystemMessage(content=p.render("summarizer_system.j2", task_description=self.panel.task.description)),
             UserMessage(content=p.render("summarizer.j2", round=r, messages=messages, previous=previous), source=MODERATOR),
         ]
@@ -176,7 +176,9 @@ class DebateRun:
             source=self.panel.opener,
         )
         reply = await d.agent.on_messages([msg], self.cancellation)
-        text = str(reply.chat_message.content)
+        answer = reply.chat_message
+        # A tool-less AssistantAgent answers with a text message; other kinds have no plain content.
+        text = str(answer.content) if isinstance(answer, BaseTextChatMessage) else answer.to_text()
         self.record(d, self.last_round, text, kind="reask")
         try:
             self.panel.task.read(text, self.sample, v)

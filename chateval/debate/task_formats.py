@@ -77,7 +77,7 @@ class Pairwise(_LabelledByStats):
     def card(self, verdict):
         return verdict.get("winner")
 
-    def summarize(self, ok):
+    def summarize(self, ok: list[dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {"verdicts": dict(Counter(r["verdict"].get("winner") for r in ok if r.get("verdict")))}
         swapped = [r for r in ok if r.get("order_disagreement") is not None]
         if swapped:
@@ -161,7 +161,7 @@ class Score(_LabelledByStats):
         hits = sum(1 for r, lab in labelled if r["verdict"].get("correct") == lab)
         return {"n": len(labelled), "accuracy": hits / len(labelled)}
 
-    def agreement(self, ok):
+    def agreement(self, ok: list[dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         aspects = sorted({a for r in ok for a in (r["verdict"].get("scores") or {})})
         out["aspect_means"] = {a: mean(vals) if (vals := [r["verdict"]["scores"][a] for r in ok

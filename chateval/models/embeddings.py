@@ -6,6 +6,7 @@ metering (step ``embed``, input tokens, cost where the price is known)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import os
 from typing import Any
@@ -67,7 +68,7 @@ class EmbeddingClient:
 
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         replies = await asyncio.gather(*(
-            self.layer.call(lambda b=b: self._batch(b), model=self.label, step="embed", price_model=self.model,
+            self.layer.call(functools.partial(self._batch, b), model=self.label, step="embed", price_model=self.model,
                             tokens=usage, log=self.log) for b in batches))
         return [d.embedding for reply in replies for d in sorted(reply.data, key=lambda d: d.index)]
 

@@ -13,7 +13,7 @@ so the base types (``backends``) import nothing above them."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from autogen_core.models import ModelInfo
@@ -46,9 +46,11 @@ def build_backend(spec: ModelSpec, params: GenParams, retry: RetryPolicy, struct
 
 def info(structured: Structured, auto: bool, **extra: Any) -> ModelInfo:
     """Model info for names autogen's tables do not know; ``auto``: whether "auto" asks for schemas."""
-    return {"vision": False, "function_calling": False, "json_output": True, "family": "unknown",  # type: ignore[typeddict-item]
-            "structured_output": auto if structured == "auto" else structured == "on",
-            "multiple_system_messages": True, **extra}
+    base: ModelInfo = {"vision": False, "function_calling": False, "json_output": True, "family": "unknown",
+                       "structured_output": auto if structured == "auto" else structured == "on",
+                       "multiple_system_messages": True}
+    # ``extra`` names further ModelInfo keys (family=..., vision=...), which a TypedDict cannot take as **kwargs.
+    return cast(ModelInfo, {**base, **extra})
 
 
 # Every API key a spec may read: their values are scrubbed from everything written or printed.

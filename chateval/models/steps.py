@@ -8,9 +8,9 @@ The offline model implements the same step from the typed inputs alone.
 
 from __future__ import annotations
 
-from typing import Callable, Generic, TypeVar
+from typing import Callable, Generic, TypeVar, cast
 
-from autogen_core.models import AssistantMessage, SystemMessage, UserMessage
+from autogen_core.models import AssistantMessage, LLMMessage, SystemMessage, UserMessage
 from pydantic import BaseModel, ValidationError
 
 from ..util.errors import ModelCallError
@@ -19,7 +19,7 @@ from .backends import json_schema
 from ..util.prompts import Prompts, get_prompts
 
 I = TypeVar("I", bound=BaseModel)
-O = TypeVar("O")
+O = TypeVar("O", bound="str | BaseModel")  # plain text, or a pydantic output schema
 
 
 class StepError(ModelCallError):
@@ -44,14 +44,17 @@ class TypedStep(Generic[I, O]):
     ) -> None:
         self.name, self.template, self.system = name, template, system
         self.inputs, self.output = inputs, output
-        self.structured = isinstance(output, type) and issubclass(output, BaseModel)
+        # The output schema a structured step asks for; None for a plain-text step (output=str).
+        self.schema: type[BaseModel] | None = (
+            output if isinstance(output, type) and issubclass(output, BaseModel) else None)
+        self.structured = self.schema is not None
         offline_step(name)(lambda inp, fmt: offline(inp))
 
-    def messages(self, inputs: I, prompts: Prompts) -> list:
+    def messages(self, inputs: I, prompts: Prompts) -> list[LLMMessage]:
         variables = inputs.model_dump() | {"inputs": inputs}
-        if self.structured:
-            variables["schema"] = json_schema(self.output)  # type: ignore[arg-type]
-        msgs: list = []
+        if self.schema is not None:
+            variables["schema"] = json_schema(self.schema)
+        msgs: list[LLMMessage] = []
         if self.system:
             system = prompts.render(self.system, **variables)
             if system.strip():  # a template may leave the system prompt out (a benchmark's official framing)
@@ -60,32 +63,33 @@ class TypedStep(Generic[I, O]):
         return msgs
 
     def _read(self, text: str) -> O:
-        if not self.structured:
-            return text.strip()  # type: ignore[return-value]
-        return self.output.model_validate(parse_json_reply(text))  # type: ignore[union-attr]
+        # The casts restate what __init__ established: O is str exactly when there is no schema.
+        if self.schema is None:
+            return cast(O, text.strip())
+        return cast(O, self.schema.model_validate(parse_json_reply(text)))
 
     async def run(self, layer: ModelLayer, inputs: I, *, log: CallLog | None = None,
                   prompts: Prompts | None = None) -> O:
         prompts = prompts or get_prompts()
         msgs = self.messages(inputs, prompts)
-        fmt = self.output if self.structured else None
+        fmt = self.schema
         step = StepContext(name=self.name, inputs=inputs)
-        comp = await layer.complete(msgs, step=step, log=log, response_format=fmt)  # type: ignore[arg-type]
+        comp = await layer.complete(msgs, step=step, log=log, response_format=fmt)
         try:
             return self._read(comp.text)
         except (ValueError, ValidationError) as first:
             problem = str(first).splitlines()[0][:200]
-            layer.forget(msgs, fmt, step=self.name)  # type: ignore[arg-type]  # never reuse an unreadable reply
+            layer.forget(msgs, fmt, step=self.name)  # never reuse an unreadable reply
         # One bounded re-ask with the error, as for debate verdicts.
         msgs = msgs + [
             AssistantMessage(content=comp.text, source="assistant"),
             UserMessage(content=f"That reply was not valid JSON for the required schema ({problem}). "
                                 "Reply again with only the JSON object.", source="user"),
         ]
-        comp = await layer.complete(msgs, step=step, log=log, response_format=fmt)  # type: ignore[arg-type]
+        comp = await layer.complete(msgs, step=step, log=log, response_format=fmt)
         try:
             return self._read(comp.text)
         except (ValueError, ValidationError) as second:
-            layer.forget(msgs, fmt, step=self.name)  # type: ignore[arg-type]
+            layer.forget(msgs, fmt, step=self.name)
             raise StepError(f"step '{self.name}': unreadable reply after one re-ask "
                             f"({str(second).splitlines()[0][:200]}); the model said: {said(comp.text)!r}") from None

@@ -144,7 +144,7 @@ def headline(run: RunView) -> list[dict[str, Any]] | dict[str, Any]:
     s = run.summary
     if isinstance(s.get("headline"), (list, dict)):
         return s["headline"]
-    out = {k: s[k] for k in ("n_samples", "n_ok", "n_failed", "verdicts", "mean_score", "order_disagreement_rate",
+    out: dict[str, Any] = {k: s[k] for k in ("n_samples", "n_ok", "n_failed", "verdicts", "mean_score", "order_disagreement_rate",
                              "parse_errors") if k in s}
     for name, stat in (s.get("agreement") or {}).items():
         if isinstance(stat, dict) and "value" in stat:

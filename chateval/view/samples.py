@@ -138,7 +138,7 @@ def _pred(rec: dict[str, Any]) -> Any:
 
 def _rankings(rec: dict[str, Any]) -> list[Ranked]:
     out = []
-    ret = rec.get("retrieval") if isinstance(rec.get("retrieval"), dict) else {}
+    ret: dict[str, Any] = rec["retrieval"] if isinstance(rec.get("retrieval"), dict) else {}
     for level in ("session", "turn"):
         ranked, gold = ret.get(f"ranked_{level}s"), rec.get(f"gold_{level}s")
         if ranked is not None and gold is not None:
@@ -219,8 +219,8 @@ def sample_view(rec: dict[str, Any], setting: str = "", qid: str | None = None) 
     memory = {k: rec[k] for k in MEMORY_FIELDS if k in rec and not (k == "answer" and "inputs" in rec)}
     memory |= audit_shown
     rankings = _rankings(rec)
-    judge = rec.get("judge") if isinstance(rec.get("judge"), dict) else {}
-    meta = inputs.get("meta") if isinstance(inputs.get("meta"), dict) else {}
+    judge: dict[str, Any] = rec["judge"] if isinstance(rec.get("judge"), dict) else {}
+    meta: dict[str, Any] = inputs["meta"] if isinstance(inputs.get("meta"), dict) else {}
     system = rec.get("system") or rec.get("method") or " vs ".join((rec.get("systems") or {}).values())
     key = str(rec.get("key", rec.get("id", "")))
     return SampleView(
@@ -236,8 +236,8 @@ def sample_view(rec: dict[str, Any], setting: str = "", qid: str | None = None) 
         split=any(_split(d.agents) for d in debates),
         disagrees=(str(gold) != str(pred)) if comparable else None,
         order_disagreement=bool(rec.get("order_disagreement")) or any(
-            (d.orders or {}).get("original") and (d.orders or {}).get("swapped")
-            and d.orders["original"].get("winner") != d.orders["swapped"].get("winner") for d in debates),
+            (o := d.orders or {}).get("original") and o.get("swapped")
+            and o["original"].get("winner") != o["swapped"].get("winner") for d in debates),
         label=label, pred=pred, inputs=inputs, debates=debates, memory=memory,
         context_gold=_context_gold(rec.get("context"), rec.get("gold_sessions") or []) if "context" in rec and "inputs" not in rec else [],
         rankings=rankings,

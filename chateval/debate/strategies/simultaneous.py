@@ -36,7 +36,7 @@ class Simultaneous(Strategy):
         return turns
 
     async def run(self, debate) -> None:
-        heard = {d.name: [] for d in debate.debaters}
+        heard: dict[str, list[TextMessage]] = {d.name: [] for d in debate.debaters}
         for r in range(1, debate.turns + 1):
             moderator = debate.start_round(r)
             texts = await speak_all(debate, {n: msgs + [moderator] for n, msgs in heard.items()}, r)
