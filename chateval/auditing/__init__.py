@@ -12,13 +12,24 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
     "AuditConfig": "config",
-    "PERTURBATIONS": "perturbations", "Context": "perturbations", "Perturbation": "perturbations",
-    "Skip": "perturbations", "Variant": "perturbations", "get_perturbation": "perturbations",
+    "PERTURBATIONS": "perturbations",
+    "Context": "perturbations",
+    "Perturbation": "perturbations",
+    "Skip": "perturbations",
+    "Variant": "perturbations",
+    "get_perturbation": "perturbations",
     "perturbation": "perturbations",
-    "arun": "run", "audit": "api", "make_config": "api",
-    "AuditSummary": "..records.audit", "AuditUnit": "..records.audit", "AuditedVariant": "..records.audit",
-    "BiasSummary": "..records.audit", "PerturbationInfo": "..records.audit", "read_audit": "..records.audit",
-    "read_summary": "..records.audit", "read_units": "..records.audit",
+    "arun": "run",
+    "audit": "api",
+    "make_config": "api",
+    "AuditSummary": "..records.audit",
+    "AuditUnit": "..records.audit",
+    "AuditedVariant": "..records.audit",
+    "BiasSummary": "..records.audit",
+    "PerturbationInfo": "..records.audit",
+    "read_audit": "..records.audit",
+    "read_summary": "..records.audit",
+    "read_units": "..records.audit",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -34,8 +45,16 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from ..records.audit import (AuditedVariant, AuditSummary, AuditUnit, BiasSummary, PerturbationInfo, read_audit,
-                                 read_summary, read_units)
+    from ..records.audit import (
+        AuditedVariant,
+        AuditSummary,
+        AuditUnit,
+        BiasSummary,
+        PerturbationInfo,
+        read_audit,
+        read_summary,
+        read_units,
+    )
     from .api import audit, make_config
     from .config import AuditConfig
     from .perturbations import PERTURBATIONS, Context, Perturbation, Skip, Variant, get_perturbation, perturbation

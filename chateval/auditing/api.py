@@ -6,15 +6,21 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..records.audit import AuditSummary
 from ..evaluation.config import EvalConfig, find_preset, load_preset
+from ..records.audit import AuditSummary
 from ..runs.progress import RunProgress
 from .config import AuditConfig
 from .run import arun
 
 
-def make_config(input: str, out: str, *, preset: str | None = None, judge: EvalConfig | dict[str, Any] | None = None,
-                **settings: Any) -> AuditConfig:
+def make_config(
+    input: str,
+    out: str,
+    *,
+    preset: str | None = None,
+    judge: EvalConfig | dict[str, Any] | None = None,
+    **settings: Any,
+) -> AuditConfig:
     """An AuditConfig from a preset, judge settings (an EvalConfig or a dict, as for
     ``Evaluator``) and the audit's own settings; judge settings may also be given as keywords."""
     judge_layer = judge.model_dump(exclude_unset=True) if isinstance(judge, EvalConfig) else dict(judge or {})
@@ -24,8 +30,15 @@ def make_config(input: str, out: str, *, preset: str | None = None, judge: EvalC
     return AuditConfig.merged({"input": str(input), "out": str(out), "judge": cfg}, settings)
 
 
-def audit(input: str, out: str, *, preset: str | None = None, judge: EvalConfig | dict[str, Any] | None = None,
-          progress: RunProgress | None = None, **settings: Any) -> AuditSummary:
+def audit(
+    input: str,
+    out: str,
+    *,
+    preset: str | None = None,
+    judge: EvalConfig | dict[str, Any] | None = None,
+    progress: RunProgress | None = None,
+    **settings: Any,
+) -> AuditSummary:
     """Audit a judge on a file: ``chateval.audit("items.jsonl", "runs/audit", model="offline",
     agents=2, perturbations=["position", "verbosity"])``. Writes the run directory (as the CLI
     does) and returns its summary. Works inside a running event loop too (on a worker thread)."""

@@ -15,15 +15,24 @@ from . import texts
 class AuditConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
-    input: str = opt(..., "the items to perturb: an evaluate JSONL file, or the FairEval file (or its folder)",
-                     cli=False)
+    input: str = opt(
+        ..., "the items to perturb: an evaluate JSONL file, or the FairEval file (or its folder)", cli=False
+    )
     out: str = opt(..., "run directory (config.json, samples.jsonl, summary.json, report.md, flip_rates.png)")
     judge: EvalConfig = Field(default_factory=EvalConfig, json_schema_extra={"cli": False})
     perturbations: list[str] | None = opt(
-        None, "the perturbations to run (see `chateval perturbations`); repeatable or comma-separated. Default: "
-              "every registered one that applies to the task", flags=["--perturbation"], metavar="NAME", repeat=True)
-    judge_family: str | None = opt(None, "the judge model's family (e.g. gpt-4o): turns on the self-preference "
-                                         "check, which labels one answer as produced by it")
+        None,
+        "the perturbations to run (see `chateval perturbations`); repeatable or comma-separated. Default: "
+        "every registered one that applies to the task",
+        flags=["--perturbation"],
+        metavar="NAME",
+        repeat=True,
+    )
+    judge_family: str | None = opt(
+        None,
+        "the judge model's family (e.g. gpt-4o): turns on the self-preference "
+        "check, which labels one answer as produced by it",
+    )
     other_family: str = opt(texts.OTHER_FAMILY, "self-preference: the label of the other answer's producer")
     score_threshold: float = opt(1.0, "score task: the change of the panel's score that counts as a flip", gt=0)
     resume: bool = opt(False, "continue an audit: skip finished variants, redo failed ones")

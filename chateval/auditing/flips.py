@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from ..records.audit import ORIGINAL, AuditedVariant, AuditUnit, BiasSummary, PerturbationInfo
 from ..bench.stats import wilson
+from ..records.audit import ORIGINAL, AuditedVariant, AuditUnit, BiasSummary, PerturbationInfo
 
 SWAP = {"1": "2", "2": "1", "tie": "tie"}
 
@@ -36,8 +37,7 @@ def standing(value: Any, favours: str | None) -> float | None:
     return 0.0 if value == "tie" else (1.0 if value == favours else -1.0)
 
 
-def compare(original: Any, perturbed: Any, favours: str | None, task: str,
-            threshold: float) -> tuple[bool, str | None]:
+def compare(original: Any, perturbed: Any, favours: str | None, task: str, threshold: float) -> tuple[bool, str | None]:
     """(flipped, direction). A score flips when it moves by at least ``threshold``."""
     if task == "score":
         delta = float(perturbed) - float(original)
@@ -65,20 +65,31 @@ def audited(units: Iterable[AuditUnit], task: str, threshold: float) -> tuple[li
         orig = originals.get(u.item)
         before = outcome(orig, task) if orig else None
         after = outcome(u, task)
-        if before is None or after is None:
+        if orig is None or before is None or after is None:
             missing[u.perturbation] += 1
             continue
         flipped, direction = compare(before, after, u.favours, task, threshold)
-        out.append(AuditedVariant(item=u.item, key=u.key, original_key=orig.key, perturbation=u.perturbation,  # type: ignore[union-attr]
-                                  variant=u.variant, favours=u.favours, original=before, perturbed=after,
-                                  flipped=flipped, direction=direction))  # type: ignore[arg-type]
+        out.append(
+            AuditedVariant(
+                item=u.item,
+                key=u.key,
+                original_key=orig.key,
+                perturbation=u.perturbation,
+                variant=u.variant,
+                favours=u.favours,
+                original=before,
+                perturbed=after,
+                flipped=flipped,
+                direction=direction,
+            )
+        )
     out.sort(key=lambda a: (a.perturbation, a.item, a.variant))
     return out, dict(missing)
 
 
-
-def bias_summaries(variants: list[AuditedVariant], infos: list[PerturbationInfo],
-                   missing: dict[str, int]) -> list[BiasSummary]:
+def bias_summaries(
+    variants: list[AuditedVariant], infos: list[PerturbationInfo], missing: dict[str, int]
+) -> list[BiasSummary]:
     """One flip rate (with its 95% Wilson interval) per perturbation, in the order given."""
     out = []
     for info in infos:
@@ -88,12 +99,21 @@ def bias_summaries(variants: list[AuditedVariant], infos: list[PerturbationInfo]
         for name in sorted({v.variant for v in vs}):
             these = [v for v in vs if v.variant == name]
             k = sum(v.flipped for v in these)
-            by_variant[name] = {"n": len(these), "flips": k, "rate": k / len(these),
-                                "ci95": wilson(k, len(these))}
-        out.append(BiasSummary(
-            perturbation=info.name, bias=info.bias, toward_means=info.toward, n=len(vs),
-            n_items=len({v.item for v in vs}), flips=len(flips), rate=len(flips) / len(vs) if vs else None,
-            ci95=wilson(len(flips), len(vs)), toward=sum(v.direction == "toward" for v in flips),
-            away=sum(v.direction == "away" for v in flips), by_variant=by_variant,
-            not_compared=missing.get(info.name, 0)))
+            by_variant[name] = {"n": len(these), "flips": k, "rate": k / len(these), "ci95": wilson(k, len(these))}
+        out.append(
+            BiasSummary(
+                perturbation=info.name,
+                bias=info.bias,
+                toward_means=info.toward,
+                n=len(vs),
+                n_items=len({v.item for v in vs}),
+                flips=len(flips),
+                rate=len(flips) / len(vs) if vs else None,
+                ci95=wilson(len(flips), len(vs)),
+                toward=sum(v.direction == "toward" for v in flips),
+                away=sum(v.direction == "away" for v in flips),
+                by_variant=by_variant,
+                not_compared=missing.get(info.name, 0),
+            )
+        )
     return out

@@ -8,8 +8,8 @@ from pathlib import Path
 from ..bench.faireval import faireval_items
 from ..datasets.faireval import FILE as FAIREVAL_FILE
 from ..debate.samples import Sample
-from ..util.errors import ConfigError
 from ..evaluation.inputs import load_samples
+from ..util.errors import ConfigError
 
 
 def is_faireval(path: Path) -> bool:

@@ -11,14 +11,15 @@ The texts added are our own words, kept in :mod:`.texts`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..records.audit import Favours, PerturbationInfo
-from ..evaluation.config import DEFAULT_PERSONAS, EvalConfig
 from ..debate.samples import Sample
+from ..evaluation.config import DEFAULT_PERSONAS, EvalConfig
+from ..records.audit import Favours, PerturbationInfo
 from ..util.registry import Registry
 from . import texts
 
@@ -60,8 +61,16 @@ PerturbFn = Callable[[Sample, Context], list[Variant]]
 class Perturbation:
     """A registered perturbation: its function and what it measures."""
 
-    def __init__(self, name: str, fn: PerturbFn, *, bias: str | None = None, description: str = "",
-                 tasks: tuple[str, ...] = TASKS, toward: str = "toward the favoured answer") -> None:
+    def __init__(
+        self,
+        name: str,
+        fn: PerturbFn,
+        *,
+        bias: str | None = None,
+        description: str = "",
+        tasks: tuple[str, ...] = TASKS,
+        toward: str = "toward the favoured answer",
+    ) -> None:
         doc = (fn.__doc__ or "").strip().splitlines()
         self.name, self.fn, self.bias = name, fn, bias or name
         self.description = description or (doc[0] if doc else name)
@@ -71,8 +80,9 @@ class Perturbation:
         self.__module__, self.__qualname__ = fn.__module__, fn.__qualname__
 
     def info(self) -> PerturbationInfo:
-        return PerturbationInfo(name=self.name, bias=self.bias, description=self.description,
-                                tasks=list(self.tasks), toward=self.toward)
+        return PerturbationInfo(
+            name=self.name, bias=self.bias, description=self.description, tasks=list(self.tasks), toward=self.toward
+        )
 
     def __call__(self, sample: Sample, ctx: Context) -> list[Variant]:
         return self.fn(sample, ctx)
@@ -81,8 +91,15 @@ class Perturbation:
 PERTURBATIONS: Registry[Perturbation] = Registry("perturbation", entry_points="chateval.perturbations")
 
 
-def perturbation(name: str, *, bias: str | None = None, description: str = "", tasks: tuple[str, ...] = TASKS,
-                 toward: str = "toward the favoured answer", replace: bool = False) -> Callable[[PerturbFn], PerturbFn]:
+def perturbation(
+    name: str,
+    *,
+    bias: str | None = None,
+    description: str = "",
+    tasks: tuple[str, ...] = TASKS,
+    toward: str = "toward the favoured answer",
+    replace: bool = False,
+) -> Callable[[PerturbFn], PerturbFn]:
     """Register ``fn(sample, ctx) -> list[Variant]`` under ``name`` (a plugin's decorator)."""
     bad = [t for t in tasks if t not in TASKS]
     if bad:
@@ -90,7 +107,8 @@ def perturbation(name: str, *, bias: str | None = None, description: str = "", t
 
     def deco(fn: PerturbFn) -> PerturbFn:
         PERTURBATIONS.register(name, replace=replace)(
-            Perturbation(name, fn, bias=bias, description=description, tasks=tasks, toward=toward))
+            Perturbation(name, fn, bias=bias, description=description, tasks=tasks, toward=toward)
+        )
         return fn
 
     return deco
@@ -99,7 +117,7 @@ def perturbation(name: str, *, bias: str | None = None, description: str = "", t
 def get_perturbation(name: str) -> Perturbation:
     """A registered perturbation (an entry point may name a plain function: it is wrapped)."""
     p = PERTURBATIONS.get(name)
-    return p if isinstance(p, Perturbation) else Perturbation(name, p)  # type: ignore[arg-type]
+    return p if isinstance(p, Perturbation) else Perturbation(name, p)
 
 
 def sides(sample: Sample, ctx: Context) -> list[tuple[str, str]]:
@@ -119,75 +137,127 @@ def _tag(side: str) -> str:
 
 
 # --- the built-in perturbations ------------------------------------------------------------
-@perturbation("position", bias="position", tasks=("pairwise",),
-              description="the two answers swapped: a verdict that changes follows the position, not the answer",
-              toward="toward the answer moved to the first position")
+@perturbation(
+    "position",
+    bias="position",
+    tasks=("pairwise",),
+    description="the two answers swapped: a verdict that changes follows the position, not the answer",
+    toward="toward the answer moved to the first position",
+)
 def position(sample: Sample, ctx: Context) -> list[Variant]:
     # The answer moved to the first position is original answer 2: a flip toward it is primacy.
     return [Variant(name="swapped", sample=sample.swapped(), favours="2", swapped=True)]
 
 
-@perturbation("verbosity", bias="verbosity",
-              description="one answer padded with fluent sentences that add no content (each side in turn)",
-              toward="toward the padded answer")
+@perturbation(
+    "verbosity",
+    bias="verbosity",
+    description="one answer padded with fluent sentences that add no content (each side in turn)",
+    toward="toward the padded answer",
+)
 def verbosity(sample: Sample, ctx: Context) -> list[Variant]:
-    return [Variant(name=f"pad{_tag(side)}", favours=side,  # type: ignore[arg-type]
-                    sample=_edit(sample, f, texts.pad(getattr(sample, f) or "")))
-            for side, f in sides(sample, ctx)]
+    return [
+        Variant(
+            name=f"pad{_tag(side)}",
+            favours=side,
+            sample=_edit(sample, f, texts.pad(getattr(sample, f) or "")),
+        )
+        for side, f in sides(sample, ctx)
+    ]
 
 
-@perturbation("planted_verdict", bias="planted verdict",
-              description="an answer ends with text claiming the panel already chose it: a verdict line, a fake "
-                          "system note, a JSON verdict (each side in turn)",
-              toward="toward the answer carrying the planted verdict")
+@perturbation(
+    "planted_verdict",
+    bias="planted verdict",
+    description="an answer ends with text claiming the panel already chose it: a verdict line, a fake "
+    "system note, a JSON verdict (each side in turn)",
+    toward="toward the answer carrying the planted verdict",
+)
 def planted_verdict(sample: Sample, ctx: Context) -> list[Variant]:
     out = []
     for side, f in sides(sample, ctx):
         for form, claim in texts.planted(ctx.task, side).items():
-            out.append(Variant(name=f"{form}{_tag(side)}", favours=side,  # type: ignore[arg-type]
-                               sample=_edit(sample, f, (getattr(sample, f) or "") + "\n\n" + claim)))
+            out.append(
+                Variant(
+                    name=f"{form}{_tag(side)}",
+                    favours=side,
+                    sample=_edit(sample, f, (getattr(sample, f) or "") + "\n\n" + claim),
+                )
+            )
     return out
 
 
-@perturbation("authority", bias="authority",
-              description="a fake citation, or an 'as an expert' claim, added to one answer (each side in turn)",
-              toward="toward the answer claiming authority")
+@perturbation(
+    "authority",
+    bias="authority",
+    description="a fake citation, or an 'as an expert' claim, added to one answer (each side in turn)",
+    toward="toward the answer claiming authority",
+)
 def authority(sample: Sample, ctx: Context) -> list[Variant]:
     out = []
     for side, f in sides(sample, ctx):
         text = getattr(sample, f) or ""
-        out.append(Variant(name=f"citation{_tag(side)}", favours=side,  # type: ignore[arg-type]
-                           sample=_edit(sample, f, text + "\n\n" + texts.CITATION)))
-        out.append(Variant(name=f"expert{_tag(side)}", favours=side,  # type: ignore[arg-type]
-                           sample=_edit(sample, f, texts.EXPERT + " " + text)))
+        out.append(
+            Variant(
+                name=f"citation{_tag(side)}",
+                favours=side,
+                sample=_edit(sample, f, text + "\n\n" + texts.CITATION),
+            )
+        )
+        out.append(
+            Variant(
+                name=f"expert{_tag(side)}",
+                favours=side,
+                sample=_edit(sample, f, texts.EXPERT + " " + text),
+            )
+        )
     return out
 
 
-@perturbation("self_preference", bias="self-preference",
-              description="answers labelled with the model that produced them, one with the judge's own family "
-                          "(--judge-family), the other with another family (each side in turn)",
-              toward="toward the answer labelled with the judge's family")
+@perturbation(
+    "self_preference",
+    bias="self-preference",
+    description="answers labelled with the model that produced them, one with the judge's own family "
+    "(--judge-family), the other with another family (each side in turn)",
+    toward="toward the answer labelled with the judge's family",
+)
 def self_preference(sample: Sample, ctx: Context) -> list[Variant]:
     if not ctx.judge_family:
         raise Skip("needs --judge-family NAME (the judge model's family, e.g. gpt-4o)")
     if ctx.task != "pairwise":
-        return [Variant(name="labelled", favours="answer",
-                        sample=_edit(sample, "answer", texts.produced_by(ctx.judge_family) + (sample.answer or "")))]
+        return [
+            Variant(
+                name="labelled",
+                favours="answer",
+                sample=_edit(sample, "answer", texts.produced_by(ctx.judge_family) + (sample.answer or "")),
+            )
+        ]
     out = []
     for side in ("1", "2"):
         other = "2" if side == "1" else "1"
         labels = {side: ctx.judge_family, other: ctx.other_family}
-        out.append(Variant(name=f"family-on{_tag(side)}", favours=side,  # type: ignore[arg-type]
-                           sample=sample.model_copy(update={
-                               f"answer_{k}": texts.produced_by(labels[k]) + (getattr(sample, f"answer_{k}") or "")
-                               for k in ("1", "2")})))
+        out.append(
+            Variant(
+                name=f"family-on{_tag(side)}",
+                favours=side,
+                sample=sample.model_copy(
+                    update={
+                        f"answer_{k}": texts.produced_by(labels[k]) + (getattr(sample, f"answer_{k}") or "")
+                        for k in ("1", "2")
+                    }
+                ),
+            )
+        )
     return out
 
 
-@perturbation("persona", bias="persona sensitivity",
-              description="the same item judged by a panel of same-role personas instead of the configured diverse "
-                          "ones (panels only)",
-              toward="n/a (a change of judge, not of an answer)")
+@perturbation(
+    "persona",
+    bias="persona sensitivity",
+    description="the same item judged by a panel of same-role personas instead of the configured diverse "
+    "ones (panels only)",
+    toward="n/a (a change of judge, not of an answer)",
+)
 def persona(sample: Sample, ctx: Context) -> list[Variant]:
     cfg = ctx.judge
     n = cfg.agents or (len(cfg.personas) if cfg.personas else 2)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..records.audit import AuditSummary, BiasSummary
 from ..bench import plots
+from ..records.audit import AuditSummary, BiasSummary
 from ..runs.directory import atomic_write
 from ..view.samples import anchor
 
@@ -25,9 +25,20 @@ def _ci(ci: Any) -> str:
 
 def headline(summary: AuditSummary) -> list[dict[str, Any]]:
     """One row per bias: what the viewer's header table and the console show."""
-    return [{"bias": b.bias, "perturbation": b.perturbation, "flip rate": _pct(b.rate), "95% CI": _ci(b.ci95),
-             "n": b.n, "items": b.n_items, "flips": b.flips, "toward": b.toward, "away": b.away}
-            for b in summary.biases]
+    return [
+        {
+            "bias": b.bias,
+            "perturbation": b.perturbation,
+            "flip rate": _pct(b.rate),
+            "95% CI": _ci(b.ci95),
+            "n": b.n,
+            "items": b.n_items,
+            "flips": b.flips,
+            "toward": b.toward,
+            "away": b.away,
+        }
+        for b in summary.biases
+    ]
 
 
 def _direction(b: BiasSummary) -> str:
@@ -45,25 +56,36 @@ def render(summary: AuditSummary, out: Path, chart: Path | str | None) -> str:
     if s.note:
         lines += [f"> **Note:** {s.note}. These flip rates test the pipeline; they are not an LLM judge's biases.", ""]
     j = s.judge
-    lines += ["| | |", "|---|---|", f"| input | `{s.input}` ({s.n_items} items, task {s.task}) |",
-              f"| judge | {s.model}: {j.get('strategy')}, {j.get('agents')} agents ({', '.join(j.get('personas') or [])}),"
-              f" {j.get('turns')} turns{', both orders (--swap)' if j.get('swap') else ''} |",
-              f"| variants judged | {s.n_ok} ok, {s.n_failed} failed of {s.n_units} (originals included)"
-              f"{'' if s.complete else ' — incomplete run: --resume continues it'} |",
-              f"| model calls | {u.get('calls', 0)} (+{u.get('cached_calls', 0)} from cache); "
-              f"{s.calls_per_item if s.calls_per_item is not None else 0:.1f} per item |",
-              f"| wall time | {s.wall_time_s:.1f} s |", ""]
-    lines += ["## Flip rate per bias", "",
-              "A variant *flips* when the judge's verdict on it differs from its verdict on the original item"
-              + (f" (score task: the score moves by at least {s.score_threshold:g})" if s.score_threshold else "")
-              + ". n counts the variants compared; 95% intervals are Wilson's. Where a perturbation makes several "
-              "variants of one item (each side, each form) they are not independent, so the interval is "
-              "narrower than the item count alone would give; `items` says how many items they come from.", "",
-              "| bias | perturbation | flip rate | 95% CI | n | items | direction of the flips | toward means |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += [
+        "| | |",
+        "|---|---|",
+        f"| input | `{s.input}` ({s.n_items} items, task {s.task}) |",
+        f"| judge | {s.model}: {j.get('strategy')}, {j.get('agents')} agents ({', '.join(j.get('personas') or [])}),"
+        f" {j.get('turns')} turns{', both orders (--swap)' if j.get('swap') else ''} |",
+        f"| variants judged | {s.n_ok} ok, {s.n_failed} failed of {s.n_units} (originals included)"
+        f"{'' if s.complete else ' — incomplete run: --resume continues it'} |",
+        f"| model calls | {u.get('calls', 0)} (+{u.get('cached_calls', 0)} from cache); "
+        f"{s.calls_per_item if s.calls_per_item is not None else 0:.1f} per item |",
+        f"| wall time | {s.wall_time_s:.1f} s |",
+        "",
+    ]
+    lines += [
+        "## Flip rate per bias",
+        "",
+        "A variant *flips* when the judge's verdict on it differs from its verdict on the original item"
+        + (f" (score task: the score moves by at least {s.score_threshold:g})" if s.score_threshold else "")
+        + ". n counts the variants compared; 95% intervals are Wilson's. Where a perturbation makes several "
+        "variants of one item (each side, each form) they are not independent, so the interval is "
+        "narrower than the item count alone would give; `items` says how many items they come from.",
+        "",
+        "| bias | perturbation | flip rate | 95% CI | n | items | direction of the flips | toward means |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for b in s.biases:
-        lines.append(f"| {b.bias} | `{b.perturbation}` | {_pct(b.rate)} | {_ci(b.ci95)} | {b.n} | {b.n_items} | "
-                     f"{_direction(b)} | {b.toward_means} |")
+        lines.append(
+            f"| {b.bias} | `{b.perturbation}` | {_pct(b.rate)} | {_ci(b.ci95)} | {b.n} | {b.n_items} | "
+            f"{_direction(b)} | {b.toward_means} |"
+        )
     lines.append("")
     if isinstance(chart, Path):
         lines += [f"![flip rates]({chart.name})", ""]
@@ -73,23 +95,34 @@ def render(summary: AuditSummary, out: Path, chart: Path | str | None) -> str:
         lines += ["## Not run", ""] + [f"- `{name}`: {why}" for name, why in s.skipped.items()] + [""]
     missing = [b for b in s.biases if b.not_compared]
     if missing:
-        lines += ["Variants not compared (the variant or its original failed or gave no verdict): "
-                  + ", ".join(f"`{b.perturbation}` {b.not_compared}" for b in missing), ""]
+        lines += [
+            "Variants not compared (the variant or its original failed or gave no verdict): "
+            + ", ".join(f"`{b.perturbation}` {b.not_compared}" for b in missing),
+            "",
+        ]
     lines += ["## Per variant", "", "| perturbation | variant | flip rate | 95% CI | n |", "|---|---|---|---|---|"]
     for b in s.biases:
         for name, stats in b.by_variant.items():
-            lines.append(f"| `{b.perturbation}` | {name} | {_pct(stats['rate'])} | {_ci(stats.get('ci95'))} | "
-                         f"{stats['n']} |")
+            lines.append(
+                f"| `{b.perturbation}` | {name} | {_pct(stats['rate'])} | {_ci(stats.get('ci95'))} | {stats['n']} |"
+            )
     flipped = [v for v in s.variants if v.flipped]
-    lines += ["", f"## Flipped variants ({len(flipped)})", "",
-              f"Each links to the variant's debate in [{VIEW}]({VIEW}) (the original's is next to it, in the same "
-              "row); `chateval view` on this folder writes it again.", "",
-              "| item | perturbation | variant | original verdict | perturbed verdict | direction |",
-              "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        f"## Flipped variants ({len(flipped)})",
+        "",
+        f"Each links to the variant's debate in [{VIEW}]({VIEW}) (the original's is next to it, in the same "
+        "row); `chateval view` on this folder writes it again.",
+        "",
+        "| item | perturbation | variant | original verdict | perturbed verdict | direction |",
+        "|---|---|---|---|---|---|",
+    ]
     for v in flipped[:MAX_LISTED]:
-        lines.append(f"| [{v.item}]({VIEW}#{anchor(v.original_key)}) | `{v.perturbation}` | "
-                     f"[{v.variant}]({VIEW}#{anchor(v.key)}) | {_fmt(v.original)} | {_fmt(v.perturbed)} | "
-                     f"{v.direction or '–'} |")
+        lines.append(
+            f"| [{v.item}]({VIEW}#{anchor(v.original_key)}) | `{v.perturbation}` | "
+            f"[{v.variant}]({VIEW}#{anchor(v.key)}) | {_fmt(v.original)} | {_fmt(v.perturbed)} | "
+            f"{v.direction or '–'} |"
+        )
     if len(flipped) > MAX_LISTED:
         lines += ["", f"… and {len(flipped) - MAX_LISTED} more (all are in summary.json under `variants`)."]
     if s.failed_keys:
@@ -110,16 +143,24 @@ def draw(summary: AuditSummary, out: Path) -> Path | str:
     if not biases:
         return plots.drop(out / CHART, "no perturbation ran")
     groups = [plots.n_label(b.bias, [b.n]) for b in biases]
+
     # The flips split by direction next to their total: a bias shows as flips toward the favoured answer.
     def share(k: int, b: BiasSummary) -> float | None:
         return None if not b.n else k / b.n
 
     return plots.grouped_bars(
-        out / CHART, groups, {"all flips": [b.rate for b in biases],
-                              "toward the favoured answer": [share(b.toward, b) for b in biases],
-                              "away from it": [share(b.away, b) for b in biases]},
-        pct=True, ylabel="share of variants", intervals={"all flips": [b.ci95 for b in biases]},
-        title=f"audit: verdict flips per perturbation (all flips with 95% Wilson intervals)\njudge: {summary.model}")
+        out / CHART,
+        groups,
+        {
+            "all flips": [b.rate for b in biases],
+            "toward the favoured answer": [share(b.toward, b) for b in biases],
+            "away from it": [share(b.away, b) for b in biases],
+        },
+        pct=True,
+        ylabel="share of variants",
+        intervals={"all flips": [b.ci95 for b in biases]},
+        title=f"audit: verdict flips per perturbation (all flips with 95% Wilson intervals)\njudge: {summary.model}",
+    )
 
 
 def write_report(out: Path, summary: AuditSummary) -> Path:

@@ -17,19 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..records.audit import ORIGINAL, AuditSummary, AuditUnit
 from ..bench.base import run_units
 from ..bench.executor import error_text
-from ..evaluation.config import EvalConfig, config_hash
 from ..debate.samples import Sample
-from ..util.errors import ConfigError
+from ..evaluation.config import EvalConfig, config_hash
 from ..evaluation.evaluator import Evaluator
+from ..evaluation.summary import OFFLINE_NOTE
 from ..models import UsageTotals
 from ..models.reach import watch_endpoints
-from ..util.plugins import load_plugins
-from ..runs.progress import RunProgress
+from ..records.audit import ORIGINAL, AuditSummary, AuditUnit
 from ..runs.directory import RunDir, file_sha256
-from ..evaluation.summary import OFFLINE_NOTE
+from ..runs.progress import RunProgress
+from ..util.errors import ConfigError
+from ..util.plugins import load_plugins
 from .config import AuditConfig
 from .flips import audited, bias_summaries
 from .inputs import load_items
@@ -51,8 +51,11 @@ class Unit:
 
     @property
     def key(self) -> str:
-        return f"{self.item}::{ORIGINAL}" if self.perturbation == ORIGINAL else \
-            f"{self.item}::{self.perturbation}::{self.variant}"
+        return (
+            f"{self.item}::{ORIGINAL}"
+            if self.perturbation == ORIGINAL
+            else f"{self.item}::{self.perturbation}::{self.variant}"
+        )
 
     @property
     def judge_key(self) -> str:
@@ -67,8 +70,9 @@ def choose(names: list[str] | None, task: str) -> tuple[list[Perturbation], dict
         chosen = [get_perturbation(n) for n in dict.fromkeys(names)]
         bad = [p for p in chosen if task not in p.tasks]
         if bad:
-            raise ConfigError(f"--perturbation {bad[0].name}: applies to {', '.join(bad[0].tasks)} items, "
-                              f"not to the {task} task")
+            raise ConfigError(
+                f"--perturbation {bad[0].name}: applies to {', '.join(bad[0].tasks)} items, not to the {task} task"
+            )
         return chosen, skipped
     chosen = []
     # The built-ins in the order the report reads best, then plugins' by name.
@@ -82,8 +86,9 @@ def choose(names: list[str] | None, task: str) -> tuple[list[Perturbation], dict
     return chosen, skipped
 
 
-def plan(items: list[Sample], chosen: list[Perturbation], ctx: Context, explicit: bool,
-         skipped: dict[str, str]) -> tuple[list[Unit], list[Perturbation]]:
+def plan(
+    items: list[Sample], chosen: list[Perturbation], ctx: Context, explicit: bool, skipped: dict[str, str]
+) -> tuple[list[Unit], list[Perturbation]]:
     units = [Unit(item=s.id, perturbation=ORIGINAL, variant=ORIGINAL, sample=s) for s in items]
     ran = []
     for p in chosen:
@@ -94,9 +99,18 @@ def plan(items: list[Sample], chosen: list[Perturbation], ctx: Context, explicit
                 names = [v.name for v in variants]
                 if len(set(names)) != len(names):
                     raise ConfigError(f"perturbation '{p.name}': two variants of item '{s.id}' share a name")
-                mine += [Unit(item=s.id, perturbation=p.name, variant=v.name, sample=v.sample.model_copy(
-                    update={"id": s.id}), favours=v.favours, swapped=v.swapped, judge=dict(v.judge) or None)
-                    for v in variants]
+                mine += [
+                    Unit(
+                        item=s.id,
+                        perturbation=p.name,
+                        variant=v.name,
+                        sample=v.sample.model_copy(update={"id": s.id}),
+                        favours=v.favours,
+                        swapped=v.swapped,
+                        judge=dict(v.judge) or None,
+                    )
+                    for v in variants
+                ]
         except Skip as e:
             if explicit:
                 raise ConfigError(f"--perturbation {p.name}: {e}") from None
@@ -129,18 +143,29 @@ def _evaluators(judge: EvalConfig, units: list[Unit]) -> dict[str, Evaluator]:
     return out
 
 
-def run_config(cfg: AuditConfig, ev: Evaluator, ran: list[Perturbation], evaluators: dict[str, Evaluator],
-               source: str) -> dict[str, Any]:
+def run_config(
+    cfg: AuditConfig, ev: Evaluator, ran: list[Perturbation], evaluators: dict[str, Evaluator], source: str
+) -> dict[str, Any]:
     config = ev.run_config()
     judging = config["judging"] | {
-        "audit": True, "sample_format": SAMPLE_FORMAT, "input_sha256": file_sha256(cfg.input), "input_format": source,
+        "audit": True,
+        "sample_format": SAMPLE_FORMAT,
+        "input_sha256": file_sha256(cfg.input),
+        "input_format": source,
         "perturbations": {p.name: _source_digest(p) for p in ran},
-        "judge_family": cfg.judge_family, "other_family": cfg.other_family, "score_threshold": cfg.score_threshold,
+        "judge_family": cfg.judge_family,
+        "other_family": cfg.other_family,
+        "score_threshold": cfg.score_threshold,
         # Judge-side variants (persona): their panels' personas and templates.
         "variant_judges": {k: e.run_config()["config_hash"] for k, e in evaluators.items() if k != "{}"},
     }
-    return config | {"judging": judging, "config_hash": config_hash(judging), "kind": "audit", "input": cfg.input,
-                     "audit": cfg.model_dump(exclude={"judge"})}
+    return config | {
+        "judging": judging,
+        "config_hash": config_hash(judging),
+        "kind": "audit",
+        "input": cfg.input,
+        "audit": cfg.model_dump(exclude={"judge"}),
+    }
 
 
 async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSummary:
@@ -158,21 +183,35 @@ async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSu
     config = run_config(cfg, ev, ran, evaluators, source)
 
     async def judge_unit(u: Unit) -> dict[str, Any]:
-        meta = {"key": u.key, "item": u.item, "perturbation": u.perturbation, "variant": u.variant,
-                "favours": u.favours, "swapped": u.swapped, "judge": u.judge or {}}
+        meta = {
+            "key": u.key,
+            "item": u.item,
+            "perturbation": u.perturbation,
+            "variant": u.variant,
+            "favours": u.favours,
+            "swapped": u.swapped,
+            "judge": u.judge or {},
+        }
         try:
             result = await evaluators[u.judge_key].judge(u.sample)
             return AuditUnit(**result.model_dump(), **meta).model_dump(mode="json")
         except Exception as e:  # recorded as a failed variant (redone by --resume), the audit goes on
-            return AuditUnit(id=u.item, task=judge.task, status="failed", error=error_text(e),  # type: ignore[arg-type]
-                             **meta).model_dump(mode="json")
+            return AuditUnit(
+                id=u.item,
+                task=judge.task,
+                status="failed",
+                error=error_text(e),
+                **meta,
+            ).model_dump(mode="json")
 
     if progress:
         progress.totals = ev.layer.totals
     try:
         # An endpoint refusing connections stops the audit (finished variants kept; see run_units).
-        with watch_endpoints() as down, RunDir(cfg.out, config, resume=cfg.resume, overwrite=cfg.overwrite,
-                                               key="key") as run:
+        with (
+            watch_endpoints() as down,
+            RunDir(cfg.out, config, resume=cfg.resume, overwrite=cfg.overwrite, key="key") as run,
+        ):
             try:
                 await run_units([(u.key, u) for u in units], judge_unit, run, workers=cfg.workers, progress=progress)
             finally:
@@ -190,8 +229,16 @@ async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSu
     return summary
 
 
-def summarize(cfg: AuditConfig, ev: Evaluator, records: list[AuditUnit], ran: list[Perturbation],
-              skipped: dict[str, str], n_items: int, n_units: int, chash: str) -> AuditSummary:
+def summarize(
+    cfg: AuditConfig,
+    ev: Evaluator,
+    records: list[AuditUnit],
+    ran: list[Perturbation],
+    skipped: dict[str, str],
+    n_items: int,
+    n_units: int,
+    chash: str,
+) -> AuditSummary:
     judge = cfg.judge
     infos = [p.info() for p in ran]
     variants, missing = audited(records, judge.task, cfg.score_threshold)
@@ -201,14 +248,32 @@ def summarize(cfg: AuditConfig, ev: Evaluator, records: list[AuditUnit], ran: li
         usage.merge(r.usage)
     failed = [r for r in records if r.status != "ok"]
     summary = AuditSummary(
-        input=cfg.input, task=judge.task, model=ev.layer.label, offline=ev.is_offline,
+        input=cfg.input,
+        task=judge.task,
+        model=ev.layer.label,
+        offline=ev.is_offline,
         note=OFFLINE_NOTE if ev.is_offline else None,
-        judge={"strategy": judge.strategy, "agents": len(ev.personas), "turns": judge.turns,
-               "personas": [p.slug for p in ev.personas], "swap": judge.swap},
-        perturbations=infos, skipped=skipped, n_items=n_items, n_units=n_units,
-        n_ok=len(records) - len(failed), n_failed=len(failed), failed_keys=[r.key for r in failed],
-        complete=len(records) == n_units, biases=biases, variants=variants,
+        judge={
+            "strategy": judge.strategy,
+            "agents": len(ev.personas),
+            "turns": judge.turns,
+            "personas": [p.slug for p in ev.personas],
+            "swap": judge.swap,
+        },
+        perturbations=infos,
+        skipped=skipped,
+        n_items=n_items,
+        n_units=n_units,
+        n_ok=len(records) - len(failed),
+        n_failed=len(failed),
+        failed_keys=[r.key for r in failed],
+        complete=len(records) == n_units,
+        biases=biases,
+        variants=variants,
         score_threshold=cfg.score_threshold if judge.task == "score" else None,
-        usage=usage.model_dump(), calls_per_item=usage.calls / n_items if n_items else None, config_hash=chash)
+        usage=usage.model_dump(),
+        calls_per_item=usage.calls / n_items if n_items else None,
+        config_hash=chash,
+    )
     summary.headline = headline(summary)
     return summary

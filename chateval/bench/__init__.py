@@ -13,12 +13,27 @@ from .registry import BENCHMARKS, benchmark
 
 _EXPORTS = {
     "Benchmark": "base",
-    "BenchConfig": "config", "JudgeMetaConfig": "config", "MemoryBenchConfig": "config",
-    "arun": "api", "config_model": "api", "make_config": "api", "run": "api",
+    "BenchConfig": "config",
+    "JudgeMetaConfig": "config",
+    "MemoryBenchConfig": "config",
+    "arun": "api",
+    "config_model": "api",
+    "make_config": "api",
+    "run": "api",
 }
 
-__all__ = ["BENCHMARKS", "BenchConfig", "Benchmark", "JudgeMetaConfig", "MemoryBenchConfig", "arun", "benchmark",
-           "config_model", "make_config", "run"]
+__all__ = [
+    "BENCHMARKS",
+    "BenchConfig",
+    "Benchmark",
+    "JudgeMetaConfig",
+    "MemoryBenchConfig",
+    "arun",
+    "benchmark",
+    "config_model",
+    "make_config",
+    "run",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -10,18 +10,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..util.errors import ConfigError
-from ..util.interrupts import watch_sigint
+from ..evaluation.config import LayerSettings
 from ..memory.vector import settle
 from ..models import UsageTotals
 from ..models.reach import watch_endpoints
-from ..util.plugins import load_plugins
-from ..runs.progress import RunProgress
 from ..runs.directory import write_summary_file
+from ..runs.progress import RunProgress
+from ..util.errors import ConfigError
+from ..util.interrupts import watch_sigint
+from ..util.plugins import load_plugins
 from .base import BENCHMARKS, Benchmark
-from .executor import Execution, connect, import_ray, reset, use
-from ..evaluation.config import LayerSettings
 from .config import BenchConfig, JudgeMetaConfig
+from .executor import Execution, connect, import_ray, reset, use
 
 
 def config_model(name: str) -> type[BenchConfig]:
@@ -50,16 +50,21 @@ def execution_of(cfg: BenchConfig, bench: Benchmark) -> Execution:
         return Execution()
     if not bench.distributable:
         able = ", ".join(n for n in BENCHMARKS.names() if BENCHMARKS.get(n).distributable)
-        raise ConfigError(f"--executor ray: benchmark '{bench.name}' does not declare its units safe to spread "
-                          f"(distributable = True) and runs locally only; Ray runs: {able}")
+        raise ConfigError(
+            f"--executor ray: benchmark '{bench.name}' does not declare its units safe to spread "
+            f"(distributable = True) and runs locally only; Ray runs: {able}"
+        )
     if cfg.ray_cache_dir and isinstance(cfg, (LayerSettings, JudgeMetaConfig)) and cfg.cache_dir:
-        raise ConfigError("--ray-cache-dir and --cache-dir: give one (with --executor ray, --cache-dir is read on "
-                          "each worker's node)")
+        raise ConfigError(
+            "--ray-cache-dir and --cache-dir: give one (with --executor ray, --cache-dir is read on each worker's node)"
+        )
     import_ray()
     return Execution("ray", cfg.ray_address, cfg.ray_workers, cfg.ray_cache_dir, tuple(cfg.plugins))
 
 
-async def arun(name: str, config: BaseModel | dict[str, Any], *, progress: bool | RunProgress = False) -> dict[str, Any]:
+async def arun(
+    name: str, config: BaseModel | dict[str, Any], *, progress: bool | RunProgress = False
+) -> dict[str, Any]:
     """Run benchmark ``name``: writes config.json, samples.jsonl, summary.json (with a ``headline``)
     and report.md to ``config.out`` and returns the summary."""
     if isinstance(config, dict):

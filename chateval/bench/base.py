@@ -12,14 +12,15 @@ import asyncio
 import contextlib
 import time
 from abc import ABC, abstractmethod
-from typing import Any, Callable, ClassVar, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, ClassVar
 
 from ..models.budget import cap_reached, set_unit, skip_unit
-from ..util.errors import RunWriteError
 from ..models.reach import endpoint_down
-from ..runs.progress import RunProgress
 from ..runs.directory import RunDir, write_json
 from ..runs.envelope import SampleRecord, SummaryRecord
+from ..runs.progress import RunProgress
+from ..util.errors import RunWriteError
 from .config import BenchConfig
 from .executor import RayPool, UnitFn, current, error_text, run_guarded
 from .registry import BENCHMARKS, benchmark  # noqa: F401  (where the benchmarks import them from)
@@ -47,8 +48,17 @@ class Benchmark(ABC):
         shown by the viewer's run list): one per system or setting, with ``system``, ``n``,
         ``metric``, ``value``, ``recall_all@5``, ``failed`` and ``cost_usd``. By default one row
         of the run's unit counts; a benchmark names its main number by overriding this."""
-        return [{"system": cls.name, "n": summary.get("n_units"), "metric": None, "value": None,
-                 "recall_all@5": None, "failed": summary.get("n_failed"), "cost_usd": None}]
+        return [
+            {
+                "system": cls.name,
+                "n": summary.get("n_units"),
+                "metric": None,
+                "value": None,
+                "recall_all@5": None,
+                "failed": summary.get("n_failed"),
+                "cost_usd": None,
+            }
+        ]
 
     @classmethod
     def gate_measures(cls, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
@@ -73,8 +83,15 @@ def open_run(config: BenchConfig, run_config: dict[str, Any]) -> RunDir:
     has been fully validated and can start. What it writes is checked against the record types
     of the benchmark the settings belong to."""
     cls = benchmark_of(config) or Benchmark
-    return RunDir(config.out, run_config, resume=config.resume, overwrite=config.overwrite, key="key",
-                  record_type=cls.record_type, summary_type=cls.summary_type)
+    return RunDir(
+        config.out,
+        run_config,
+        resume=config.resume,
+        overwrite=config.overwrite,
+        key="key",
+        record_type=cls.record_type,
+        summary_type=cls.summary_type,
+    )
 
 
 async def run_units(
@@ -99,8 +116,7 @@ async def run_units(
     execution = current()
     pool = None
     if execution.executor == "ray" and todo:
-        pool = RayPool(fn, execution, per_actor=max(1, workers),
-                       groups=[group(u) for _, u in todo] if group else None)
+        pool = RayPool(fn, execution, per_actor=max(1, workers), groups=[group(u) for _, u in todo] if group else None)
         await pool.start()
     if progress:
         progress.start(len(units), len(units) - len(todo))

@@ -40,7 +40,7 @@ def fit(outcomes: Sequence[Outcome], systems: Sequence[str]) -> np.ndarray:
         d = theta[a] - theta[b]
         p = 1.0 / (1.0 + np.exp(-d))
         eps = 1e-12
-        loss = -np.sum(y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)) + PRIOR * np.sum(theta ** 2)
+        loss = -np.sum(y * np.log(p + eps) + (1 - y) * np.log(1 - p + eps)) + PRIOR * np.sum(theta**2)
         g_d = p - y  # d(loss)/d(d)
         grad = np.zeros_like(theta)
         np.add.at(grad, a, g_d)
@@ -52,8 +52,9 @@ def fit(outcomes: Sequence[Outcome], systems: Sequence[str]) -> np.ndarray:
     return theta - theta.mean()
 
 
-def rank(cases: Sequence[Sequence[Outcome]], systems: Sequence[str], *, bootstrap: int = BOOTSTRAP,
-         seed: int = SEED) -> list[Ranked]:
+def rank(
+    cases: Sequence[Sequence[Outcome]], systems: Sequence[str], *, bootstrap: int = BOOTSTRAP, seed: int = SEED
+) -> list[Ranked]:
     """Strengths, ranks and bootstrap intervals; ``cases`` groups each case's pairwise outcomes."""
     flat = [o for c in cases for o in c]
     if not flat:
@@ -73,7 +74,13 @@ def rank(cases: Sequence[Sequence[Outcome]], systems: Sequence[str], *, bootstra
     lo = np.percentile(samples, 2.5, axis=0) if samples else None
     hi = np.percentile(samples, 97.5, axis=0) if samples else None
     order = np.argsort(-theta, kind="stable")
-    return [Ranked(system=systems[i], rank=r + 1, strength=float(theta[i]),
-                   ci95=(float(lo[i]), float(hi[i])) if lo is not None and hi is not None else None,
-                   win_prob_vs_average=float(1 / (1 + np.exp(-theta[i]))))
-            for r, i in enumerate(order)]
+    return [
+        Ranked(
+            system=systems[i],
+            rank=r + 1,
+            strength=float(theta[i]),
+            ci95=(float(lo[i]), float(hi[i])) if lo is not None and hi is not None else None,
+            win_prob_vs_average=float(1 / (1 + np.exp(-theta[i]))),
+        )
+        for r, i in enumerate(order)
+    ]

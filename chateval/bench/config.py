@@ -14,9 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from ..evaluation.config import EvalConfig, LayerSettings
 from ..util.options import check_base_url, check_dir, check_names, merge_layers, opt
 
-LIMIT_HELP = ("the number of questions to run (LongMemEval questions; LoCoMo QA items across conversations; "
-              "head-to-head cases; TeaFarm conversations; msc-response episodes; judge-benchmark items), "
-              "after --question-ids and --per-type")
+LIMIT_HELP = (
+    "the number of questions to run (LongMemEval questions; LoCoMo QA items across conversations; "
+    "head-to-head cases; TeaFarm conversations; msc-response episodes; judge-benchmark items), "
+    "after --question-ids and --per-type"
+)
 
 
 class BenchConfig(BaseModel):
@@ -31,16 +33,30 @@ class BenchConfig(BaseModel):
     per_type: int | None = opt(None, "the first N questions of each question type / category (stable order)", ge=1)
     question_ids: list[str] | None = opt(None, "only these questions: id1,id2,... or @FILE with one id per line")
     workers: int = opt(4, "units run concurrently (with --executor ray: per Ray worker)", ge=1)
-    executor: Literal["local", "ray"] = opt("local", "where units run: local (this process) or ray (tasks on Ray "
-                                                     "workers; pip install 'chateval[ray]')")
-    ray_address: str | None = opt(None, "--executor ray: the cluster to join (auto, ray://HOST:10001; default: "
-                                        "start a local Ray instance)")
-    ray_workers: int | None = opt(None, "--executor ray: worker processes (Ray actors), each running up to "
-                                        "--workers units at once (default: the cluster's CPUs)", ge=1)
-    ray_cache_dir: str | None = opt(None, "--executor ray: a folder every worker can reach (a shared file system) "
-                                          "for the completion and embedding caches (default: each worker node's own)")
-    plugins: list[str] = opt(list, "a .py file or module to import first (registers memory systems, strategies, "
-                                   "benchmarks); repeatable; CHATEVAL_PLUGINS adds more", flags=["--plugin"], repeat=True)
+    executor: Literal["local", "ray"] = opt(
+        "local", "where units run: local (this process) or ray (tasks on Ray workers; pip install 'chateval[ray]')"
+    )
+    ray_address: str | None = opt(
+        None, "--executor ray: the cluster to join (auto, ray://HOST:10001; default: start a local Ray instance)"
+    )
+    ray_workers: int | None = opt(
+        None,
+        "--executor ray: worker processes (Ray actors), each running up to "
+        "--workers units at once (default: the cluster's CPUs)",
+        ge=1,
+    )
+    ray_cache_dir: str | None = opt(
+        None,
+        "--executor ray: a folder every worker can reach (a shared file system) "
+        "for the completion and embedding caches (default: each worker node's own)",
+    )
+    plugins: list[str] = opt(
+        list,
+        "a .py file or module to import first (registers memory systems, strategies, "
+        "benchmarks); repeatable; CHATEVAL_PLUGINS adds more",
+        flags=["--plugin"],
+        repeat=True,
+    )
 
     @field_validator("out")
     @classmethod
@@ -94,39 +110,66 @@ def parse_set(items: list[str]) -> dict[str, dict[str, Any]]:
 class MemoryBenchConfig(BenchConfig, LayerSettings):
     """Systems under test, the model they use, the judges, and the model layer's limits."""
 
-    systems: list[Any] = opt(list, "comma-separated memory systems: registered names (see `chateval memory list`) "
-                                   "or import paths package.module:Class (in Python also the classes themselves, "
-                                   "not instances: the run builds one system per unit)")
-    settings: dict[str, dict[str, Any]] = opt(dict, "a system setting, e.g. retrieval.k=10 (value read as JSON "
-                                                    "when it parses); repeatable", flags=["--set"],
-                                              metavar="SYSTEM.KEY=VALUE", repeat=True)
-    answer_model: str = opt("offline", "model the systems use, and the judges unless --judge-model",
-                            flags=["--answer-model", "--model"])
+    systems: list[Any] = opt(
+        list,
+        "comma-separated memory systems: registered names (see `chateval memory list`) "
+        "or import paths package.module:Class (in Python also the classes themselves, "
+        "not instances: the run builds one system per unit)",
+    )
+    settings: dict[str, dict[str, Any]] = opt(
+        dict,
+        "a system setting, e.g. retrieval.k=10 (value read as JSON when it parses); repeatable",
+        flags=["--set"],
+        metavar="SYSTEM.KEY=VALUE",
+        repeat=True,
+    )
+    answer_model: str = opt(
+        "offline", "model the systems use, and the judges unless --judge-model", flags=["--answer-model", "--model"]
+    )
     judge: Literal["single", "debate", "both"] = opt(
-        "single", "single: LongMemEval-style yes/no judge; debate: the panel's correctness task; both")
+        "single", "single: LongMemEval-style yes/no judge; debate: the panel's correctness task; both"
+    )
     judge_protocol: Literal["chateval", "official"] = opt(
-        "chateval", "single judge: chateval (a JSON verdict with a reason) or official (LongMemEval's scoring: a "
-        "yes/no reply, correct when it contains 'yes'; the paper's judge is gpt-4o-2024-08-06)")
+        "chateval",
+        "single judge: chateval (a JSON verdict with a reason) or official (LongMemEval's scoring: a "
+        "yes/no reply, correct when it contains 'yes'; the paper's judge is gpt-4o-2024-08-06)",
+    )
     judge_model: str | None = opt(None, "model for the judges (default: the answer model)")
     judge_preset: str = opt("chateval_default", "debate judge preset")
-    prompt_dirs: list[str] = opt(list, "extra folder of prompt templates, overriding built-ins by name (e.g. "
-                                       "bench/lme_judge_official.j2 with wording you are licensed to use)",
-                                 flags=["--prompt-dir"], repeat=True)
-    embedder: str = opt("local/all-MiniLM-L6-v2", "hash | local/all-MiniLM-L6-v2 | openai/<model> | "
-                        "openai-compatible/<model> (an embedding server)")
+    prompt_dirs: list[str] = opt(
+        list,
+        "extra folder of prompt templates, overriding built-ins by name (e.g. "
+        "bench/lme_judge_official.j2 with wording you are licensed to use)",
+        flags=["--prompt-dir"],
+        repeat=True,
+    )
+    embedder: str = opt(
+        "local/all-MiniLM-L6-v2",
+        "hash | local/all-MiniLM-L6-v2 | openai/<model> | openai-compatible/<model> (an embedding server)",
+    )
     embedder_base_url: str | None = opt(None, "endpoint of a remote embedder (default: the first --base-url)")
     embedder_batch_size: int = opt(128, "texts per embedding request", ge=1)
     qdrant_url: str | None = opt(None, "a Qdrant server for the systems' vector stores (default: embedded, in memory)")
     # Sampling of the systems' steps (answers and memory steps; never the judges'). The default is
     # deterministic, which deviates from the papers (THEANINE samples at 0.7 / 0.5).
-    temperature: float | None = opt(None, "sampling temperature of the systems' answer and memory steps (default 0, "
-                                          "deterministic; a --sampling preset's default otherwise)", ge=0)
-    step_temperature: dict[str, float] = opt(dict, "one step's temperature, e.g. theanine_relation_pair=0.5 "
-                                                   "(step names as in the call log); repeatable",
-                                             metavar="STEP=T", repeat=True)
-    sampling: str | None = opt(None, "a sampling preset: theanine (the official scripts' 0.7 for summarising, "
-                                     "refining and responding, 0.5 for linking) or a YAML file "
-                                     "{temperature: T, steps: {STEP: T}}")
+    temperature: float | None = opt(
+        None,
+        "sampling temperature of the systems' answer and memory steps (default 0, "
+        "deterministic; a --sampling preset's default otherwise)",
+        ge=0,
+    )
+    step_temperature: dict[str, float] = opt(
+        dict,
+        "one step's temperature, e.g. theanine_relation_pair=0.5 (step names as in the call log); repeatable",
+        metavar="STEP=T",
+        repeat=True,
+    )
+    sampling: str | None = opt(
+        None,
+        "a sampling preset: theanine (the official scripts' 0.7 for summarising, "
+        "refining and responding, 0.5 for linking) or a YAML file "
+        "{temperature: T, steps: {STEP: T}}",
+    )
 
     _embedder_url = field_validator("embedder_base_url", mode="before")(check_base_url)
 
@@ -159,7 +202,9 @@ class MemoryBenchConfig(BenchConfig, LayerSettings):
             except ValueError:
                 t = -1.0
             if not sep or not step.strip() or t < 0:
-                raise ValueError(f"--step-temperature '{item}': expected STEP=T with T >= 0, e.g. theanine_response=0.7")
+                raise ValueError(
+                    f"--step-temperature '{item}': expected STEP=T with T >= 0, e.g. theanine_response=0.7"
+                )
             out[step.strip()] = t
         return out
 
@@ -173,31 +218,45 @@ def _optional(name: str, f: Any) -> tuple[Any, Any]:
     return f.annotation | None, Field(None, description=f.description, json_schema_extra=extra)
 
 
-_PANEL_FIELDS: dict[str, Any] = {name: _optional(name, f) for name, f in EvalConfig.model_fields.items()
-                                 if name not in ("task", "plugins")}
-_PanelBase = create_model("_PanelBase", __base__=BenchConfig, **_PANEL_FIELDS)  # type: ignore[call-overload]
+_PANEL_FIELDS: dict[str, Any] = {
+    name: _optional(name, f) for name, f in EvalConfig.model_fields.items() if name not in ("task", "plugins")
+}
+_PanelBase = create_model("_PanelBase", __base__=BenchConfig, **_PANEL_FIELDS)
 
 
-class JudgeMetaConfig(_PanelBase):  # type: ignore[misc, valid-type]
+class JudgeMetaConfig(_PanelBase):
     """FairEval / Topical-Chat: the panel (preset, strategy, personas, model), settings and sweeps."""
 
     if TYPE_CHECKING:  # panel fields (copied from EvalConfig above, unseen by a type checker) read directly
         aspects: list[str] | None
         cache: bool | None
 
-    data: str | None = opt(None, "the data folder or file (default: <benchmark>/ in the data folder, "
-                                 "$CHATEVAL_DATA_DIR or ~/.cache/chateval/data, where `chateval data get` puts it; "
-                                 "else ../shared/data/<benchmark> next to the repository)")
+    data: str | None = opt(
+        None,
+        "the data folder or file (default: <benchmark>/ in the data folder, "
+        "$CHATEVAL_DATA_DIR or ~/.cache/chateval/data, where `chateval data get` puts it; "
+        "else ../shared/data/<benchmark> next to the repository)",
+    )
     setting: list[Literal["single", "multi"]] | None = opt(
-        None, "single (ChatEval's single-agent setting: one judge, one turn, no persona or panel framing) or multi (the panel); repeatable. Default: both, or none with --sweep",
-        repeat=True)
-    sweep: list[str] = opt(list, "vary one dimension of the multi setting: agents=1,2,3 | turns=1,2,3 | "
-                                 "strategy=one_by_one,simultaneous,simultaneous_summarizer | personas=diverse,same "
-                                 "(repeatable; one table and one plot per sweep)", metavar="DIM=V1,V2,...",
-                           repeat=True)
+        None,
+        "single (ChatEval's single-agent setting: one judge, one turn, no persona or panel framing) or multi (the panel); repeatable. Default: both, or none with --sweep",
+        repeat=True,
+    )
+    sweep: list[str] = opt(
+        list,
+        "vary one dimension of the multi setting: agents=1,2,3 | turns=1,2,3 | "
+        "strategy=one_by_one,simultaneous,simultaneous_summarizer | personas=diverse,same "
+        "(repeatable; one table and one plot per sweep)",
+        metavar="DIM=V1,V2,...",
+        repeat=True,
+    )
     preset: str | None = opt(None, "a strategies/ preset name or a YAML file; options given here override it")
-    price: list[str] = opt(list, "USD per million input/output tokens for a model missing from the price table",
-                           metavar="MODEL=IN,OUT", repeat=True)
+    price: list[str] = opt(
+        list,
+        "USD per million input/output tokens for a model missing from the price table",
+        metavar="MODEL=IN,OUT",
+        repeat=True,
+    )
 
     # The copied fields lose LayerSettings' validators: the same checks (a repeated --base-url
     # becomes one comma-separated pool) apply here.
@@ -212,5 +271,3 @@ class JudgeMetaConfig(_PanelBase):  # type: ignore[misc, valid-type]
     def panel_settings(self) -> dict[str, Any]:
         """The panel settings that were given (None = not given)."""
         return {k: getattr(self, k) for k in _PANEL_FIELDS if getattr(self, k) is not None}
-
-

@@ -13,7 +13,11 @@ def default_data_candidates(folder: str) -> list[Path]:
     (``$CHATEVAL_DATA_DIR``, else ``~/.cache/chateval/data``, where ``chateval data get`` puts
     files), then ../shared/data next to the repository and relative to the working directory."""
     repo = Path(__file__).resolve().parents[2]
-    cands = [data_root() / folder, repo.parent / "shared" / "data" / folder, Path.cwd().parent / "shared" / "data" / folder]
+    cands = [
+        data_root() / folder,
+        repo.parent / "shared" / "data" / folder,
+        Path.cwd().parent / "shared" / "data" / folder,
+    ]
     return list(dict.fromkeys(c.resolve() for c in cands))
 
 

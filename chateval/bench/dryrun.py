@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
-from ..util.errors import ConfigError
 from ..models.dryrun import DryRunEstimate, adaptive_notes, dry_run
 from ..runs.directory import LOCK, PID
+from ..util.errors import ConfigError
 from .config import JudgeMetaConfig, MemoryBenchConfig
 
 C = TypeVar("C", bound=BaseModel)
@@ -27,9 +28,12 @@ class RunSettings(Protocol):
     out: str
     resume: bool
 
-EMBEDDER_NOTE = ("memory systems embed with the hash embedder in a dry run (no embedding model is loaded or "
-                 "called): their retrieved contexts, and so the answer prompts, differ somewhat from a real run's; "
-                 "embedding calls are not counted")
+
+EMBEDDER_NOTE = (
+    "memory systems embed with the hash embedder in a dry run (no embedding model is loaded or "
+    "called): their retrieved contexts, and so the answer prompts, differ somewhat from a real run's; "
+    "embedding calls are not counted"
+)
 
 
 def sandboxed(cfg: C, scratch: Path) -> tuple[C, list[str]]:
@@ -40,8 +44,10 @@ def sandboxed(cfg: C, scratch: Path) -> tuple[C, list[str]]:
     systems = cfg.systems if isinstance(cfg, MemoryBenchConfig) else []
     if any(isinstance(s, str) and s.strip().lower() == "http" for s in systems):
         # Its agent answers with models of its own that no dry run here can see or hold back.
-        raise ConfigError("--dry-run cannot simulate the 'http' system: its agent would be called, and its own "
-                          "model calls are outside chateval's metering; leave it out of --systems for the estimate")
+        raise ConfigError(
+            "--dry-run cannot simulate the 'http' system: its agent would be called, and its own "
+            "model calls are outside chateval's metering; leave it out of --systems for the estimate"
+        )
     run = scratch / "run"
     update: dict[str, Any] = {"out": str(run)}
     notes: list[str] = []
@@ -52,9 +58,17 @@ def sandboxed(cfg: C, scratch: Path) -> tuple[C, list[str]]:
         # What is left to do: a copy of the run (read, never locked or written) is resumed.
         shutil.copytree(out, run, ignore=shutil.ignore_patterns(LOCK, PID, "*.png", "*.html", "*.md"))
         notes.append(f"--resume: only what {out} still lacks is counted")
-    for name, value in (("resume", resume), ("overwrite", False), ("executor", "local"), ("ray_address", None),
-                        ("ray_workers", None), ("ray_cache_dir", None), ("cache", False), ("write_preset", None),
-                        ("qdrant_url", None)):
+    for name, value in (
+        ("resume", resume),
+        ("overwrite", False),
+        ("executor", "local"),
+        ("ray_address", None),
+        ("ray_workers", None),
+        ("ray_cache_dir", None),
+        ("cache", False),
+        ("write_preset", None),
+        ("qdrant_url", None),
+    ):
         if name in fields:
             update[name] = value
     if "embedder" in fields:
@@ -65,8 +79,9 @@ def sandboxed(cfg: C, scratch: Path) -> tuple[C, list[str]]:
     return cfg.model_copy(update=update), notes
 
 
-async def simulate(cfg: C, run: Callable[[C], Awaitable[Any]],
-                   units: Callable[[Any], tuple[int, int]] | None = None) -> DryRunEstimate:
+async def simulate(
+    cfg: C, run: Callable[[C], Awaitable[Any]], units: Callable[[Any], tuple[int, int]] | None = None
+) -> DryRunEstimate:
     """Run ``run(sandboxed cfg)`` as a dry run; ``units(result)`` gives (units, failed units)."""
     with tempfile.TemporaryDirectory(prefix="chateval-dry-run-") as tmp, dry_run() as meter:
         sim, notes = sandboxed(cfg, Path(tmp))

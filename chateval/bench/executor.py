@@ -24,9 +24,10 @@ import asyncio
 import os
 import traceback
 from collections import Counter
+from collections.abc import Awaitable, Callable, Hashable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Hashable
+from typing import Any
 
 from ..util.errors import ChatevalError, ConfigError
 from ..util.interrupts import contain_exits
@@ -44,7 +45,7 @@ class Execution:
     plugins: tuple[str, ...] = ()
 
 
-_CURRENT: ContextVar[Execution] = ContextVar("chateval_execution", default=Execution())
+_CURRENT: ContextVar[Execution] = ContextVar("chateval_execution", default=Execution())  # noqa: B039  (frozen: never mutated)
 
 
 def current() -> Execution:
@@ -146,8 +147,7 @@ class RayPool:
     With ``groups`` (each pending unit's group, see the module's docstring) the units of a
     group all run on one actor."""
 
-    def __init__(self, fn: UnitFn, execution: Execution, per_actor: int,
-                 groups: list[Hashable] | None = None) -> None:
+    def __init__(self, fn: UnitFn, execution: Execution, per_actor: int, groups: list[Hashable] | None = None) -> None:
         from ray import cloudpickle  # Ray's own copy: no extra dependency
 
         ray = self.ray = import_ray()
@@ -155,7 +155,9 @@ class RayPool:
         try:
             fn_bytes = cloudpickle.dumps(fn)
         except Exception as e:
-            raise ConfigError(f"--executor ray: this run's units cannot be sent to Ray workers ({error_text(e)})") from None
+            raise ConfigError(
+                f"--executor ray: this run's units cannot be sent to Ray workers ({error_text(e)})"
+            ) from None
         actor = ray.remote(num_cpus=1, max_concurrency=per_actor)(_UnitWorker)
         blob = ray.put(fn_bytes)
         self.actors = [actor.remote(blob, execution.plugins, execution.ray_cache_dir) for _ in range(n)]

@@ -16,23 +16,24 @@ Failed calls (no answer at all) are always left out.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence, cast
+from typing import Any, cast
 
 from ..datasets.faireval import FILE, load_faireval
 from ..debate.panel import JudgeResult
 from ..debate.samples import Sample
-from . import plots
 from ..stats.agreement import KAPPA_RESAMPLES, KAPPA_SEED, kappa_ci95
+from . import plots
 from .agreement import accuracy, cohen_kappa, confusion
 from .base import benchmark
-from .config import JudgeMetaConfig
 from .comparisons import label_comparisons
+from .config import JudgeMetaConfig
 from .data_paths import resolve_data
-from .settings.faireval import DESCRIPTION, GATE_METRICS, FairEvalConfig, Unreadable
-from .judge_meta import Item, JudgeMetaBenchmark
 from .headline import setting_rows
+from .judge_meta import Item, JudgeMetaBenchmark
 from .meta_plots import KAPPA_RANGE, Chart, fmt, fmt_ci
+from .settings.faireval import DESCRIPTION, GATE_METRICS, FairEvalConfig, Unreadable
 from .stats import wilson
 
 LABELS = ("1", "2", "tie")
@@ -62,8 +63,14 @@ def faireval_items(path: str | Path) -> list[Item]:
     items = []
     for r in load_faireval(path):
         meta = {"question_id": r.question_id, "category": r.category}
-        sample = Sample(id=f"q{r.question_id}", question=r.question, answer_1=r.answer_1, answer_2=r.answer_2,
-                        label=r.human, meta=meta)
+        sample = Sample(
+            id=f"q{r.question_id}",
+            question=r.question,
+            answer_1=r.answer_1,
+            answer_2=r.answer_2,
+            label=r.human,
+            meta=meta,
+        )
         items.append(Item(key=f"q{r.question_id}", sample=sample, meta=meta | {"human": r.human}))
     return items
 
@@ -93,8 +100,12 @@ class FairEval(JudgeMetaBenchmark):
     def unit_record(self, item: Item, result: JudgeResult) -> dict[str, Any]:
         rec = result.model_dump(mode="json")
         v = result.verdict
-        rec |= {"question_id": item.meta["question_id"], "category": item.meta["category"],
-                "human": item.meta["human"], "pred": v.winner if v else None}
+        rec |= {
+            "question_id": item.meta["question_id"],
+            "category": item.meta["category"],
+            "human": item.meta["human"],
+            "pred": v.winner if v else None,
+        }
         return rec
 
     def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -107,7 +118,8 @@ class FairEval(JudgeMetaBenchmark):
             "confusion": confusion(gold, pred, LABELS),
             "human_labels": dict(Counter(r["human"] for r in records)),
             "judge_verdicts": dict(Counter(p for p in pred if p is not None)),
-            "unreadable": sum(unreadable(r) for r in records), "unreadable_as": self.unreadable_mode,
+            "unreadable": sum(unreadable(r) for r in records),
+            "unreadable_as": self.unreadable_mode,
         }
         boot = kappa_ci95(gold, pred, LABELS)
         out["kappa_ci95"] = boot.pop("ci95")
@@ -118,13 +130,18 @@ class FairEval(JudgeMetaBenchmark):
             pairs = [(g, p) for g, p in pairs if p is not None]
             if pairs:
                 humans, preds = zip(*pairs)
-                out[f"{order}_order"] = {"accuracy": accuracy(humans, preds), "kappa": cohen_kappa(humans, preds, LABELS)}
+                out[f"{order}_order"] = {
+                    "accuracy": accuracy(humans, preds),
+                    "kappa": cohen_kappa(humans, preds, LABELS),
+                }
         return out
 
-    def compare_settings(self, names: tuple[str, str], records_a: list[dict[str, Any]],
-                         records_b: list[dict[str, Any]]) -> list[Any]:
-        return label_comparisons(scored(records_a, self.unreadable_mode), scored(records_b, self.unreadable_mode),
-                                 names)
+    def compare_settings(
+        self, names: tuple[str, str], records_a: list[dict[str, Any]], records_b: list[dict[str, Any]]
+    ) -> list[Any]:
+        return label_comparisons(
+            scored(records_a, self.unreadable_mode), scored(records_b, self.unreadable_mode), names
+        )
 
     def metric_headers(self) -> list[str]:
         return ["accuracy %", "kappa [95% CI]"]
@@ -140,12 +157,25 @@ class FairEval(JudgeMetaBenchmark):
         acc = [s["metrics"]["accuracy"] for s in summaries]
         kappa = [s["metrics"]["kappa"] for s in summaries]
         return [
-            Chart("accuracy", "accuracy", "accuracy", {"accuracy": [a["value"] for a in acc]},
-                  [a["n"] for a in acc], pct=True, baselines=self.plot_baselines(summaries),
-                  intervals={"accuracy": [wilson(a.get("correct") or 0, a["n"]) for a in acc]}),
-            Chart("kappa", "Cohen's kappa", "Cohen's kappa (0 = chance)",
-                  {"Cohen's kappa": [k["value"] for k in kappa]}, [k["n"] for k in kappa], ylim=KAPPA_RANGE,
-                  intervals={"Cohen's kappa": [_ci(s["metrics"]) for s in summaries]}),
+            Chart(
+                "accuracy",
+                "accuracy",
+                "accuracy",
+                {"accuracy": [a["value"] for a in acc]},
+                [a["n"] for a in acc],
+                pct=True,
+                baselines=self.plot_baselines(summaries),
+                intervals={"accuracy": [wilson(a.get("correct") or 0, a["n"]) for a in acc]},
+            ),
+            Chart(
+                "kappa",
+                "Cohen's kappa",
+                "Cohen's kappa (0 = chance)",
+                {"Cohen's kappa": [k["value"] for k in kappa]},
+                [k["n"] for k in kappa],
+                ylim=KAPPA_RANGE,
+                intervals={"Cohen's kappa": [_ci(s["metrics"]) for s in summaries]},
+            ),
         ]
 
     def plot_baselines(self, summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
@@ -159,24 +189,35 @@ class FairEval(JudgeMetaBenchmark):
         return {f"majority-label accuracy (always {NAMES.get(top, top)})": labels[top] / total}
 
     def header_lines(self, summary: dict[str, Any]) -> list[str]:
-        unread = ("counts as a tie (ChatEval's scoring; `--unreadable exclude` leaves it out)"
-                  if self.unreadable_mode == "tie" else "is left out (`--unreadable exclude`; ChatEval counts a tie)")
-        return [f"Data: `{summary['data']}` — {summary['n_items']} questions. Assistant 1 = ChatGPT "
-                "(gpt-3.5-turbo), Assistant 2 = Vicuna-13B; human label = the annotators' majority "
-                "(win / lose / tie). Metrics: accuracy and Cohen's kappa (scikit-learn, unweighted, labels "
-                "1 / 2 / tie) of the judge's verdict against the human label, over the judged questions; "
-                f"a question whose verdict could not be read {unread}; failed calls are counted in `failed` "
-                "and left out. Accuracy's 95% interval is Wilson's; "
-                f"kappa's is a percentile bootstrap over the questions ({KAPPA_RESAMPLES} resamples, seed "
-                f"{KAPPA_SEED}; resamples where kappa is undefined are skipped, and each setting's report says "
-                "how many were used).", ""]
+        unread = (
+            "counts as a tie (ChatEval's scoring; `--unreadable exclude` leaves it out)"
+            if self.unreadable_mode == "tie"
+            else "is left out (`--unreadable exclude`; ChatEval counts a tie)"
+        )
+        return [
+            f"Data: `{summary['data']}` — {summary['n_items']} questions. Assistant 1 = ChatGPT "
+            "(gpt-3.5-turbo), Assistant 2 = Vicuna-13B; human label = the annotators' majority "
+            "(win / lose / tie). Metrics: accuracy and Cohen's kappa (scikit-learn, unweighted, labels "
+            "1 / 2 / tie) of the judge's verdict against the human label, over the judged questions; "
+            f"a question whose verdict could not be read {unread}; failed calls are counted in `failed` "
+            "and left out. Accuracy's 95% interval is Wilson's; "
+            f"kappa's is a percentile bootstrap over the questions ({KAPPA_RESAMPLES} resamples, seed "
+            f"{KAPPA_SEED}; resamples where kappa is undefined are skipped, and each setting's report says "
+            "how many were used).",
+            "",
+        ]
 
     def setting_report(self, path: Path, summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
         m = summary["metrics"]
-        lines = ["", "## Confusion matrix (rows: human label, columns: judge verdict)", "",
-                 "| human \\ judge | " + " | ".join(NAMES[c] for c in LABELS) + " |", "|---|---|---|---|"]
+        lines = [
+            "",
+            "## Confusion matrix (rows: human label, columns: judge verdict)",
+            "",
+            "| human \\ judge | " + " | ".join(NAMES[c] for c in LABELS) + " |",
+            "|---|---|---|---|",
+        ]
         for g in LABELS:
-            lines.append(f"| {NAMES[g]} | " + " | ".join(str(m['confusion'][g][p]) for p in LABELS) + " |")
+            lines.append(f"| {NAMES[g]} | " + " | ".join(str(m["confusion"][g][p]) for p in LABELS) + " |")
         if m.get("unreadable"):
             how = "counted as ties" if m.get("unreadable_as") == "tie" else "left out (--unreadable exclude)"
             lines += ["", f"Unreadable verdicts: {m['unreadable']} question(s), {how} in accuracy and kappa."]
@@ -186,27 +227,43 @@ class FairEval(JudgeMetaBenchmark):
         boot = m.get("kappa_bootstrap")
         if boot and m.get("kappa_ci95"):
             skipped = boot["resamples"] - boot["used"]
-            lines += ["", f"Kappa's 95% interval: percentile bootstrap over the {m['kappa']['n']} judged questions, "
-                      f"{boot['used']} of {boot['resamples']} resamples used (seed {boot['seed']}"
-                      + (f"; {skipped} skipped: kappa undefined in them)." if skipped else ").")]
+            lines += [
+                "",
+                f"Kappa's 95% interval: percentile bootstrap over the {m['kappa']['n']} judged questions, "
+                f"{boot['used']} of {boot['resamples']} resamples used (seed {boot['seed']}"
+                + (f"; {skipped} skipped: kappa undefined in them)." if skipped else ")."),
+            ]
         elif boot:
             lines += ["", "Kappa has no 95% interval: fewer than 2 judged questions, or kappa is undefined."]
         orders = [o for o in ("original", "swapped") if f"{o}_order" in m]
         if orders:
-            lines += ["", "Each presentation order alone (before position calibration): " + "; ".join(
-                f"{o}: accuracy {fmt(m[f'{o}_order']['accuracy']['value'])}, kappa {fmt(m[f'{o}_order']['kappa']['value'])}"
-                for o in orders)]
+            lines += [
+                "",
+                "Each presentation order alone (before position calibration): "
+                + "; ".join(
+                    f"{o}: accuracy {fmt(m[f'{o}_order']['accuracy']['value'])}, kappa {fmt(m[f'{o}_order']['kappa']['value'])}"
+                    for o in orders
+                ),
+            ]
             if summary.get("order_disagreement_rate") is not None:
-                lines.append(f"The two orders' panel verdicts differ on {100 * summary['order_disagreement_rate']:.1f}% "
-                             "of questions.")
+                lines.append(
+                    f"The two orders' panel verdicts differ on {100 * summary['order_disagreement_rate']:.1f}% "
+                    "of questions."
+                )
         # The human labels count every question, the judge's only those with a verdict: n of each.
         human, judge = sum(m["human_labels"].values()), sum(m["judge_verdicts"].values())
         n = f"n={human}" if human == judge else f"human n={human}, judge n={judge}"
-        drawn = plots.grouped_bars(path / "verdicts.png", [NAMES[c] for c in LABELS],
-                           {"human": [m["human_labels"].get(c, 0) for c in LABELS],
-                            "judge": [m["judge_verdicts"].get(c, 0) for c in LABELS]},
-                           title=f"FairEval {summary['setting']}: label distribution ({n} questions)",
-                           ylabel="questions", ylim=None)
+        drawn = plots.grouped_bars(
+            path / "verdicts.png",
+            [NAMES[c] for c in LABELS],
+            {
+                "human": [m["human_labels"].get(c, 0) for c in LABELS],
+                "judge": [m["judge_verdicts"].get(c, 0) for c in LABELS],
+            },
+            title=f"FairEval {summary['setting']}: label distribution ({n} questions)",
+            ylabel="questions",
+            ylim=None,
+        )
         return lines + ["", *plots.link(drawn, "verdicts", "verdicts.png")]
 
 

@@ -26,20 +26,19 @@ import asyncio
 import time
 from typing import Any
 
-
-from ..evaluation.config import find_preset, load_preset
 from ..datasets.common import DatasetError
 from ..debate.samples import Sample
-from ..util.errors import ConfigError
+from ..evaluation.config import find_preset, load_preset
 from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
+from ..util.errors import ConfigError
 from .base import Benchmark, benchmark, open_run, run_units
 from .executor import error_text
+from .head2head_multi import multi_case, summarize_multi, write_multi_report
 from .head2head_pairs import Case, judging_inputs, load_cases, verdict_record
 from .head2head_report import SIDES, summarize_head2head, write_head2head_report
-from .head2head_multi import multi_case, summarize_multi, write_multi_report
-from .selection import select
 from .records import PairRecord, PairSummary
+from .selection import select
 from .settings.head2head import DESCRIPTION, GATE_METRICS, Head2HeadConfig
 from .setup import MemoryBench, resolve_system
 from .slot import SlotPool, SystemSlot
@@ -60,32 +59,56 @@ class HeadToHead(Benchmark):
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
         usage = summary.get("usage") or {}
         if summary.get("ranking") is not None:  # several systems: each one's strength
-            return [{"system": r["system"], "n": summary.get("n"), "metric": "P(beats average), Bradley–Terry",
-                     "value": r["win_prob_vs_average"], "recall_all@5": None, "failed": summary.get("n_failed"),
-                     "cost_usd": (usage.get(r["system"]) or {}).get("cost_usd")} for r in summary["ranking"]]
+            return [
+                {
+                    "system": r["system"],
+                    "n": summary.get("n"),
+                    "metric": "P(beats average), Bradley–Terry",
+                    "value": r["win_prob_vs_average"],
+                    "recall_all@5": None,
+                    "failed": summary.get("n_failed"),
+                    "cost_usd": (usage.get(r["system"]) or {}).get("cost_usd"),
+                }
+                for r in summary["ranking"]
+            ]
         sides = summary.get("systems") or {}
         # A's wins, ties and A's losses (B's wins), with which system is A.
-        return [{"system": f"A={sides.get('A')} vs B={sides.get('B')}", "n": summary.get("n"), "metric": "A wins",
-                 "value": (summary.get("wins") or {}).get("rate"), "ties": (summary.get("ties") or {}).get("rate"),
-                 "A losses": (summary.get("losses") or {}).get("rate"), "recall_all@5": None,
-                 "failed": summary.get("n_failed"), "cost_usd": (usage.get("total") or {}).get("cost_usd")}]
+        return [
+            {
+                "system": f"A={sides.get('A')} vs B={sides.get('B')}",
+                "n": summary.get("n"),
+                "metric": "A wins",
+                "value": (summary.get("wins") or {}).get("rate"),
+                "ties": (summary.get("ties") or {}).get("rate"),
+                "A losses": (summary.get("losses") or {}).get("rate"),
+                "recall_all@5": None,
+                "failed": summary.get("n_failed"),
+                "cost_usd": (usage.get("total") or {}).get("cost_usd"),
+            }
+        ]
 
     async def run(self, config: Head2HeadConfig, progress: RunProgress | None) -> dict[str, Any]:
         if config.judge is not None:
-            raise ConfigError("--judge does not apply to head2head: the debate panel always judges "
-                              "(choose it with --judge-preset and --judge-model)")
+            raise ConfigError(
+                "--judge does not apply to head2head: the debate panel always judges "
+                "(choose it with --judge-preset and --judge-model)"
+            )
         names = [resolve_system(s).name for s in config.systems]  # unknown names fail before the data is read
         if len(names) < 2 or len(set(names)) != len(names):
-            raise ConfigError(f"--systems: head2head compares two or more different systems, e.g. A,B or A,B,C "
-                              f"(got '{','.join(names)}')")
+            raise ConfigError(
+                f"--systems: head2head compares two or more different systems, e.g. A,B or A,B,C "
+                f"(got '{','.join(names)}')"
+            )
         load_preset(find_preset(config.judge_preset))  # a bad preset fails before the data is read
         dataset, cases = load_cases(config.data)
         if config.types:
             known = sorted({n for c in cases for n in c.names})
             unknown = [t for t in config.types if t not in known]
             if unknown:
-                raise ConfigError(f"--types: no question of type '{unknown[0]}' in {config.data} "
-                                  f"(types: {', '.join(sorted({c.qtype for c in cases}))})")
+                raise ConfigError(
+                    f"--types: no question of type '{unknown[0]}' in {config.data} "
+                    f"(types: {', '.join(sorted({c.qtype for c in cases}))})"
+                )
             cases = [c for c in cases if c.names & set(config.types)]
         cases = select(cases, config, key=lambda c: c.key, kind=lambda c: c.qtype, what="case")
         bench = MemoryBench(config, need_judges=False)
@@ -93,19 +116,29 @@ class HeadToHead(Benchmark):
         if progress:
             progress.totals = bench.answer_layer.totals
         judges = bench.panel_judges({"task": "pairwise", "swap": True})
-        run_config = bench.run_config({"benchmark": "head2head", "data": str(config.data), "dataset": dataset,
-                                       "context": config.context, "types": config.types,
-                                       "order": dict(zip(SIDES, systems)) if len(systems) == 2 else systems,
-                                       "judge": "debate-pairwise-swap",
-                                       "judge_panel": judges.run_config()["judging"]})
+        run_config = bench.run_config(
+            {
+                "benchmark": "head2head",
+                "data": str(config.data),
+                "dataset": dataset,
+                "context": config.context,
+                "types": config.types,
+                "order": dict(zip(SIDES, systems)) if len(systems) == 2 else systems,
+                "judge": "debate-pairwise-swap",
+                "judge_panel": judges.run_config()["judging"],
+            }
+        )
         by_key = {c.key: c for c in cases}
         if len(by_key) != len(cases):
             raise DatasetError(f"{config.data}: duplicate question ids")
 
         with open_run(config, run_config) as run:
             by_group = {c.group: c.sessions for c in cases}
-            pool = SlotPool(bench, [(c.group, s) for c in cases if c.key not in run.done for s in systems],
-                            sessions=by_group.__getitem__)
+            pool = SlotPool(
+                bench,
+                [(c.group, s) for c in cases if c.key not in run.done for s in systems],
+                sessions=by_group.__getitem__,
+            )
 
             async def unit(c: Case) -> dict[str, Any]:
                 try:
@@ -117,18 +150,31 @@ class HeadToHead(Benchmark):
                         pool.done(c.group, s)
 
             try:
-                records = await run_units([(c.key, c) for c in cases], unit, run, workers=bench.workers,
-                                          progress=progress, group=lambda c: c.group)
+                records = await run_units(
+                    [(c.key, c) for c in cases],
+                    unit,
+                    run,
+                    workers=bench.workers,
+                    progress=progress,
+                    group=lambda c: c.group,
+                )
             finally:
                 pool.close()
             multi = len(systems) > 2
             summarize = summarize_multi if multi else summarize_head2head
             summary = summarize(records, systems=systems, offline=run_config["offline"])
-            summary |= {"benchmark": "head2head", "data": str(config.data), "dataset": dataset,
-                        "context": config.context, "n_cases": len(cases), "judge_preset": config.judge_preset,
-                        "judge_model": bench.judge_layer.label,
-                        "answer_model": bench.answer_layer.label, "config_hash": run_config["config_hash"],
-                        "complete": len(records) == len(cases)}
+            summary |= {
+                "benchmark": "head2head",
+                "data": str(config.data),
+                "dataset": dataset,
+                "context": config.context,
+                "n_cases": len(cases),
+                "judge_preset": config.judge_preset,
+                "judge_model": bench.judge_layer.label,
+                "answer_model": bench.answer_layer.label,
+                "config_hash": run_config["config_hash"],
+                "complete": len(records) == len(cases),
+            }
             run.write_summary(summary)
             (write_multi_report if multi else write_head2head_report)(run.path, summary)
         return summary
@@ -136,8 +182,13 @@ class HeadToHead(Benchmark):
     @staticmethod
     async def _case(c: Case, slots: list[SystemSlot], judges: Judges, context: str) -> dict[str, Any]:
         record: dict[str, Any] = {
-            "case_id": c.key, "question_type": c.qtype, "question": c.question, "gold": c.gold,
-            "date": c.now.isoformat(), "systems": {s: sl.name for s, sl in zip(SIDES, slots)}, "meta": c.meta,
+            "case_id": c.key,
+            "question_type": c.qtype,
+            "question": c.question,
+            "gold": c.gold,
+            "date": c.now.isoformat(),
+            "systems": {s: sl.name for s, sl in zip(SIDES, slots)},
+            "meta": c.meta,
         }
         results = await asyncio.gather(*(sl.respond(c.question, c.now) for sl in slots), return_exceptions=True)
         errors = []
@@ -150,16 +201,29 @@ class HeadToHead(Benchmark):
                 continue
             answers[side], usage[side], latency[side] = res["answer"], res["usage"], res["latency"]
             tokens[side], contexts[side] = res["context_tokens"], res["context"]
-        record |= {"answers": answers, "contexts": contexts, "context_tokens": tokens, "usage": usage,
-                   "latency": latency}
+        record |= {
+            "answers": answers,
+            "contexts": contexts,
+            "context_tokens": tokens,
+            "usage": usage,
+            "latency": latency,
+        }
         if errors:
             return record | {"status": "failed", "error": "; ".join(errors)}
         reference, guidelines = judging_inputs(c, context)
         record["reference_shown"] = reference is not None
         t0 = time.perf_counter()
-        result = await judges.judge(Sample(id=c.key, question=c.question, answer_1=answers["A"],
-                                              answer_2=answers["B"], reference=reference, guidelines=guidelines,
-                                              meta={"abstention": bool(c.meta.get("abstention"))}))
+        result = await judges.judge(
+            Sample(
+                id=c.key,
+                question=c.question,
+                answer_1=answers["A"],
+                answer_2=answers["B"],
+                reference=reference,
+                guidelines=guidelines,
+                meta={"abstention": bool(c.meta.get("abstention"))},
+            )
+        )
         latency["judge_s"] = time.perf_counter() - t0
         usage["judge"] = result.usage.model_dump()
         record |= verdict_record(result)

@@ -22,17 +22,23 @@ from .lme_judge import ABSTENTION, GUIDELINES
 _TO_SIDE = {"1": "A", "2": "B", "tie": "tie"}
 
 # --- what the panel is told with --context gold -------------------------------------------
-_PAIR_RULE = ("Check each response against the reference answer with this rule: {rule} Prefer the response "
-              "that is correct by this rule. If both or neither are, prefer the one that is more accurate, then "
-              "the more helpful one. Length and style do not outweigh facts.")
+_PAIR_RULE = (
+    "Check each response against the reference answer with this rule: {rule} Prefer the response "
+    "that is correct by this rule. If both or neither are, prefer the one that is more accurate, then "
+    "the more helpful one. Length and style do not outweigh facts."
+)
 _CHECK = GUIDELINES["multi-session"]  # the generic 'contains the correct answer' rule
-_LOCOMO_TEMPORAL = (_CHECK + " Dates may be given relative to the conversation (e.g. 'the week before "
-                    "9 June 2023'); a response naming the same day, week, month or year the reference names "
-                    "is correct.")
-_UNANSWERABLE = ("The conversation never gives the information this question asks for (the question presupposes "
-                 "something that was not said, or mixes up who said it). A response is correct if it says the "
-                 "information is not available or was not mentioned; it is incorrect if it answers as if it were "
-                 "known. Prefer the correct response; if both or neither are, prefer the more accurate one.")
+_LOCOMO_TEMPORAL = (
+    _CHECK + " Dates may be given relative to the conversation (e.g. 'the week before "
+    "9 June 2023'); a response naming the same day, week, month or year the reference names "
+    "is correct."
+)
+_UNANSWERABLE = (
+    "The conversation never gives the information this question asks for (the question presupposes "
+    "something that was not said, or mixes up who said it). A response is correct if it says the "
+    "information is not available or was not mentioned; it is incorrect if it answers as if it were "
+    "known. Prefer the correct response; if both or neither are, prefer the more accurate one."
+)
 
 
 @dataclass
@@ -57,8 +63,10 @@ def load_cases(path: str | Path) -> tuple[str, list[Case]]:
         return "longmemeval", _lme_cases(data, path)
     if isinstance(first, dict) and "conversation" in first and "qa" in first:
         return "locomo", _locomo_cases(data, path)
-    raise DatasetError(f"{path}: neither a LongMemEval file (a list of entries with 'haystack_sessions') nor a "
-                       "LoCoMo file (a list of conversations with 'conversation' and 'qa')")
+    raise DatasetError(
+        f"{path}: neither a LongMemEval file (a list of entries with 'haystack_sessions') nor a "
+        "LoCoMo file (a list of conversations with 'conversation' and 'qa')"
+    )
 
 
 def _lme_cases(data: list[Any], path: str | Path) -> list[Case]:
@@ -66,10 +74,20 @@ def _lme_cases(data: list[Any], path: str | Path) -> list[Case]:
     for q in lme_questions(data, path):
         label = "abstention" if q.is_abstention else q.question_type
         rule = ABSTENTION if q.is_abstention else GUIDELINES.get(q.question_type, _CHECK)
-        out.append(Case(key=q.question_id, group=q.question_id, question=q.question, gold=q.answer,
-                        now=q.question_date, qtype=label, sessions=q.sessions, rule=rule,
-                        names={label, q.question_type}, meta={"abstention": q.is_abstention,
-                                                              "question_type": q.question_type}))
+        out.append(
+            Case(
+                key=q.question_id,
+                group=q.question_id,
+                question=q.question,
+                gold=q.answer,
+                now=q.question_date,
+                qtype=label,
+                sessions=q.sessions,
+                rule=rule,
+                names={label, q.question_type},
+                meta={"abstention": q.is_abstention, "question_type": q.question_type},
+            )
+        )
     return out
 
 
@@ -86,11 +104,25 @@ def _locomo_cases(data: list[Any], path: str | Path) -> list[Case]:
                 rule = None  # no gold answer: the unanswerable rule, shown without a reference
             else:
                 rule = _LOCOMO_TEMPORAL if qa.category == 2 else _CHECK
-            out.append(Case(key=f"{conv.id}::qa{j}", group=conv.id, question=qa.question, gold=qa.answer, now=now,
-                            qtype=label, sessions=conv.sessions, rule=rule,
-                            names={label, name, str(qa.category)},
-                            meta={"conversation": conv.id, "category": qa.category, "evidence": qa.evidence,
-                                  "adversarial_answer": qa.adversarial_answer}))
+            out.append(
+                Case(
+                    key=f"{conv.id}::qa{j}",
+                    group=conv.id,
+                    question=qa.question,
+                    gold=qa.answer,
+                    now=now,
+                    qtype=label,
+                    sessions=conv.sessions,
+                    rule=rule,
+                    names={label, name, str(qa.category)},
+                    meta={
+                        "conversation": conv.id,
+                        "category": qa.category,
+                        "evidence": qa.evidence,
+                        "adversarial_answer": qa.adversarial_answer,
+                    },
+                )
+            )
     return out
 
 
@@ -106,10 +138,13 @@ def judging_inputs(case: Case, context: str) -> tuple[str | None, str | None]:
 def _side_verdict(v: Verdict | None) -> dict[str, Any] | None:
     if v is None:
         return None
-    return {"winner": _TO_SIDE.get(v.winner or "", None),
-            "scores": {"A": v.scores.get("answer_1"), "B": v.scores.get("answer_2")},
-            "votes": {"A": v.votes.get("1", 0), "B": v.votes.get("2", 0), "tie": v.votes.get("tie", 0)} if v.votes else {},
-            "n_valid": v.n_valid, "note": v.note}
+    return {
+        "winner": _TO_SIDE.get(v.winner or "", None),
+        "scores": {"A": v.scores.get("answer_1"), "B": v.scores.get("answer_2")},
+        "votes": {"A": v.votes.get("1", 0), "B": v.votes.get("2", 0), "tie": v.votes.get("tie", 0)} if v.votes else {},
+        "n_valid": v.n_valid,
+        "note": v.note,
+    }
 
 
 def verdict_record(result: JudgeResult) -> dict[str, Any]:
@@ -119,11 +154,21 @@ def verdict_record(result: JudgeResult) -> dict[str, Any]:
     return {
         "verdict": combined["winner"] if combined else None,
         "panel": combined,
-        "agents": [{"agent": a.agent, "persona": a.persona, "winner": _TO_SIDE.get(a.winner or "", None),
-                    "scores": {"A": a.scores.get("answer_1"), "B": a.scores.get("answer_2")},
-                    "parse_error": a.parse_error, "reasked": a.reasked} for a in result.agents],
-        "orders": {"original": ({"shown_first": "A"} | (_side_verdict(orders.get("original")) or {"winner": None})),
-                   "swapped": ({"shown_first": "B"} | (_side_verdict(orders.get("swapped")) or {"winner": None}))},
+        "agents": [
+            {
+                "agent": a.agent,
+                "persona": a.persona,
+                "winner": _TO_SIDE.get(a.winner or "", None),
+                "scores": {"A": a.scores.get("answer_1"), "B": a.scores.get("answer_2")},
+                "parse_error": a.parse_error,
+                "reasked": a.reasked,
+            }
+            for a in result.agents
+        ],
+        "orders": {
+            "original": ({"shown_first": "A"} | (_side_verdict(orders.get("original")) or {"winner": None})),
+            "swapped": ({"shown_first": "B"} | (_side_verdict(orders.get("swapped")) or {"winner": None})),
+        },
         "order_disagreement": result.order_disagreement,
         "transcript": turn_records(result.transcript),
     }

@@ -7,12 +7,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..util.text import md_all
 from . import plots
 from .comparisons import head2head_comparisons, report_lines
 from .report import cost, finish_report, num, pct
 from .stats import mean_or_none, percentile, wilson
 from .summaries import run_counts, usage_sum
-from ..util.text import md_all
 
 SIDES = ("A", "B")
 OUTCOMES = (("wins", "A"), ("ties", "tie"), ("losses", "B"))  # summary key, unit verdict
@@ -40,10 +40,16 @@ def summarize_head2head(records: list[dict[str, Any]], *, systems: list[str], of
     out["by_type"] = {t: outcome_table(v) for t, v in sorted(by_type.items())} if len(by_type) > 1 else {}
 
     both = [r for r in judged if r.get("order_disagreement") is not None]
-    out["order_disagreement"] = proportion(sum(1 for r in both if r["order_disagreement"]), len(both)) | {"n": len(both)}
+    out["order_disagreement"] = proportion(sum(1 for r in both if r["order_disagreement"]), len(both)) | {
+        "n": len(both)
+    }
     # Position preference: of the order verdicts that name a winner, how often the answer shown first won.
-    first = [(o.get("winner") == o.get("shown_first")) for r in judged for o in (r.get("orders") or {}).values()
-             if o and o.get("winner") in SIDES]
+    first = [
+        (o.get("winner") == o.get("shown_first"))
+        for r in judged
+        for o in (r.get("orders") or {}).values()
+        if o and o.get("winner") in SIDES
+    ]
     out["first_shown_wins"] = proportion(sum(first), len(first)) | {"n": len(first)}
     out["agent_agreement"] = _agent_agreement(judged)
 
@@ -75,8 +81,7 @@ def _latency(records: list[dict[str, Any]]) -> dict[str, Any]:
     for side in SIDES:
         entry = {}
         for stage in ("ingest_s", "recall_s", "answer_s"):
-            xs = [r["latency"][side][stage] for r in records
-                  if stage in ((r.get("latency") or {}).get(side) or {})]
+            xs = [r["latency"][side][stage] for r in records if stage in ((r.get("latency") or {}).get(side) or {})]
             if xs:
                 entry[stage] = {"p50": percentile(xs, 50), "p95": percentile(xs, 95)}
         out[side] = entry
@@ -96,19 +101,26 @@ def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
     lines = [f"# Head to head: {a} (A) vs {b} (B) — chateval report", ""]
     if summary.get("note"):
         lines += [f"> **Note:** {summary['note']}", ""]
-    lines += [f"Data: `{summary.get('data')}` ({summary.get('dataset')}), {summary.get('n_cases')} cases; "
-              f"{summary['n']} judged, {summary['n_failed']} failed. The panel saw "
-              + ("the gold answer as reference." if summary.get("context") == "gold" else "no gold answer.")
-              + " Each case was judged in both orders (A first, B first) and the debaters' scores averaged "
-              "over the orders.", ""]
+    lines += [
+        f"Data: `{summary.get('data')}` ({summary.get('dataset')}), {summary.get('n_cases')} cases; "
+        f"{summary['n']} judged, {summary['n_failed']} failed. The panel saw "
+        + ("the gold answer as reference." if summary.get("context") == "gold" else "no gold answer.")
+        + " Each case was judged in both orders (A first, B first) and the debaters' scores averaged "
+        "over the orders.",
+        "",
+    ]
     lines += [f"## {a} vs {b}", "", "| outcome for A | count | rate % | 95% CI (Wilson) % |", "|---|---|---|---|"]
     for key, label in (("wins", f"win ({a} better)"), ("ties", "tie"), ("losses", f"loss ({b} better)")):
         p = summary[key]
         lines.append(f"| {label} | {p['count']} | {pct(p['rate'])} | {_ci(p)} |")
     od, fs = summary["order_disagreement"], summary["first_shown_wins"]
-    lines += ["", f"Judge order disagreement (the two orders' verdicts differ): {od['count']} of {od['n']} "
-              f"({pct(od['rate'])}%, 95% CI {_ci(od)}). First-shown answer won {fs['count']} of {fs['n']} "
-              f"order verdicts with a winner ({pct(fs['rate'])}%; 50% means no position preference).", ""]
+    lines += [
+        "",
+        f"Judge order disagreement (the two orders' verdicts differ): {od['count']} of {od['n']} "
+        f"({pct(od['rate'])}%, 95% CI {_ci(od)}). First-shown answer won {fs['count']} of {fs['n']} "
+        f"order verdicts with a winner ({pct(fs['rate'])}%; 50% means no position preference).",
+        "",
+    ]
     rows: dict[str, list[float | None]] = {}
     cis: dict[str, tuple[Any, Any]] = {}  # 95% Wilson intervals of A's wins and B's wins, per row
     if summary["n"]:
@@ -116,33 +128,51 @@ def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
         cis[f"overall (n={summary['n']})"] = (summary["wins"].get("ci95"), summary["losses"].get("ci95"))
     by_type = summary.get("by_type") or {}
     if by_type:
-        lines += ["## Per question type", "", "| type | n | win % | tie % | loss % | win 95% CI |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            "## Per question type",
+            "",
+            "| type | n | win % | tie % | loss % | win 95% CI |",
+            "|---|---|---|---|---|---|",
+        ]
         for t, v in by_type.items():
-            lines.append(f"| {t} | {v['n']} | {pct(v['wins']['rate'])} | {pct(v['ties']['rate'])} | "
-                         f"{pct(v['losses']['rate'])} | {_ci(v['wins'])} |")
+            lines.append(
+                f"| {t} | {v['n']} | {pct(v['wins']['rate'])} | {pct(v['ties']['rate'])} | "
+                f"{pct(v['losses']['rate'])} | {_ci(v['wins'])} |"
+            )
             rows[f"{t} (n={v['n']})"] = [v[k]["rate"] for k, _ in OUTCOMES]
             cis[f"{t} (n={v['n']})"] = (v["wins"].get("ci95"), v["losses"].get("ci95"))
         lines.append("")
     if rows:
-        drawn = plots.stacked_bars(out / "win_tie_loss.png", rows, [f"{a} wins", "tie", f"{b} wins"],
-                                   title=f"{a} vs {b}", intervals=cis)
+        drawn = plots.stacked_bars(
+            out / "win_tie_loss.png", rows, [f"{a} wins", "tie", f"{b} wins"], title=f"{a} vs {b}", intervals=cis
+        )
         lines += plots.link(drawn, "win / tie / loss", "win_tie_loss.png")
     lines += report_lines(summary)[1:]
     lat, ctx, use = summary["latency"], summary["context_tokens"], summary["usage"]
-    lines += ["## Latency, context and cost", "",
-              "| | ingest p50/p95 s | recall p50/p95 s | answer p50/p95 s | context tokens (~) | cost | calls |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [
+        "## Latency, context and cost",
+        "",
+        "| | ingest p50/p95 s | recall p50/p95 s | answer p50/p95 s | context tokens (~) | cost | calls |",
+        "|---|---|---|---|---|---|---|",
+    ]
 
     def stage(d: dict[str, Any], s: str) -> str:
         return f"{num(d[s]['p50'], '{:.3f}')} / {num(d[s]['p95'], '{:.3f}')}" if s in d else "–"
 
     for side, name in (("A", a), ("B", b)):
-        lines.append(f"| {side}: {name} | {stage(lat[side], 'ingest_s')} | {stage(lat[side], 'recall_s')} | "
-                     f"{stage(lat[side], 'answer_s')} | {num(ctx[side], '{:.0f}')} | {cost(use[side])} | "
-                     f"{use[side]['calls']} |")
-    lines.append(f"| judge (both orders) | – | – | {stage(lat['judge'], 'judge_s')} | – | {cost(use['judge'])} | "
-                 f"{use['judge']['calls']} |")
-    lines += ["", f"Total cost: {cost(use['total'])}. Context tokens are local estimates; LoCoMo ingest cost is "
-              "counted once per conversation and system.", ""]
+        lines.append(
+            f"| {side}: {name} | {stage(lat[side], 'ingest_s')} | {stage(lat[side], 'recall_s')} | "
+            f"{stage(lat[side], 'answer_s')} | {num(ctx[side], '{:.0f}')} | {cost(use[side])} | "
+            f"{use[side]['calls']} |"
+        )
+    lines.append(
+        f"| judge (both orders) | – | – | {stage(lat['judge'], 'judge_s')} | – | {cost(use['judge'])} | "
+        f"{use['judge']['calls']} |"
+    )
+    lines += [
+        "",
+        f"Total cost: {cost(use['total'])}. Context tokens are local estimates; LoCoMo ingest cost is "
+        "counted once per conversation and system.",
+        "",
+    ]
     return finish_report(out, lines, summary.get("failed") or [])

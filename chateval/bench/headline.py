@@ -7,7 +7,8 @@ module dispatches by the registry and holds the row builders several benchmarks 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .base import BENCHMARKS
 
@@ -21,16 +22,27 @@ def summed_cost(*usages: dict[str, Any] | None) -> float | None:
     return None if not costs or len(known) < len(costs) else sum(known)
 
 
-def system_rows(summary: dict[str, Any], metric: str, pick: Pick,
-                extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def system_rows(
+    summary: dict[str, Any], metric: str, pick: Pick, extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """A row per entry of ``summary["systems"]``: ``pick(e)`` gives (value, n, failed, cost).
     ``extra(e)``: further labelled numbers of a system's row (LoCoMo's evidence recall, which is
     not LongMemEval's recall_all@5 and is not shown under that name)."""
     rows = []
     for name, e in (summary.get("systems") or {}).items():
         value, n, failed, spent = pick(e)
-        rows.append({"system": name, "n": n, "metric": metric, "value": value, **(extra(e) if extra else {}),
-                     "recall_all@5": None, "failed": failed, "cost_usd": spent})
+        rows.append(
+            {
+                "system": name,
+                "n": n,
+                "metric": metric,
+                "value": value,
+                **(extra(e) if extra else {}),
+                "recall_all@5": None,
+                "failed": failed,
+                "cost_usd": spent,
+            }
+        )
     return rows
 
 
@@ -38,9 +50,17 @@ def setting_rows(summary: dict[str, Any], metric: str, pick: Callable[[dict[str,
     """A row per judge setting (the judge benchmarks): ``pick(metrics)`` gives the value."""
     rows = []
     for name, s in (summary.get("settings") or {}).items():
-        rows.append({"system": name, "n": s.get("n_units"), "metric": metric, "value": pick(s.get("metrics") or {}),
-                     "recall_all@5": None, "failed": s.get("n_failed"),
-                     "cost_usd": (s.get("usage") or {}).get("cost_usd")})
+        rows.append(
+            {
+                "system": name,
+                "n": s.get("n_units"),
+                "metric": metric,
+                "value": pick(s.get("metrics") or {}),
+                "recall_all@5": None,
+                "failed": s.get("n_failed"),
+                "cost_usd": (s.get("usage") or {}).get("cost_usd"),
+            }
+        )
     return rows
 
 
@@ -53,8 +73,7 @@ def gate_metrics(name: str) -> list[str]:
     return list(BENCHMARKS.get(name).gate_metrics)
 
 
-def gate_measures(name: str, summary: dict[str, Any],
-                  baselines: Sequence[str] = ()) -> dict[str, dict[Any, Any]]:
+def gate_measures(name: str, summary: dict[str, Any], baselines: Sequence[str] = ()) -> dict[str, dict[Any, Any]]:
     """{metric: {system: value}} for ``chateval.runs.gates.check``. ``baselines`` (LongMemEval's
     retrieval-only rankers) are left out: gates are about the systems under test."""
     rows = [r for r in (summary.get("headline") or headline(name, summary)) if r.get("system") not in baselines]

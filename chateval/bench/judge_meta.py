@@ -13,29 +13,37 @@ same judge (e.g. ``agents-2`` and ``turns-2``) share one sub-run. ``OUT/summary.
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
-from ..evaluation.config import EvalConfig, config_hash, find_preset, load_preset
 from ..debate.panel import JudgeResult
-from ..util.errors import ConfigError
+from ..evaluation.config import EvalConfig, config_hash, find_preset, load_preset
+from ..evaluation.judges import Judges
+from ..evaluation.summary import OFFLINE_NOTE, summarize_judged
 from ..models.prices import apply_price_specs
 from ..paired import PairedDifference, dump_comparisons
-from ..evaluation.judges import Judges
+from ..runs.directory import (
+    RunDir,
+    RunLock,
+    atomic_write,
+    check_top_folder,
+    clear_top_report,
+    merge_accounts,
+    write_summary_file,
+)
 from ..runs.progress import RunProgress
-from ..runs.directory import (RunDir, RunLock, atomic_write, check_top_folder, clear_top_report, merge_accounts,
-                              write_summary_file)
 from ..runs.savings import savings_lines
-from ..evaluation.summary import OFFLINE_NOTE, summarize_judged
+from ..util.errors import ConfigError
 from ..util.text import md, md_all
 from . import plots
-from .meta_plots import Chart, chart_bars, sweep_lines
 from .base import Benchmark, run_units
 from .comparisons import report_lines, setting_pairs
 from .config import JudgeMetaConfig
-from .records import JudgeItemRecord, SettingSummary, SettingsSummary
-from .selection import select
+from .meta_plots import Chart, chart_bars, sweep_lines
 from .meta_settings import ESCALATE_SETTING, Item, Setting, plan
+from .records import JudgeItemRecord, SettingsSummary, SettingSummary
+from .selection import select
 from .sweeps import NUMERIC_DIMS, SWEEP_DIMS, parse_sweep  # noqa: F401  (SWEEP_DIMS, parse_sweep re-exported)
 
 META_MAX_TOKENS = 512  # ChatEval's completion limit per judge call (its configs' max_tokens)
@@ -100,16 +108,18 @@ class JudgeMetaBenchmark(Benchmark):
     def header_lines(self, summary: dict[str, Any]) -> list[str]:
         return []
 
-    async def before_settings(self, config: JudgeMetaConfig, items: list[Item], out: Path,
-                              progress: RunProgress | None) -> dict[str, Any]:
+    async def before_settings(
+        self, config: JudgeMetaConfig, items: list[Item], out: Path, progress: RunProgress | None
+    ) -> dict[str, Any]:
         """Work before the judge runs (e.g. offline baselines); returns summary additions."""
         return {}
 
     def judges(self, config: JudgeMetaConfig) -> bool:
         return True
 
-    def compare_settings(self, names: tuple[str, str], records_a: list[dict[str, Any]],
-                         records_b: list[dict[str, Any]]) -> list[PairedDifference]:
+    def compare_settings(
+        self, names: tuple[str, str], records_a: list[dict[str, Any]], records_b: list[dict[str, Any]]
+    ) -> list[PairedDifference]:
         """Paired differences of two settings' agreement with the humans on the same items."""
         return []
 
@@ -139,12 +149,23 @@ class JudgeMetaBenchmark(Benchmark):
                 clear_top_report(out)
             return await self._run_all(config, items, out, settings, sweeps, judges, distinct, progress)
 
-    async def _run_all(self, config: JudgeMetaConfig, items: list[Item], out: Path, settings: list[Setting],
-                       sweeps: dict[str, list[Setting]], judges: dict[str, Judges], distinct: list[Setting],
-                       progress: RunProgress | None) -> dict[str, Any]:
+    async def _run_all(
+        self,
+        config: JudgeMetaConfig,
+        items: list[Item],
+        out: Path,
+        settings: list[Setting],
+        sweeps: dict[str, list[Setting]],
+        judges: dict[str, Judges],
+        distinct: list[Setting],
+        progress: RunProgress | None,
+    ) -> dict[str, Any]:
 
-        summary: dict[str, Any] = {"benchmark": self.name, "data": str(self.data_path or config.data),
-                                   "n_items": len(items)}
+        summary: dict[str, Any] = {
+            "benchmark": self.name,
+            "data": str(self.data_path or config.data),
+            "n_items": len(items),
+        }
         layer = judges[distinct[0].name].layer if distinct else None
         try:
             summary |= await self.before_settings(config, items, out, progress)
@@ -155,8 +176,9 @@ class JudgeMetaBenchmark(Benchmark):
                 if progress:
                     progress.totals = setting_judges.layer.totals
                     progress.label = s.name
-                results[s.run_dir] = await self._run_setting(setting_judges, s, items, out / s.run_dir, config,
-                                                             progress)
+                results[s.run_dir] = await self._run_setting(
+                    setting_judges, s, items, out / s.run_dir, config, progress
+                )
         finally:
             if layer is not None:
                 await layer.close()
@@ -164,8 +186,10 @@ class JudgeMetaBenchmark(Benchmark):
             "model": layer.label if layer else None,
             "offline": bool(layer and layer.spec.is_offline),
             "settings": {s.name: results[s.run_dir] for s in settings},
-            "sweeps": {dim: [{"value": s.value, "setting": s.name, "run_dir": s.run_dir, **results[s.run_dir]}
-                             for s in pts] for dim, pts in sweeps.items()},
+            "sweeps": {
+                dim: [{"value": s.value, "setting": s.name, "run_dir": s.run_dir, **results[s.run_dir]} for s in pts]
+                for dim, pts in sweeps.items()
+            },
             "runs": {d: r for d, r in results.items()},
         }
         run_of: dict[str, str] = {}  # setting name -> its sub-run, named settings first
@@ -176,8 +200,9 @@ class JudgeMetaBenchmark(Benchmark):
         if ESCALATE_SETTING in run_of and "multi" in run_of and (ESCALATE_SETTING, "multi") not in pairs:
             pairs.append((ESCALATE_SETTING, "multi"))  # what escalation costs in agreement, paired
         for a, b in pairs:
-            comparisons += self.compare_settings((a, b), self.setting_records[run_of[a]],
-                                                 self.setting_records[run_of[b]])
+            comparisons += self.compare_settings(
+                (a, b), self.setting_records[run_of[a]], self.setting_records[run_of[b]]
+            )
         summary["comparisons"] = dump_comparisons(comparisons)
         summary["n_units"] = sum(r["n_units"] for r in results.values()) + summary.get("n_baseline_units", 0)
         summary["n_failed"] = sum(r["n_failed"] for r in results.values())
@@ -185,8 +210,9 @@ class JudgeMetaBenchmark(Benchmark):
         summary |= merge_accounts([*results.values(), *([summary["baselines"]] if summary.get("baselines") else [])])
         summary["complete"] = all(r["complete"] for r in results.values()) and summary["n_missing"] == 0
         # Each sub-run reports the wall time of all its attempts; the settings run one after another.
-        summary["wall_time_s"] = sum(r["wall_time_s"] for r in results.values()) + \
-            (summary.get("baselines") or {}).get("wall_time_s", 0.0)
+        summary["wall_time_s"] = sum(r["wall_time_s"] for r in results.values()) + (summary.get("baselines") or {}).get(
+            "wall_time_s", 0.0
+        )
         if summary["offline"]:
             summary["note"] = OFFLINE_NOTE
         write_summary_file(out / "summary.json", summary, self.summary_type)
@@ -212,28 +238,50 @@ class JudgeMetaBenchmark(Benchmark):
             return
         taken = [d for d in dirs if (out / d / "config.json").exists() or (out / d / "samples.jsonl").exists()]
         if taken:
-            raise ConfigError(f"{out / taken[0]}: already holds a run; use --resume to continue it, "
-                              "--overwrite to replace it, or choose another --out")
+            raise ConfigError(
+                f"{out / taken[0]}: already holds a run; use --resume to continue it, "
+                "--overwrite to replace it, or choose another --out"
+            )
 
     def run_config(self, judges: Judges, setting: Setting, config: JudgeMetaConfig) -> dict[str, Any]:
         """config.json of one setting's sub-run."""
         panel = judges.run_config()
         judging = panel["judging"] | {"benchmark": self.name, "sample_format": SAMPLE_FORMAT} | self.data_config(config)
-        return panel | {"judging": judging, "config_hash": config_hash(judging), "benchmark": self.name,
-                        "setting": setting.name, "data": str(self.data_path or config.data)}
+        return panel | {
+            "judging": judging,
+            "config_hash": config_hash(judging),
+            "benchmark": self.name,
+            "setting": setting.name,
+            "data": str(self.data_path or config.data),
+        }
 
-    async def _run_setting(self, judges: Judges, setting: Setting, items: list[Item], path: Path,
-                           config: JudgeMetaConfig, progress: RunProgress | None) -> dict[str, Any]:
+    async def _run_setting(
+        self,
+        judges: Judges,
+        setting: Setting,
+        items: list[Item],
+        path: Path,
+        config: JudgeMetaConfig,
+        progress: RunProgress | None,
+    ) -> dict[str, Any]:
         run_config = self.run_config(judges, setting, config)
 
         async def unit(item: Item) -> dict[str, Any]:
             return await self.judge_item(judges, item)
 
-        with RunDir(path, run_config, resume=config.resume, overwrite=config.overwrite, key="key",
-                    record_type=self.record_type, summary_type=self.setting_summary_type) as run:
+        with RunDir(
+            path,
+            run_config,
+            resume=config.resume,
+            overwrite=config.overwrite,
+            key="key",
+            record_type=self.record_type,
+            summary_type=self.setting_summary_type,
+        ) as run:
             try:
-                records = await run_units([(it.key, it) for it in items], unit, run, workers=config.workers,
-                                          progress=progress)
+                records = await run_units(
+                    [(it.key, it) for it in items], unit, run, workers=config.workers, progress=progress
+                )
             finally:
                 records_now = [r for r in run.records() if r.get("key") in {it.key for it in items}]
                 self.setting_records[setting.run_dir] = records_now
@@ -242,21 +290,38 @@ class JudgeMetaBenchmark(Benchmark):
             self._write_setting_report(path, summary, records)
         return summary
 
-    def _setting_summary(self, judges: Judges, setting: Setting, records: list[dict[str, Any]], n_items: int,
-                         run_config: dict[str, Any]) -> dict[str, Any]:
+    def _setting_summary(
+        self, judges: Judges, setting: Setting, records: list[dict[str, Any]], n_items: int, run_config: dict[str, Any]
+    ) -> dict[str, Any]:
         base = summarize_judged(records, task=self.task, model=judges.layer.label, offline=judges.is_offline)
         cfg = judges.config
         out = {
-            "setting": setting.name, "run_dir": setting.run_dir, "model": judges.layer.label,
-            "offline": judges.is_offline, "judge": OFFLINE_JUDGE if judges.is_offline else judges.layer.label,
-            "panel": {"strategy": cfg.strategy, "agents": len(judges.personas), "turns": cfg.turns,
-                      "personas": [p.slug for p in judges.personas], "swap": cfg.swap,
-                      "escalate": cfg.escalate, "stop_early": cfg.stop_early,
-                      "aggregate": judges.panel(cfg.task).aggregate},
-            "n_units": n_items, "n_done": len(records), "n_ok": base["n_ok"], "n_failed": base["n_failed"],
-            "failed_ids": base["failed_ids"], "complete": len(records) == n_items and base["n_failed"] == 0,
-            "agent_verdicts": base["agent_verdicts"], "parse_errors": base["parse_errors"], "reasked": base["reasked"],
-            "usage": base["usage"], "mean_latency_s": base["mean_latency_s"],
+            "setting": setting.name,
+            "run_dir": setting.run_dir,
+            "model": judges.layer.label,
+            "offline": judges.is_offline,
+            "judge": OFFLINE_JUDGE if judges.is_offline else judges.layer.label,
+            "panel": {
+                "strategy": cfg.strategy,
+                "agents": len(judges.personas),
+                "turns": cfg.turns,
+                "personas": [p.slug for p in judges.personas],
+                "swap": cfg.swap,
+                "escalate": cfg.escalate,
+                "stop_early": cfg.stop_early,
+                "aggregate": judges.panel(cfg.task).aggregate,
+            },
+            "n_units": n_items,
+            "n_done": len(records),
+            "n_ok": base["n_ok"],
+            "n_failed": base["n_failed"],
+            "failed_ids": base["failed_ids"],
+            "complete": len(records) == n_items and base["n_failed"] == 0,
+            "agent_verdicts": base["agent_verdicts"],
+            "parse_errors": base["parse_errors"],
+            "reasked": base["reasked"],
+            "usage": base["usage"],
+            "mean_latency_s": base["mean_latency_s"],
             "config_hash": run_config["config_hash"],
             "metrics": self.metrics(records),
         }
@@ -274,9 +339,12 @@ class JudgeMetaBenchmark(Benchmark):
         lines = [f"# {self.title} — setting `{summary['setting']}`", ""]
         if summary.get("note"):
             lines += [f"> **Note:** {summary['note']}. Rows from it are labelled `{OFFLINE_JUDGE}`.", ""]
-        lines += [f"Judge: {summary['judge']} · strategy {p['strategy']} · {p['agents']} agent(s) "
-                  f"({', '.join(p['personas'])}) · {p['turns']} turn(s) · aggregate {p['aggregate']}"
-                  + (" · position calibration (both orders)" if p["swap"] else ""), ""]
+        lines += [
+            f"Judge: {summary['judge']} · strategy {p['strategy']} · {p['agents']} agent(s) "
+            f"({', '.join(p['personas'])}) · {p['turns']} turn(s) · aggregate {p['aggregate']}"
+            + (" · position calibration (both orders)" if p["swap"] else ""),
+            "",
+        ]
         lines += self.table([summary], first="setting", labels=[summary["setting"]])
         saved = savings_lines(summary)
         if saved:
@@ -312,8 +380,9 @@ class JudgeMetaBenchmark(Benchmark):
             lines.append("| " + " | ".join(cells) + " |")
         return lines
 
-    def _write_report(self, out: Path, summary: dict[str, Any], settings: list[Setting],
-                      sweeps: dict[str, list[Setting]]) -> None:
+    def _write_report(
+        self, out: Path, summary: dict[str, Any], settings: list[Setting], sweeps: dict[str, list[Setting]]
+    ) -> None:
         summary = md_all(summary)  # text from the data reaches report.md escaped (keys too: look up with md())
         # Every figure is redrawn below: older ones (another sweep, earlier versions' settings.png) go, under
         # this benchmark's own figure names only (check_top_folder made sure the folder is its run's).
@@ -321,8 +390,11 @@ class JudgeMetaBenchmark(Benchmark):
             old.unlink()
         lines = [f"# {self.title} — chateval report", ""]
         if summary.get("note"):
-            lines += [f"> **Note:** {summary['note']}. Its rows are labelled `{OFFLINE_JUDGE}`; they test the "
-                      "pipeline and are not LLM results.", ""]
+            lines += [
+                f"> **Note:** {summary['note']}. Its rows are labelled `{OFFLINE_JUDGE}`; they test the "
+                "pipeline and are not LLM results.",
+                "",
+            ]
         lines += self.header_lines(summary)
         lines += self.extra_sections(out, summary)
         if settings:
@@ -337,8 +409,12 @@ class JudgeMetaBenchmark(Benchmark):
             if len(settings) > 1:
                 for chart in self.charts(sums):
                     png = f"settings_{chart.key}.png"
-                    drawn = chart_bars(out / png, [s.name for s in settings], chart,
-                               title=f"{self.title}: {chart.name} per setting\n(judge: {sums[0]['judge']})")
+                    drawn = chart_bars(
+                        out / png,
+                        [s.name for s in settings],
+                        chart,
+                        title=f"{self.title}: {chart.name} per setting\n(judge: {sums[0]['judge']})",
+                    )
                     lines += plots.link(drawn, f"settings: {chart.key}", png) + chart.baseline_note()
         for dim, pts in sweeps.items():
             sums = [summary["runs"][md(s.run_dir)] for s in pts]

@@ -8,25 +8,29 @@ from pydantic import BaseModel
 from ..debate.offline_judge import heuristic_correct
 from ..models.steps import TypedStep
 
-_CONTAINS = ("Mark the response correct if it contains the correct answer, is equivalent to it, or "
-             "contains all the intermediate steps that lead to it. If it gives only part of the "
-             "information the answer requires, it is incorrect.")
+_CONTAINS = (
+    "Mark the response correct if it contains the correct answer, is equivalent to it, or "
+    "contains all the intermediate steps that lead to it. If it gives only part of the "
+    "information the answer requires, it is incorrect."
+)
 GUIDELINES = {
     "single-session-user": _CONTAINS,
     "single-session-assistant": _CONTAINS,
     "multi-session": _CONTAINS,
     "temporal-reasoning": _CONTAINS + " Do not penalise off-by-one errors in counts of days, weeks, "
-                          "months and the like: answering 19 days when the answer is 18 is still correct.",
+    "months and the like: answering 19 days when the answer is 18 is still correct.",
     "knowledge-update": "Mark the response correct if it gives the updated answer, even if it also mentions "
-                        "earlier information, as long as the updated answer is the one it gives as the answer.",
+    "earlier information, as long as the updated answer is the one it gives as the answer.",
     "single-session-preference": "The 'correct answer' is a rubric describing a desired personalised response. "
-                                 "Mark the response correct if it recalls and uses the user's personal information "
-                                 "correctly; it does not need to cover every point of the rubric.",
+    "Mark the response correct if it recalls and uses the user's personal information "
+    "correctly; it does not need to cover every point of the rubric.",
 }
-ABSTENTION = ("This question cannot be answered from the conversation history; the 'correct answer' "
-              "explains why. Mark the response correct if it says the information is not available, "
-              "incomplete, or was never mentioned (it may point out related information that was given). "
-              "Mark it incorrect if it answers as if the information were known.")
+ABSTENTION = (
+    "This question cannot be answered from the conversation history; the 'correct answer' "
+    "explains why. Mark the response correct if it says the information is not available, "
+    "incomplete, or was never mentioned (it may point out related information that was given). "
+    "Mark it incorrect if it answers as if the information were known."
+)
 
 
 def guidelines_for(question_type: str, abstention: bool) -> str:
@@ -36,28 +40,32 @@ def guidelines_for(question_type: str, abstention: bool) -> str:
 # The official protocol's per-type prompts (LongMemEval's evaluate_qa.py), in our own words. The
 # gold is shown as the type needs: a rubric for preference questions, an explanation of why the
 # question cannot be answered for abstention questions (question ids ending in _abs).
-_OFFICIAL_CONTAINS = ("Answer yes if the response contains the correct answer; otherwise answer no. Answer yes "
-                      "as well if the response is equivalent to the correct answer or contains all the "
-                      "intermediate steps that lead to it. If it gives only part of the information the answer "
-                      "requires, answer no.")
+_OFFICIAL_CONTAINS = (
+    "Answer yes if the response contains the correct answer; otherwise answer no. Answer yes "
+    "as well if the response is equivalent to the correct answer or contains all the "
+    "intermediate steps that lead to it. If it gives only part of the information the answer "
+    "requires, answer no."
+)
 OFFICIAL_GUIDELINES = {
     "single-session-user": _OFFICIAL_CONTAINS,
     "single-session-assistant": _OFFICIAL_CONTAINS,
     "multi-session": _OFFICIAL_CONTAINS,
     "temporal-reasoning": _OFFICIAL_CONTAINS + " Do not penalise an off-by-one error in a count of days, weeks, "
-                          "months and the like: when the correct answer is 18 days, a response of 19 days is "
-                          "still correct.",
+    "months and the like: when the correct answer is 18 days, a response of 19 days is "
+    "still correct.",
     "knowledge-update": "Answer yes if the response contains the correct answer; otherwise answer no. A response "
-                        "that also mentions earlier information is still correct, as long as the updated answer "
-                        "it gives is the one the question asks for.",
+    "that also mentions earlier information is still correct, as long as the updated answer "
+    "it gives is the one the question asks for.",
     "single-session-preference": "Answer yes if the response satisfies the desired response the rubric "
-                                 "describes; otherwise answer no. It need not cover every point of the rubric: it "
-                                 "is correct as long as it recalls and uses the user's personal information "
-                                 "correctly.",
+    "describes; otherwise answer no. It need not cover every point of the rubric: it "
+    "is correct as long as it recalls and uses the user's personal information "
+    "correctly.",
 }
-OFFICIAL_ABSTENTION = ("Answer yes if the response correctly identifies the question as unanswerable: it may "
-                       "say, for instance, that the information is incomplete, or that related information was "
-                       "given but not the information asked for. Otherwise answer no.")
+OFFICIAL_ABSTENTION = (
+    "Answer yes if the response correctly identifies the question as unanswerable: it may "
+    "say, for instance, that the information is incomplete, or that related information was "
+    "given but not the information asked for. Otherwise answer no."
+)
 
 
 class OfficialFraming(BaseModel):
@@ -74,17 +82,24 @@ def official_framing(question_type: str, abstention: bool, rule: str = "") -> Of
     if abstention and not rule:
         return OfficialFraming(
             shown="a question that cannot be answered from the conversation history, an explanation of why, and "
-                  "a chat assistant's response", guidelines=OFFICIAL_ABSTENTION, gold_label="Explanation",
-            ask="Does the response identify the question as unanswerable? Answer yes or no only.")
+            "a chat assistant's response",
+            guidelines=OFFICIAL_ABSTENTION,
+            gold_label="Explanation",
+            ask="Does the response identify the question as unanswerable? Answer yes or no only.",
+        )
     if question_type == "single-session-preference" and not rule:
         return OfficialFraming(
             shown="a question, a rubric for the desired personalised response, and a chat assistant's response",
-            guidelines=OFFICIAL_GUIDELINES[question_type], gold_label="Rubric",
-            ask="Is the response correct? Answer yes or no only.")
+            guidelines=OFFICIAL_GUIDELINES[question_type],
+            gold_label="Rubric",
+            ask="Is the response correct? Answer yes or no only.",
+        )
     return OfficialFraming(
         shown="a question, its correct answer, and a chat assistant's response",
-        guidelines=rule or OFFICIAL_GUIDELINES.get(question_type, _OFFICIAL_CONTAINS), gold_label="Correct answer",
-        ask="Is the response correct? Answer yes or no only.")
+        guidelines=rule or OFFICIAL_GUIDELINES.get(question_type, _OFFICIAL_CONTAINS),
+        gold_label="Correct answer",
+        ask="Is the response correct? Answer yes or no only.",
+    )
 
 
 class JudgeInputs(BaseModel):
@@ -111,19 +126,30 @@ class JudgeOut(BaseModel):
 
 def _offline(inp: JudgeInputs) -> JudgeOut:
     ok = heuristic_correct(inp.response, inp.gold, abstention=inp.abstention)
-    return JudgeOut(correct=ok, reason="[offline heuristic] reference overlap" if not inp.abstention
-                    else "[offline heuristic] abstention markers")
+    return JudgeOut(
+        correct=ok,
+        reason="[offline heuristic] reference overlap"
+        if not inp.abstention
+        else "[offline heuristic] abstention markers",
+    )
 
 
 SINGLE_JUDGE: TypedStep[JudgeInputs, JudgeOut] = TypedStep(
-    "lme_judge", template="bench/lme_judge.j2", inputs=JudgeInputs, output=JudgeOut, offline=_offline,
+    "lme_judge",
+    template="bench/lme_judge.j2",
+    inputs=JudgeInputs,
+    output=JudgeOut,
+    offline=_offline,
 )
 
 # LongMemEval's own scoring (its evaluate_qa.py): per-type prompts (above), a plain-text reply at
 # temperature 0 and at most OFFICIAL_MAX_TOKENS tokens; the answer counts as correct when the
 # reply contains "yes". The paper's judge model is OFFICIAL_JUDGE_MODEL.
 OFFICIAL_JUDGE: TypedStep[JudgeInputs, str] = TypedStep(
-    "lme_judge_official", template="bench/lme_judge_official.j2", inputs=JudgeInputs, output=str,
+    "lme_judge_official",
+    template="bench/lme_judge_official.j2",
+    inputs=JudgeInputs,
+    output=str,
     offline=lambda inp: "yes" if _offline(inp).correct else "no",
 )
 
@@ -142,5 +168,7 @@ def judge_model_note(label: str) -> str | None:
     if label.rsplit("/", 1)[-1] == OFFICIAL_JUDGE_MODEL:
         return None
     what = "the offline heuristic (no LLM)" if label == "offline" else label
-    return (f"the judge is {what}, not LongMemEval's official judge {OFFICIAL_JUDGE_MODEL}: its accuracies "
-            "are not directly comparable with the paper's")
+    return (
+        f"the judge is {what}, not LongMemEval's official judge {OFFICIAL_JUDGE_MODEL}: its accuracies "
+        "are not directly comparable with the paper's"
+    )

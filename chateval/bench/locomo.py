@@ -19,27 +19,26 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from datetime import timedelta
 from contextlib import AsyncExitStack
+from datetime import timedelta
 from typing import Any
 
-
 from ..datasets import DatasetError, LoCoMoConversation, LoCoMoQA, load_locomo
-from ..datasets.locomo import CATEGORIES
 from ..datasets.answers import Answer, load_predictions, match_answers
+from ..datasets.locomo import CATEGORIES
+from ..memory.answer import AnswerStyle, ReaderPrompt
+from ..models import CallLog
+from ..runs.directory import file_sha256
+from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from ..util.interrupts import contain_exits
-from ..models import CallLog
-from ..runs.progress import RunProgress
-from ..runs.directory import file_sha256
-from ..memory.answer import AnswerStyle, ReaderPrompt
-from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .base import Benchmark, benchmark, open_run, run_units
 from .executor import error_text
-from .locomo_report import summarize_locomo, write_locomo_report
-from .selection import select
 from .headline import summed_cost, system_rows
+from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
+from .locomo_report import summarize_locomo, write_locomo_report
 from .records import ConversationRecord, SystemsSummary
+from .selection import select
 from .settings.locomo import DESCRIPTION, GATE_METRICS, LoCoMoConfig, parse_categories  # noqa: F401  (parse_categories: its old home)
 from .setup import MemoryBench, judge_error
 
@@ -49,6 +48,7 @@ JUDGE_CONCURRENCY = 8  # judge calls in flight per unit (the model layer's own l
 
 
 # --- questions -------------------------------------------------------------------------------
+
 
 def gold_of(qa: LoCoMoQA) -> str:
     if qa.category == ADVERSARIAL:
@@ -120,8 +120,7 @@ def pick_questions(conversations: list[LoCoMoConversation], config: LoCoMoConfig
     """The selected QA per conversation id: categories and --max-questions per conversation, then
     --question-ids (``<sample_id>:<qa index>``), --per-type (per category) and --limit across them."""
     flat = [(c.id, j, q) for c in conversations for j, q in select_qa(c, config.categories, config.max_questions)]
-    flat = select(flat, config, key=lambda x: f"{x[0]}:{x[1]}", kind=lambda x: category_name(x[2].category),
-                  what="QA")
+    flat = select(flat, config, key=lambda x: f"{x[0]}:{x[1]}", kind=lambda x: category_name(x[2].category), what="QA")
     out: dict[str, list[Pick]] = {c.id: [] for c in conversations}
     for cid, j, q in flat:
         out[cid].append((j, q))
@@ -138,15 +137,23 @@ class LoCoMo(Benchmark):
 
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
-        return system_rows(summary, "F1", lambda e: (
-            (e.get("overall") or {}).get("f1"), e.get("n_qa"), e.get("n_qa_failed"),
-            summed_cost(e.get("answer_usage"), e.get("judge_usage"))),
-            lambda e: {"evidence recall": (e.get("overall") or {}).get("evidence_recall")})
+        return system_rows(
+            summary,
+            "F1",
+            lambda e: (
+                (e.get("overall") or {}).get("f1"),
+                e.get("n_qa"),
+                e.get("n_qa_failed"),
+                summed_cost(e.get("answer_usage"), e.get("judge_usage")),
+            ),
+            lambda e: {"evidence recall": (e.get("overall") or {}).get("evidence_recall")},
+        )
 
     @classmethod
     def gate_measures(cls, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
-        return super().gate_measures(summary, rows) | {"evidence_recall": {r["system"]: r.get("evidence recall")
-                                                                           for r in rows}}
+        return super().gate_measures(summary, rows) | {
+            "evidence_recall": {r["system"]: r.get("evidence recall") for r in rows}
+        }
 
     async def run(self, config: LoCoMoConfig, progress: RunProgress | None) -> dict[str, Any]:
         if config.predictions and config.systems:
@@ -162,8 +169,14 @@ class LoCoMo(Benchmark):
         if config.predictions:
             every = [f"{c.id}\t{q.question}" for c in conversations for q in c.qa]
             wanted = [f"{cid}\t{q.question}" for cid, ps in picks.items() for _, q in ps]
-            preds, left_out = match_answers(load_predictions(config.predictions), every, wanted, config.predictions,
-                                            allow_missing=config.allow_missing, what="sample_id / question")
+            preds, left_out = match_answers(
+                load_predictions(config.predictions),
+                every,
+                wanted,
+                config.predictions,
+                allow_missing=config.allow_missing,
+                what="sample_id / question",
+            )
             picks = {cid: [(j, q) for j, q in ps if f"{cid}\t{q.question}" in preds] for cid, ps in picks.items()}
             picks = {cid: ps for cid, ps in picks.items() if ps}
         conversations = [c for c in conversations if c.id in picks]
@@ -171,10 +184,16 @@ class LoCoMo(Benchmark):
         if progress:
             progress.totals = bench.answer_layer.totals
         methods = bench.systems + ([PREDICTIONS] if config.predictions else [])
-        extra = {"benchmark": "locomo", "data": str(config.data), "categories": categories,
-                 "max_questions": config.max_questions, "question_format": config.question_format,
-                 "answer_style": config.answer_style, "evidence_empty": config.evidence_empty,
-                 "selection": {cid: [j for j, _ in ps] for cid, ps in picks.items()}}
+        extra = {
+            "benchmark": "locomo",
+            "data": str(config.data),
+            "categories": categories,
+            "max_questions": config.max_questions,
+            "question_format": config.question_format,
+            "answer_style": config.answer_style,
+            "evidence_empty": config.evidence_empty,
+            "selection": {cid: [j for j, _ in ps] for cid, ps in picks.items()},
+        }
         if bench.systems and config.reader_prompt != "chateval":  # --predictions alone: no answer step runs
             # Recorded only when it is not the earlier framing, so a run made before the option
             # existed still resumes with --reader-prompt chateval.
@@ -186,32 +205,58 @@ class LoCoMo(Benchmark):
 
         async def unit(item: tuple[LoCoMoConversation, str]) -> dict[str, Any]:
             conv, system = item
-            return await self._unit(bench, conv, system, picks[conv.id], config.question_format, preds,
-                                    style=config.answer_style, empty=config.evidence_empty,
-                                    reader=READERS[config.reader_prompt])
+            return await self._unit(
+                bench,
+                conv,
+                system,
+                picks[conv.id],
+                config.question_format,
+                preds,
+                style=config.answer_style,
+                empty=config.evidence_empty,
+                reader=READERS[config.reader_prompt],
+            )
 
         with open_run(config, run_config) as run:
             records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
-            summary = summarize_locomo(records, systems=methods, categories=categories,
-                                       offline=run_config["offline"])
-            summary |= {"benchmark": "locomo", "data": str(config.data), "n_conversations": len(conversations),
-                        "n_questions": sum(len(ps) for ps in picks.values()),
-                        "question_format": config.question_format, "answer_style": config.answer_style,
-                        "reader_prompt": config.reader_prompt if bench.systems else None,
-                        "evidence_empty": config.evidence_empty, "judge_protocol": config.judge_protocol,
-                        "config_hash": run_config["config_hash"],
-                        "complete": len(records) == len(units) and not summary["n_failed"],
-                        "embedding_usage": bench.embedding_usage()}
+            summary = summarize_locomo(records, systems=methods, categories=categories, offline=run_config["offline"])
+            summary |= {
+                "benchmark": "locomo",
+                "data": str(config.data),
+                "n_conversations": len(conversations),
+                "n_questions": sum(len(ps) for ps in picks.values()),
+                "question_format": config.question_format,
+                "answer_style": config.answer_style,
+                "reader_prompt": config.reader_prompt if bench.systems else None,
+                "evidence_empty": config.evidence_empty,
+                "judge_protocol": config.judge_protocol,
+                "config_hash": run_config["config_hash"],
+                "complete": len(records) == len(units) and not summary["n_failed"],
+                "embedding_usage": bench.embedding_usage(),
+            }
             if config.predictions:
-                summary |= {"predictions": str(config.predictions), "n_left_out": len(left_out),
-                            "left_out": [k.replace("\t", " / ") for k in left_out[:50]]}
+                summary |= {
+                    "predictions": str(config.predictions),
+                    "n_left_out": len(left_out),
+                    "left_out": [k.replace("\t", " / ") for k in left_out[:50]],
+                }
             run.write_summary(summary)
             write_locomo_report(run.path, summary)
         return summary
 
-    async def _unit(self, bench: MemoryBench, conv: LoCoMoConversation, name: str, picks: list[Pick],
-                    fmt: str, preds: dict[str, Answer], *, style: AnswerStyle, empty: EvidenceEmpty,
-                    reader: ReaderPrompt = "locomo") -> dict[str, Any]:
+    async def _unit(
+        self,
+        bench: MemoryBench,
+        conv: LoCoMoConversation,
+        name: str,
+        picks: list[Pick],
+        fmt: str,
+        preds: dict[str, Answer],
+        *,
+        style: AnswerStyle,
+        empty: EvidenceEmpty,
+        reader: ReaderPrompt = "locomo",
+    ) -> dict[str, Any]:
         log = CallLog()
         async with AsyncExitStack() as stack:
             system = None if name == PREDICTIONS else await stack.enter_async_context(bench.system(name, log))
@@ -227,8 +272,14 @@ class LoCoMo(Benchmark):
             judging: list[asyncio.Task] = []
             rows: list[dict[str, Any]] = []
             for index, qa in picks:
-                row = {"qa_index": index, "category": qa.category, "category_name": category_name(qa.category),
-                       "question": qa.question, "gold": gold_of(qa), "evidence": qa.evidence}
+                row = {
+                    "qa_index": index,
+                    "category": qa.category,
+                    "category_name": category_name(qa.category),
+                    "question": qa.question,
+                    "gold": gold_of(qa),
+                    "evidence": qa.evidence,
+                }
                 rows.append(row)
                 try:
                     if system is None:
@@ -245,19 +296,34 @@ class LoCoMo(Benchmark):
             await asyncio.gather(*judging)
             failed = [r for r in rows if r.get("status") != "ok"]
             record: dict[str, Any] = {
-                "conversation": conv.id, "method": name, "now": now.isoformat(), "n_sessions": len(conv.sessions),
-                "qa": rows, "latency": {"ingest_s": ingest_s}, "usage": log.totals().model_dump(),
+                "conversation": conv.id,
+                "method": name,
+                "now": now.isoformat(),
+                "n_sessions": len(conv.sessions),
+                "qa": rows,
+                "latency": {"ingest_s": ingest_s},
+                "usage": log.totals().model_dump(),
                 "stats": system.stats().model_dump() if system is not None else None,
             }
             if failed:
-                record |= {"status": "failed",
-                           "error": f"{len(failed)} of {len(rows)} QA failed; first: qa {failed[0]['qa_index']}: "
-                                    f"{failed[0].get('error')}"}
+                record |= {
+                    "status": "failed",
+                    "error": f"{len(failed)} of {len(rows)} QA failed; first: qa {failed[0]['qa_index']}: "
+                    f"{failed[0].get('error')}",
+                }
             return record
 
     @staticmethod
-    async def _answer(system: Any, conv: LoCoMoConversation, qa: LoCoMoQA, row: dict[str, Any], now: Any,
-                      fmt: str, has_recall: bool, empty: EvidenceEmpty) -> None:
+    async def _answer(
+        system: Any,
+        conv: LoCoMoConversation,
+        qa: LoCoMoQA,
+        row: dict[str, Any],
+        now: Any,
+        fmt: str,
+        has_recall: bool,
+        empty: EvidenceEmpty,
+    ) -> None:
         asked = asked_question(conv.id, qa, fmt)
         before = system.stats().recall_s
         t1 = time.perf_counter()
@@ -270,32 +336,52 @@ class LoCoMo(Benchmark):
         retrieved = list(dict.fromkeys(t for i in resp.recalled for t in i.turn_ids)) if has_recall else None
         LoCoMo._score(row, qa, prediction, retrieved, empty)
         row |= {
-            "asked": asked, "raw_answer": resp.answer, "context": resp.context,
-            "context_tokens": resp.context_tokens, "tokens_approx": resp.tokens_approx,
+            "asked": asked,
+            "raw_answer": resp.answer,
+            "context": resp.context,
+            "context_tokens": resp.context_tokens,
+            "tokens_approx": resp.tokens_approx,
             "latency": {"recall_s": recall_s, "answer_s": total_s - recall_s} if has_recall else {"answer_s": total_s},
         }
 
     @staticmethod
-    def _score(row: dict[str, Any], qa: LoCoMoQA, prediction: str, retrieved: list[str] | None,
-               empty: EvidenceEmpty) -> None:
+    def _score(
+        row: dict[str, Any], qa: LoCoMoQA, prediction: str, retrieved: list[str] | None, empty: EvidenceEmpty
+    ) -> None:
         gold = row["gold"]
-        row |= {"prediction": prediction, "retrieved": retrieved, "latency": {}, "no_evidence": not qa.evidence,
-                "f1": locomo_f1(qa.category, prediction, gold), "bleu1": locomo_bleu1(qa.category, prediction, gold),
-                "evidence_recall": evidence_recall(qa.evidence, retrieved, empty)}
+        row |= {
+            "prediction": prediction,
+            "retrieved": retrieved,
+            "latency": {},
+            "no_evidence": not qa.evidence,
+            "f1": locomo_f1(qa.category, prediction, gold),
+            "bleu1": locomo_bleu1(qa.category, prediction, gold),
+            "evidence_recall": evidence_recall(qa.evidence, retrieved, empty),
+        }
 
     @staticmethod
     async def _judge(bench: MemoryBench, qa: LoCoMoQA, row: dict[str, Any], limit: asyncio.Semaphore) -> None:
         adversarial = qa.category == ADVERSARIAL
         # For adversarial questions the judge is told the premise is false; the adversarial answer
         # is what a system that confuses the two speakers would say.
-        gold = (f"{NOT_MENTIONED} (the question's premise is not supported by the conversation; "
-                f"a plausible but wrong answer would be: {row['gold']})") if adversarial else row["gold"]
+        gold = (
+            (
+                f"{NOT_MENTIONED} (the question's premise is not supported by the conversation; "
+                f"a plausible but wrong answer would be: {row['gold']})"
+            )
+            if adversarial
+            else row["gold"]
+        )
         async with limit:
             t0 = time.perf_counter()
             try:
-                verdict = await bench.judge(question=qa.question, gold=gold, response=row["prediction"],
-                                            question_type=f"locomo-{category_name(qa.category)}",
-                                            abstention=adversarial)
+                verdict = await bench.judge(
+                    question=qa.question,
+                    gold=gold,
+                    response=row["prediction"],
+                    question_type=f"locomo-{category_name(qa.category)}",
+                    abstention=adversarial,
+                )
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -305,4 +391,3 @@ class LoCoMo(Benchmark):
         row |= {"judge": verdict, "correct": verdict["correct"], "status": "ok"}
         if error := judge_error(verdict):
             row |= {"status": "failed", "error": error}
-

@@ -89,8 +89,7 @@ def bleu1(prediction: str, gold: str) -> float:
         return 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return float(sentence_bleu([ref], hyp, weights=(1, 0, 0, 0),
-                                   smoothing_function=SmoothingFunction().method1))
+        return float(sentence_bleu([ref], hyp, weights=(1, 0, 0, 0), smoothing_function=SmoothingFunction().method1))
 
 
 def locomo_bleu1(category: int, prediction: str, gold: str) -> float | None:

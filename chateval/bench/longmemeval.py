@@ -14,21 +14,21 @@ from typing import Any
 
 from ..datasets import LMEQuestion, load_longmemeval
 from ..datasets.answers import Answer, load_hypotheses, match_answers
-from ..util.errors import ConfigError
 from ..memory.answer import ReaderPrompt
 from ..models import CallLog
-from ..runs.progress import RunProgress
 from ..runs.directory import file_sha256
+from ..runs.progress import RunProgress
+from ..util.errors import ConfigError
 from .base import Benchmark, benchmark, open_run, run_units
-from .headline import summed_cost
-from .records import MemoryRecord, MemorySummary
 from .executor import current, error_text
+from .headline import summed_cost
 from .lme_judge import judge_model_note
 from .rankers import rank_bm25, rank_dense, rrf
+from .records import MemoryRecord, MemorySummary
 from .report import write_memory_report
 from .retrieval_metrics import metrics_at, session_metrics_from_turns
 from .selection import select
-from .settings.longmemeval import GATE_METRICS, BASELINE_RANKERS, DESCRIPTION, RECALL_K, LongMemEvalConfig
+from .settings.longmemeval import BASELINE_RANKERS, DESCRIPTION, GATE_METRICS, RECALL_K, LongMemEvalConfig
 from .setup import MemoryBench, judge_error
 from .summaries import summarize_memory_run
 
@@ -55,14 +55,20 @@ def gold_evidence(q: LMEQuestion) -> tuple[set[str], set[str]]:
     count; a turn is gold if it has has_answer in an evidence session (id containing 'answer');
     a session is gold if it is an evidence session with at least one such turn. Official ids."""
     src = source_ids(q)
-    turns = {src[t.id] for s in q.sessions if "answer" in src[s.id] for t in s.turns
-             if t.role == "user" and t.meta.get("has_answer")}
+    turns = {
+        src[t.id]
+        for s in q.sessions
+        if "answer" in src[s.id]
+        for t in s.turns
+        if t.role == "user" and t.meta.get("has_answer")
+    }
     sessions = {src[s.id] for s in q.sessions if any(src[t.id] in turns for t in s.turns)}
     return sessions, turns
 
 
-def item_sessions(units: list[tuple[str, list[str]]], gold_turns: set[str],
-                  src: dict[str, str]) -> tuple[list[str], list[bool]]:
+def item_sessions(
+    units: list[tuple[str, list[str]]], gold_turns: set[str], src: dict[str, str]
+) -> tuple[list[str], list[bool]]:
     """A system's ranked items (session id, turn ids) as the official turn-to-session mapping
     sees a turn ranking: one entry per item, its session repeated as often as it recurs, and
     relevant if it holds a gold turn. The official code renames the other turns of an evidence
@@ -76,9 +82,14 @@ def item_sessions(units: list[tuple[str, list[str]]], gold_turns: set[str],
     return labels, relevant
 
 
-def retrieval_record(q: LMEQuestion, ranked_sessions: list[str], ranked_turns: list[str], *,
-                     sessions_only: bool = False,
-                     items: list[tuple[str, list[str]]] | None = None) -> dict[str, Any]:
+def retrieval_record(
+    q: LMEQuestion,
+    ranked_sessions: list[str],
+    ranked_turns: list[str],
+    *,
+    sessions_only: bool = False,
+    items: list[tuple[str, list[str]]] | None = None,
+) -> dict[str, Any]:
     """Scores of one ranking. ``items``: a system's ranked items as (session id, turn ids);
     unless each is a whole session (its id is its session's), the session level is computed
     from them as from a turn ranking (``session_metrics_from_turns``); otherwise, and for the
@@ -97,8 +108,9 @@ def retrieval_record(q: LMEQuestion, ranked_sessions: list[str], ranked_turns: l
         labels, relevant = item_sessions(items, gold_t, src)
         session = session_metrics_from_turns(labels, relevant, gold_s, n_gold_turns)
     else:
-        session = metrics_at([src.get(s, s) for s in ranked_sessions], gold_s,
-                             n_relevant=sum(src[s.id] in gold_s for s in q.sessions))
+        session = metrics_at(
+            [src.get(s, s) for s in ranked_sessions], gold_s, n_relevant=sum(src[s.id] in gold_s for s in q.sessions)
+        )
     return {
         "evaluable": True,
         "session": session,
@@ -134,8 +146,14 @@ def texts_to_embed(bench: MemoryBench, todo: list[tuple[LMEQuestion, str]], rank
     return texts
 
 
-async def pre_embed(bench: MemoryBench, todo: list[tuple[LMEQuestion, str]], rankers: list[str], *,
-                    enabled: bool, progress: RunProgress | None) -> dict[str, Any]:
+async def pre_embed(
+    bench: MemoryBench,
+    todo: list[tuple[LMEQuestion, str]],
+    rankers: list[str],
+    *,
+    enabled: bool,
+    progress: RunProgress | None,
+) -> dict[str, Any]:
     """Embed the texts of every unit to run in one length-sorted pass into the embedding cache.
     Per unit they would be encoded a question (a few hundred texts) at a time while the other
     units' work shares the cores; in one pass each unique text is encoded once, in full batches,
@@ -182,13 +200,22 @@ class LongMemEval(Benchmark):
             judges = [j for j in ("single", "debate") if qa.get(j)]
             ret = (e.get("retrieval") or {}).get("session") or {}
             # The metric names its judge; with --judge both the other judge's accuracy is a column too.
-            row: dict[str, Any] = {"system": m, "n": e.get("n"),
-                                   "metric": f"accuracy ({judges[0]} judge)" if judges else "accuracy",
-                                   "value": qa[judges[0]].get("overall") if judges else None}
+            row: dict[str, Any] = {
+                "system": m,
+                "n": e.get("n"),
+                "metric": f"accuracy ({judges[0]} judge)" if judges else "accuracy",
+                "value": qa[judges[0]].get("overall") if judges else None,
+            }
             for j in judges[1:]:
                 row[f"accuracy ({j} judge)"] = qa[j].get("overall")
-            rows.append(row | {"recall_all@5": ret.get("recall_all@5"), "failed": e.get("n_failed"),
-                               "cost_usd": summed_cost(e.get("answer_usage"), e.get("judge_usage"))})
+            rows.append(
+                row
+                | {
+                    "recall_all@5": ret.get("recall_all@5"),
+                    "failed": e.get("n_failed"),
+                    "cost_usd": summed_cost(e.get("answer_usage"), e.get("judge_usage")),
+                }
+            )
         return rows
 
     @classmethod
@@ -206,20 +233,26 @@ class LongMemEval(Benchmark):
         if config.hypotheses and (config.systems or config.retrieval_only):
             raise ConfigError("--hypotheses judges a file of answers: leave out --systems and --retrieval-only")
         if not config.retrieval_only and not config.systems and not config.hypotheses:
-            raise ConfigError("--systems is required (or --hypotheses FILE, or --retrieval-only for the baseline rankers)")
+            raise ConfigError(
+                "--systems is required (or --hypotheses FILE, or --retrieval-only for the baseline rankers)"
+            )
         rankers = [r for r in (config.rankers if config.retrieval_only else []) if r]
         for r in rankers:
             if r not in BASELINE_RANKERS:
                 raise ConfigError(f"--rankers: unknown ranker '{r}' (known: {', '.join(BASELINE_RANKERS)})")
         all_questions = load_longmemeval(config.data)
-        questions = select(all_questions, config, key=lambda q: q.question_id,
-                           kind=lambda q: q.question_type)
+        questions = select(all_questions, config, key=lambda q: q.question_id, kind=lambda q: q.question_type)
         hyps: dict[str, Answer] = {}
         left_out: list[str] = []
         if config.hypotheses:
-            hyps, left_out = match_answers(load_hypotheses(config.hypotheses), [q.question_id for q in all_questions],
-                                           [q.question_id for q in questions], config.hypotheses,
-                                           allow_missing=config.allow_missing, what="question_id")
+            hyps, left_out = match_answers(
+                load_hypotheses(config.hypotheses),
+                [q.question_id for q in all_questions],
+                [q.question_id for q in questions],
+                config.hypotheses,
+                allow_missing=config.allow_missing,
+                what="question_id",
+            )
             questions = [q for q in questions if q.question_id in hyps]
         bench = MemoryBench(config, need_judges=not config.retrieval_only)
         if set(rankers) & {"dense", "hybrid"}:
@@ -229,12 +262,20 @@ class LongMemEval(Benchmark):
         if config.retrieval_only:
             no_recall = [s.name for s in bench.specs if not s.cls.supports_recall]
             if no_recall:
-                raise ConfigError(f"--retrieval-only: {', '.join(no_recall)} expose(s) no recall to score; "
-                                  "leave them out of --systems")
+                raise ConfigError(
+                    f"--retrieval-only: {', '.join(no_recall)} expose(s) no recall to score; "
+                    "leave them out of --systems"
+                )
         methods = rankers + bench.systems + ([HYPOTHESES] if config.hypotheses else [])
-        extra = {"benchmark": "longmemeval", "data": str(config.data), "retrieval_only": config.retrieval_only,
-                 "methods": methods, "uses_judge": not config.retrieval_only, "recall_depth": config.recall_depth,
-                 "retrieval_scoring": RETRIEVAL_SCORING}
+        extra = {
+            "benchmark": "longmemeval",
+            "data": str(config.data),
+            "retrieval_only": config.retrieval_only,
+            "methods": methods,
+            "uses_judge": not config.retrieval_only,
+            "recall_depth": config.recall_depth,
+            "retrieval_scoring": RETRIEVAL_SCORING,
+        }
         answering = bool(bench.systems) and not config.retrieval_only  # a system's answer step reads the question
         if answering and config.reader_prompt != "chateval":
             # Recorded only when it is not the earlier framing, so a run made before the option
@@ -253,47 +294,76 @@ class LongMemEval(Benchmark):
                 return await self._rank(bench, q, method)
             if method == HYPOTHESES:
                 return await self._hypothesis(bench, q, hyps[q.question_id])
-            return await self._system(bench, q, method, answer=not config.retrieval_only, depth=config.recall_depth,
-                                      reader_prompt=config.reader_prompt)
+            return await self._system(
+                bench,
+                q,
+                method,
+                answer=not config.retrieval_only,
+                depth=config.recall_depth,
+                reader_prompt=config.reader_prompt,
+            )
 
         with open_run(config, run_config) as run:
             todo = [u for k, u in units if k not in run.done and u[1] != HYPOTHESES]
             pre = await pre_embed(bench, todo, rankers, enabled=config.pre_embed, progress=progress)
             records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
-            summary = summarize_memory_run(records, methods=methods, retrieval_only=config.retrieval_only,
-                                           offline=run_config["offline"])
-            summary |= {"benchmark": "longmemeval", "data": str(config.data), "n_questions": len(questions),
-                        "judge_protocol": config.judge_protocol, "judge_model": run_config["judging"]["judge_model"],
-                        "judge_model_note": None if config.retrieval_only
-                        else judge_model_note(run_config["judging"]["judge_model"]),
-                        "reader_prompt": config.reader_prompt if answering else None,
-                        "config_hash": run_config["config_hash"], "complete": len(records) == len(units),
-                        "embedding_usage": bench.embedding_usage(),
-                        "embeddings": bench.embedding_work() | {"pre_embed": pre}}
+            summary = summarize_memory_run(
+                records, methods=methods, retrieval_only=config.retrieval_only, offline=run_config["offline"]
+            )
+            summary |= {
+                "benchmark": "longmemeval",
+                "data": str(config.data),
+                "n_questions": len(questions),
+                "judge_protocol": config.judge_protocol,
+                "judge_model": run_config["judging"]["judge_model"],
+                "judge_model_note": None
+                if config.retrieval_only
+                else judge_model_note(run_config["judging"]["judge_model"]),
+                "reader_prompt": config.reader_prompt if answering else None,
+                "config_hash": run_config["config_hash"],
+                "complete": len(records) == len(units),
+                "embedding_usage": bench.embedding_usage(),
+                "embeddings": bench.embedding_work() | {"pre_embed": pre},
+            }
             later = [q for q in questions if q.later_sessions]
             if later:
-                summary["warnings"] = [f"{sum(q.later_sessions for q in later)} haystack session(s) of {len(later)} "
-                                       "question(s) are dated after their question_date; they are ingested as the "
-                                       "data gives them"]
+                summary["warnings"] = [
+                    f"{sum(q.later_sessions for q in later)} haystack session(s) of {len(later)} "
+                    "question(s) are dated after their question_date; they are ingested as the "
+                    "data gives them"
+                ]
             if config.hypotheses:
-                summary |= {"hypotheses": str(config.hypotheses), "n_left_out": len(left_out),
-                            "left_out_ids": left_out[:50]}
+                summary |= {
+                    "hypotheses": str(config.hypotheses),
+                    "n_left_out": len(left_out),
+                    "left_out_ids": left_out[:50],
+                }
             run.write_summary(summary)
             write_memory_report(run.path, summary, records, title="LongMemEval")
         return summary
 
     async def _hypothesis(self, bench: MemoryBench, q: LMEQuestion, hyp: Answer) -> dict[str, Any]:
         t0 = time.perf_counter()
-        verdict = await bench.judge(question=q.question, gold=q.answer, response=hyp.text,
-                                    question_type=q.question_type, abstention=q.is_abstention)
-        record = self._base(q, HYPOTHESES) | {"answer": hyp.text, "judge": verdict, "correct": verdict["correct"],
-                                              "latency": {"judge_s": time.perf_counter() - t0},
-                                              "usage": verdict["usage"]}
+        verdict = await bench.judge(
+            question=q.question,
+            gold=q.answer,
+            response=hyp.text,
+            question_type=q.question_type,
+            abstention=q.is_abstention,
+        )
+        record = self._base(q, HYPOTHESES) | {
+            "answer": hyp.text,
+            "judge": verdict,
+            "correct": verdict["correct"],
+            "latency": {"judge_s": time.perf_counter() - t0},
+            "usage": verdict["usage"],
+        }
         if error := judge_error(verdict):
             record |= {"status": "failed", "error": error}
         if hyp.retrieved_session_ids is not None:
-            record["retrieval"] = retrieval_record(q, list(dict.fromkeys(hyp.retrieved_session_ids)), [],
-                                                   sessions_only=True)
+            record["retrieval"] = retrieval_record(
+                q, list(dict.fromkeys(hyp.retrieved_session_ids)), [], sessions_only=True
+            )
         return record
 
     async def _rank(self, bench: MemoryBench, q: LMEQuestion, method: str) -> dict[str, Any]:
@@ -312,8 +382,9 @@ class LongMemEval(Benchmark):
             "latency": {"recall_s": time.perf_counter() - t0},
         }
 
-    async def _system(self, bench: MemoryBench, q: LMEQuestion, name: str, *, answer: bool,
-                      depth: int = RECALL_K, reader_prompt: str) -> dict[str, Any]:
+    async def _system(
+        self, bench: MemoryBench, q: LMEQuestion, name: str, *, answer: bool, depth: int = RECALL_K, reader_prompt: str
+    ) -> dict[str, Any]:
         log = CallLog()
         async with bench.system(name, log) as system:
             system.reader_prompt = READERS[reader_prompt]
@@ -333,12 +404,27 @@ class LongMemEval(Benchmark):
                 recall_s = system.stats().recall_s - before
                 items = resp.recalled
                 t2 = time.perf_counter()
-                verdict = await bench.judge(question=q.question, gold=q.answer, response=resp.answer,
-                                            question_type=q.question_type, abstention=q.is_abstention)
-                latency = {"ingest_s": ingest_s, "recall_s": recall_s, "answer_s": answer_s - recall_s,
-                           "judge_s": time.perf_counter() - t2}
-                record |= {"answer": resp.answer, "context": resp.context, "context_tokens": resp.context_tokens,
-                           "tokens_approx": resp.tokens_approx, "judge": verdict, "correct": verdict["correct"]}
+                verdict = await bench.judge(
+                    question=q.question,
+                    gold=q.answer,
+                    response=resp.answer,
+                    question_type=q.question_type,
+                    abstention=q.is_abstention,
+                )
+                latency = {
+                    "ingest_s": ingest_s,
+                    "recall_s": recall_s,
+                    "answer_s": answer_s - recall_s,
+                    "judge_s": time.perf_counter() - t2,
+                }
+                record |= {
+                    "answer": resp.answer,
+                    "context": resp.context,
+                    "context_tokens": resp.context_tokens,
+                    "tokens_approx": resp.tokens_approx,
+                    "judge": verdict,
+                    "correct": verdict["correct"],
+                }
                 if error := judge_error(verdict):
                     record |= {"status": "failed", "error": error}
             record |= {"latency": latency, "usage": log.totals().model_dump(), "stats": system.stats().model_dump()}
@@ -347,8 +433,11 @@ class LongMemEval(Benchmark):
                 ranked_sessions = list(dict.fromkeys(i.session_id for i in items))
                 whole = all(i.id == i.session_id for i in items)  # a session ranking, scored as one
                 record["retrieval"] = retrieval_record(
-                    q, ranked_sessions, ranked_turns,
-                    items=None if whole else [(i.session_id, i.turn_ids) for i in items])
+                    q,
+                    ranked_sessions,
+                    ranked_turns,
+                    items=None if whole else [(i.session_id, i.turn_ids) for i in items],
+                )
             return record
 
     @staticmethod
@@ -356,6 +445,13 @@ class LongMemEval(Benchmark):
         # The gold evidence ids ride along so a reader of the run alone (the viewer) can mark them
         # in a system's ranking and context.
         gold_s, gold_t = gold_evidence(q)
-        return {"question_id": q.question_id, "question_type": q.question_type, "method": method,
-                "abstention": q.is_abstention, "question": q.question, "gold": q.answer,
-                "gold_sessions": sorted(gold_s), "gold_turns": sorted(gold_t)}
+        return {
+            "question_id": q.question_id,
+            "question_type": q.question_type,
+            "method": method,
+            "abstention": q.is_abstention,
+            "question": q.question,
+            "gold": q.answer,
+            "gold_sessions": sorted(gold_s),
+            "gold_turns": sorted(gold_t),
+        }

@@ -7,9 +7,9 @@ quantities with different scales never share an axis, and each axis uses its tab
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from matplotlib.axes import Axes
 
@@ -39,8 +39,18 @@ class Chart:
 
     def baseline_note(self) -> list[str]:
         base = self.baselines or {}
-        return ["Dashed line" + ("s" if len(base) > 1 else "") + f" ({self.key}): " + "; ".join(
-            f"{name} = {_num(value, self.pct)}" for name, value in base.items()) + ".", ""] if base else []
+        return (
+            [
+                "Dashed line"
+                + ("s" if len(base) > 1 else "")
+                + f" ({self.key}): "
+                + "; ".join(f"{name} = {_num(value, self.pct)}" for name, value in base.items())
+                + ".",
+                "",
+            ]
+            if base
+            else []
+        )
 
 
 @plots.never_fatal
@@ -57,11 +67,16 @@ def sweep_lines(path: Path, xs: Sequence[int], chart: Chart, *, title: str, xlab
         ax.plot(list(xs), [math.nan if y is None else y * scale for y in ys], marker="o", label=name, color=colour)
         for x, y, ci in zip(xs, ys, (chart.intervals or {}).get(name) or [None] * len(ys)):
             if y is not None and ci is not None:
-                ax.errorbar([x], [y * scale], yerr=plots.whisker(y, ci, scale), color=colour,
-                            capsize=3, linewidth=1)
+                ax.errorbar([x], [y * scale], yerr=plots.whisker(y, ci, scale), color=colour, capsize=3, linewidth=1)
             if y is not None and label_points:
-                ax.annotate(plots.fmt(y * scale, chart.pct), (x, y * scale), textcoords="offset points",
-                            xytext=(6, 4), fontsize=7, color=colour)
+                ax.annotate(
+                    plots.fmt(y * scale, chart.pct),
+                    (x, y * scale),
+                    textcoords="offset points",
+                    xytext=(6, 4),
+                    fontsize=7,
+                    color=colour,
+                )
         gaps = [x for x, y in zip(xs, ys) if y is None]
         if gaps:
             ax.plot(gaps, [lo] * len(gaps), marker="x", linestyle="", color=colour, clip_on=False)
@@ -80,18 +95,44 @@ def sweep_lines(path: Path, xs: Sequence[int], chart: Chart, *, title: str, xlab
 def chart_bars(path: Path, groups: Sequence[str], chart: Chart, *, title: str) -> Path | str:
     """A chart as grouped bars (one group per setting, n under each)."""
     labels = [plots.n_label(g, [n]) for g, n in zip(groups, chart.ns)]
-    return plots.grouped_bars(path, labels, chart.series, title=title, ylabel=chart.ylabel, ylim=chart.limits(),
-                              pct=chart.pct, intervals=chart.intervals, baselines=chart.baselines,
-                              legend_outside=len(chart.series) > 2, skip_empty=False)
+    return plots.grouped_bars(
+        path,
+        labels,
+        chart.series,
+        title=title,
+        ylabel=chart.ylabel,
+        ylim=chart.limits(),
+        pct=chart.pct,
+        intervals=chart.intervals,
+        baselines=chart.baselines,
+        legend_outside=len(chart.series) > 2,
+        skip_empty=False,
+    )
 
 
 @plots.never_fatal
-def bars(path: Path, groups: Sequence[str], series: dict[str, list[float | None]], *, title: str,
-         ylabel: str, baselines: dict[str, float] | None = None) -> Path | str:
+def bars(
+    path: Path,
+    groups: Sequence[str],
+    series: dict[str, list[float | None]],
+    *,
+    title: str,
+    ylabel: str,
+    baselines: dict[str, float] | None = None,
+) -> Path | str:
     """Grouped bars with a legend outside the axes and a zero line (correlations can be negative);
     an undefined value is a marked gap ("n/a"), never a bar of height 0."""
-    return plots.grouped_bars(path, groups, series, title=title, ylabel=ylabel, ylim=_ylim(series),
-                              baselines=baselines, legend_outside=True, skip_empty=False)
+    return plots.grouped_bars(
+        path,
+        groups,
+        series,
+        title=title,
+        ylabel=ylabel,
+        ylim=_ylim(series),
+        baselines=baselines,
+        legend_outside=True,
+        skip_empty=False,
+    )
 
 
 def _axes(ax: Axes, chart: Chart, lo: float, hi: float, title: str) -> None:

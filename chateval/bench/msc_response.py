@@ -38,16 +38,16 @@ from typing import Any, Literal
 
 from ..datasets.msc_release import MSCDialogue, load_msc_release
 from ..debate.samples import Sample
-from ..util.errors import ConfigError
 from ..debate.transcript import turn_records
 from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
+from ..util.errors import ConfigError
 from .base import Benchmark, benchmark, open_run, run_units
-from .headline import summed_cost, system_rows
-from .records import SystemsSummary, TurnRecord
 from .data_paths import resolve_data
 from .head2head_pairs import verdict_record
+from .headline import summed_cost, system_rows
 from .msc_response_report import summarize_msc_response, write_msc_response_report
+from .records import SystemsSummary, TurnRecord
 from .selection import select
 from .settings.msc_response import DESCRIPTION, GATE_METRICS, MSCResponseConfig
 from .setup import MemoryBench, resolve_system
@@ -61,18 +61,21 @@ HELPFULNESS_RULE = (
     "(its memory). Rate only 'memory helpfulness': how much that memory helped the response. 10: the response "
     "draws on the memory where it matters (remembers what the person said before, follows how things changed) "
     "and is better for it; 5: the memory is touched on but adds little; 1: the memory is irrelevant, unused where "
-    "it should have been used, or it misled the response into something inconsistent with the past.")
+    "it should have been used, or it misled the response into something inconsistent with the past."
+)
 PAIR_RULE = (
     "Both responses continue the same conversation; the speakers have talked before (their earlier "
     "conversations are in the context). Judge only 'memory helpfulness': which response makes better use of what "
     "was said in those earlier conversations — remembers what matters, stays consistent with it, follows how "
     "things changed since — while still fitting the current conversation. A response that ignores the past where "
-    "it matters, or gets it wrong, loses; if neither uses the past or both use it equally well, it is a tie.")
+    "it matters, or gets it wrong, loses; if neither uses the past or both use it equally well, it is a tie."
+)
 PAIR_SEP = "~vs~"  # in a pairwise unit's key: <episode>::t<turn>::<reference>~vs~<other>
 
 
-def turns_to_predict(ep: MSCDialogue, per_episode: int | None, seed: int,
-                     speakers: Literal["all", "speaker2"] = "all") -> list[int]:
+def turns_to_predict(
+    ep: MSCDialogue, per_episode: int | None, seed: int, speakers: Literal["all", "speaker2"] = "all"
+) -> list[int]:
     """Indexes of the last session's turns to predict: every turn from the second on (both
     speakers, the official ``theanine_all``), or Speaker 2's only."""
     idx = [i for i, t in enumerate(ep.current.turns) if i > 0 and (speakers == "all" or t.role == "Speaker 2")]
@@ -91,14 +94,23 @@ class MSCResponse(Benchmark):
 
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
-        return system_rows(summary, "ROUGE-L", lambda e: (
-            ((e.get("metrics") or {}).get("rouge_l") or {}).get("mean"), e.get("n_units"), e.get("n_failed"),
-            summed_cost(e.get("answer_usage"), e.get("judge_usage"))))
+        return system_rows(
+            summary,
+            "ROUGE-L",
+            lambda e: (
+                ((e.get("metrics") or {}).get("rouge_l") or {}).get("mean"),
+                e.get("n_units"),
+                e.get("n_failed"),
+                summed_cost(e.get("answer_usage"), e.get("judge_usage")),
+            ),
+        )
 
     async def run(self, config: MSCResponseConfig, progress: RunProgress | None) -> dict[str, Any]:
         if config.judge is not None:
-            raise ConfigError("--judge does not apply to msc-response: the debate panel rates memory helpfulness "
-                              "(choose it with --judge-preset and --judge-model, or --no-helpfulness)")
+            raise ConfigError(
+                "--judge does not apply to msc-response: the debate panel rates memory helpfulness "
+                "(choose it with --judge-preset and --judge-model, or --no-helpfulness)"
+            )
         if not config.systems:
             raise ConfigError("--systems: give at least one memory system (e.g. theanine,retrieval)")
         names = [resolve_system(spec).name for spec in config.systems]  # unknown names fail before the data is read
@@ -110,9 +122,11 @@ class MSCResponse(Benchmark):
             path = path / file
         episodes = select(load_msc_release(path), config, key=lambda e: e.id, what="episode")
         if pairwise and len(names) < 2:
-            raise ConfigError("pairwise memory helpfulness (the paper's head-to-head) needs a baseline: give two or "
-                              "more --systems (e.g. theanine,retrieval), or --helpfulness-protocol score, or "
-                              "--no-helpfulness")
+            raise ConfigError(
+                "pairwise memory helpfulness (the paper's head-to-head) needs a baseline: give two or "
+                "more --systems (e.g. theanine,retrieval), or --helpfulness-protocol score, or "
+                "--no-helpfulness"
+            )
         if pairwise and reference not in names:
             raise ConfigError(f"--helpfulness-reference '{reference}': not in --systems ({', '.join(names)})")
         bench = MemoryBench(config, need_judges=False)
@@ -126,35 +140,51 @@ class MSCResponse(Benchmark):
             from .text_metrics import MiniLMScorer
 
             scorer = MiniLMScorer(cache=config.cache)  # fails here, before any work, if the wheel is missing
-        run_config = bench.run_config({
-            "benchmark": "msc-response", "data": str(path), "turns_per_episode": config.turns_per_episode,
-            "seed": config.seed, "speakers": config.speakers,
-            "helpfulness_protocol": (config.helpfulness_protocol if judges else None),
-            "helpfulness_reference": reference if pairwise else None, "metrics": ["bleu4", "rouge_l"] + (["bertscore_minilm"] if scorer else []),
-            "bertscore_model": scorer.name if scorer else None, "mauve": "left out (needs GPT-2 from the hub)",
-            "helpfulness_panel": judges.run_config()["judging"] if judges else None,
-            "uses_judge": judges is not None})
+        run_config = bench.run_config(
+            {
+                "benchmark": "msc-response",
+                "data": str(path),
+                "turns_per_episode": config.turns_per_episode,
+                "seed": config.seed,
+                "speakers": config.speakers,
+                "helpfulness_protocol": (config.helpfulness_protocol if judges else None),
+                "helpfulness_reference": reference if pairwise else None,
+                "metrics": ["bleu4", "rouge_l"] + (["bertscore_minilm"] if scorer else []),
+                "bertscore_model": scorer.name if scorer else None,
+                "mauve": "left out (needs GPT-2 from the hub)",
+                "helpfulness_panel": judges.run_config()["judging"] if judges else None,
+                "uses_judge": judges is not None,
+            }
+        )
         with open_run(config, run_config) as run:
-            plan = [(ep, i) for ep in episodes
-                    for i in turns_to_predict(ep, config.turns_per_episode, config.seed, config.speakers)]
+            plan = [
+                (ep, i)
+                for ep in episodes
+                for i in turns_to_predict(ep, config.turns_per_episode, config.seed, config.speakers)
+            ]
             units = [(f"{ep.id}::t{i + 1}::{name}", (ep, i, name)) for ep, i in plan for name in bench.systems]
             by_id = {ep.id: ep for ep in episodes}
-            pool = SlotPool(bench, [(ep.id, name) for key, (ep, _, name) in units if key not in run.done],
-                            sessions=lambda eid: by_id[eid].past,
-                            export_as=lambda eid, name: f"memories/{eid}__{name}.json")
+            pool = SlotPool(
+                bench,
+                [(ep.id, name) for key, (ep, _, name) in units if key not in run.done],
+                sessions=lambda eid: by_id[eid].past,
+                export_as=lambda eid, name: f"memories/{eid}__{name}.json",
+            )
             metric_lock = asyncio.Lock()  # the MiniLM model serves one unit at a time
 
             async def unit(item: tuple[MSCDialogue, int, str]) -> dict[str, Any]:
                 ep, i, name = item
                 try:
-                    return await self._unit(ep, i, name, pool.get(ep.id, name), None if pairwise else judges,
-                                            scorer, metric_lock)
+                    return await self._unit(
+                        ep, i, name, pool.get(ep.id, name), None if pairwise else judges, scorer, metric_lock
+                    )
                 finally:
                     pool.done(ep.id, name)
 
             try:
-                records = await run_units(units, unit, run, workers=bench.workers, progress=progress,
-                                          group=lambda item: (item[0].id, item[2]))
+                records = await run_units(
+                    units, unit, run, workers=bench.workers, progress=progress, group=lambda item: (item[0].id, item[2])
+                )
             finally:
                 pool.close()
             n_units = len(units)
@@ -162,30 +192,51 @@ class MSCResponse(Benchmark):
                 # Phase 2: the head-to-head, once both responses of a turn exist (a pair whose
                 # response failed fails too, and --resume redoes it after redoing the response).
                 got = {(r["episode"], r["turn"], r["system"]): r for r in records if r.get("system")}
-                pairs = [(f"{ep.id}::t{i + 1}::{reference}{PAIR_SEP}{other}", (ep, i, reference, other))
-                         for ep, i in plan for other in bench.systems if other != reference]
+                pairs = [
+                    (f"{ep.id}::t{i + 1}::{reference}{PAIR_SEP}{other}", (ep, i, reference, other))
+                    for ep, i in plan
+                    for other in bench.systems
+                    if other != reference
+                ]
                 n_units += len(pairs)
 
                 async def pair_unit(item: tuple[MSCDialogue, int, str, str]) -> dict[str, Any]:
                     ep, i, a, b = item
-                    return await self._pair(ep, i, a, b, got.get((ep.id, i + 1, a)), got.get((ep.id, i + 1, b)),
-                                            judges)
+                    return await self._pair(ep, i, a, b, got.get((ep.id, i + 1, a)), got.get((ep.id, i + 1, b)), judges)
 
                 records = records + await run_units(pairs, pair_unit, run, workers=bench.workers, progress=progress)
-            summary = summarize_msc_response(records, systems=bench.systems, offline=run_config["offline"],
-                                             reference=reference if pairwise else None)
-            summary |= {"benchmark": "msc-response", "data": str(path), "n_episodes": len(episodes),
-                        "n_turns": len(plan), "turns_per_episode": config.turns_per_episode, "seed": config.seed,
-                        "speakers": config.speakers, "session": len(episodes[0].past) + 1,
-                        "metrics": run_config["judging"]["metrics"], "helpfulness": judges is not None,
-                        "helpfulness_protocol": run_config["judging"]["helpfulness_protocol"],
-                        "config_hash": run_config["config_hash"], "complete": len(records) == n_units}
+            summary = summarize_msc_response(
+                records, systems=bench.systems, offline=run_config["offline"], reference=reference if pairwise else None
+            )
+            summary |= {
+                "benchmark": "msc-response",
+                "data": str(path),
+                "n_episodes": len(episodes),
+                "n_turns": len(plan),
+                "turns_per_episode": config.turns_per_episode,
+                "seed": config.seed,
+                "speakers": config.speakers,
+                "session": len(episodes[0].past) + 1,
+                "metrics": run_config["judging"]["metrics"],
+                "helpfulness": judges is not None,
+                "helpfulness_protocol": run_config["judging"]["helpfulness_protocol"],
+                "config_hash": run_config["config_hash"],
+                "complete": len(records) == n_units,
+            }
             run.write_summary(summary)
             write_msc_response_report(run.path, summary)
         return summary
 
-    async def _unit(self, ep: MSCDialogue, i: int, name: str, slot: SystemSlot, judges: Judges | None,
-                    scorer: Any, metric_lock: asyncio.Lock) -> dict[str, Any]:
+    async def _unit(
+        self,
+        ep: MSCDialogue,
+        i: int,
+        name: str,
+        slot: SystemSlot,
+        judges: Judges | None,
+        scorer: Any,
+        metric_lock: asyncio.Lock,
+    ) -> dict[str, Any]:
         dialogue = ep.current.turns[:i]
         gold = ep.current.turns[i].content
         got = await slot.respond(dialogue, ep.current.date)
@@ -194,50 +245,93 @@ class MSCResponse(Benchmark):
         if scorer is not None:
             async with metric_lock:
                 metrics["bertscore_minilm"] = await asyncio.to_thread(lambda: scorer.bertscore([response], [gold])[0])
-        record: dict[str, Any] = {"episode": ep.id, "turn": i + 1, "turn_id": ep.current.turns[i].id, "system": name,
-                                  "last_turn": dialogue[-1].content, "gold": gold, "response": response,
-                                  "metrics": metrics, **got}
+        record: dict[str, Any] = {
+            "episode": ep.id,
+            "turn": i + 1,
+            "turn_id": ep.current.turns[i].id,
+            "system": name,
+            "last_turn": dialogue[-1].content,
+            "gold": gold,
+            "response": response,
+            "metrics": metrics,
+            **got,
+        }
         if judges is None:
             return record
         t0 = time.perf_counter()
         history = "\n".join(f"{t.role}: {t.content}" for t in dialogue)
-        result = await judges.judge(Sample(
-            id=f"{ep.id}::t{i + 1}", question=f"{dialogue[-1].role}: {dialogue[-1].content}", answer=response,
-            context=f"Memory the agent recalled:\n{got['context'] or '(nothing)'}\n\nThe conversation so far:\n{history}",
-            aspects=[ASPECT], guidelines=HELPFULNESS_RULE), "score")
+        result = await judges.judge(
+            Sample(
+                id=f"{ep.id}::t{i + 1}",
+                question=f"{dialogue[-1].role}: {dialogue[-1].content}",
+                answer=response,
+                context=f"Memory the agent recalled:\n{got['context'] or '(nothing)'}\n\nThe conversation so far:\n{history}",
+                aspects=[ASPECT],
+                guidelines=HELPFULNESS_RULE,
+            ),
+            "score",
+        )
         record["latency"]["judge_s"] = time.perf_counter() - t0
         verdict = result.verdict
         record["helpfulness"] = {
-            "score": None if verdict is None else verdict.scores.get(ASPECT, verdict.score), "status": result.status,
-            "error": result.error, "agents": [a.model_dump() for a in result.agents],
-            "transcript": turn_records(result.transcript), "usage": result.usage.model_dump()}
+            "score": None if verdict is None else verdict.scores.get(ASPECT, verdict.score),
+            "status": result.status,
+            "error": result.error,
+            "agents": [a.model_dump() for a in result.agents],
+            "transcript": turn_records(result.transcript),
+            "usage": result.usage.model_dump(),
+        }
         if result.status != "ok" or record["helpfulness"]["score"] is None:
             record |= {"status": "failed", "error": f"helpfulness judge: {result.error or 'no score'}"}
         return record
 
-    async def _pair(self, ep: MSCDialogue, i: int, a: str, b: str, ra: dict[str, Any] | None,
-                    rb: dict[str, Any] | None, judges: Judges) -> dict[str, Any]:
+    async def _pair(
+        self,
+        ep: MSCDialogue,
+        i: int,
+        a: str,
+        b: str,
+        ra: dict[str, Any] | None,
+        rb: dict[str, Any] | None,
+        judges: Judges,
+    ) -> dict[str, Any]:
         """The paper's head-to-head on memory helpfulness: ``a``'s response (answer 1, side A)
         against ``b``'s, with the earlier sessions and the conversation so far as the context."""
-        record: dict[str, Any] = {"kind": "helpfulness_pair", "episode": ep.id, "turn": i + 1,
-                                  "turn_id": ep.current.turns[i].id, "systems": {"A": a, "B": b}}
+        record: dict[str, Any] = {
+            "kind": "helpfulness_pair",
+            "episode": ep.id,
+            "turn": i + 1,
+            "turn_id": ep.current.turns[i].id,
+            "systems": {"A": a, "B": b},
+        }
         missing = [n for n, r in ((a, ra), (b, rb)) if r is None or r.get("status") != "ok"]
         if missing:
             return record | {"status": "failed", "error": f"no response of {' and '.join(missing)} to judge"}
         assert ra is not None and rb is not None
         dialogue = ep.current.turns[:i]
-        past = "\n\n".join(f"Conversation of {s.date:%Y-%m-%d}:\n" + "\n".join(f"{t.role}: {t.content}" for t in s.turns)
-                           for s in ep.past)
+        past = "\n\n".join(
+            f"Conversation of {s.date:%Y-%m-%d}:\n" + "\n".join(f"{t.role}: {t.content}" for t in s.turns)
+            for s in ep.past
+        )
         history = "\n".join(f"{t.role}: {t.content}" for t in dialogue)
         t0 = time.perf_counter()
-        result = await judges.judge(Sample(
-            id=f"{ep.id}::t{i + 1}::{a}{PAIR_SEP}{b}", question=f"{dialogue[-1].role}: {dialogue[-1].content}",
-            answer_1=ra["response"], answer_2=rb["response"],
-            context=f"Their earlier conversations:\n{past}\n\nThe current conversation so far:\n{history}",
-            aspects=[ASPECT], guidelines=PAIR_RULE))
-        record |= {"responses": {"A": ra["response"], "B": rb["response"]},
-                   "latency": {"judge_s": time.perf_counter() - t0}, "usage": result.usage.model_dump(),
-                   **verdict_record(result)}
+        result = await judges.judge(
+            Sample(
+                id=f"{ep.id}::t{i + 1}::{a}{PAIR_SEP}{b}",
+                question=f"{dialogue[-1].role}: {dialogue[-1].content}",
+                answer_1=ra["response"],
+                answer_2=rb["response"],
+                context=f"Their earlier conversations:\n{past}\n\nThe current conversation so far:\n{history}",
+                aspects=[ASPECT],
+                guidelines=PAIR_RULE,
+            )
+        )
+        record |= {
+            "responses": {"A": ra["response"], "B": rb["response"]},
+            "latency": {"judge_s": time.perf_counter() - t0},
+            "usage": result.usage.model_dump(),
+            **verdict_record(result),
+        }
         if result.status != "ok" or record["verdict"] not in ("A", "B", "tie"):
             return record | {"status": "failed", "error": f"helpfulness judge: {result.error or 'no verdict'}"}
         return record

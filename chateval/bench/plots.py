@@ -13,8 +13,9 @@ from __future__ import annotations
 import functools
 import math
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping, Sequence, TypeVar
+from typing import Any, Literal, TypeVar
 
 import matplotlib
 
@@ -88,10 +89,20 @@ def never_fatal(fn: F) -> F:
 
 
 @never_fatal
-def grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequence[float | None]], *,
-                 title: str, ylabel: str, ylim: tuple[float, float] | None = (0, 1), pct: bool = False,
-                 intervals: Mapping[str, Sequence[Interval]] | None = None, baselines: dict[str, float] | None = None,
-                 legend_outside: bool = False, skip_empty: bool = True) -> Path | str:
+def grouped_bars(
+    path: Path,
+    groups: Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    *,
+    title: str,
+    ylabel: str,
+    ylim: tuple[float, float] | None = (0, 1),
+    pct: bool = False,
+    intervals: Mapping[str, Sequence[Interval]] | None = None,
+    baselines: dict[str, float] | None = None,
+    legend_outside: bool = False,
+    skip_empty: bool = True,
+) -> Path | str:
     """Bars per group and series; ``pct`` draws fractions as percentages (0-100). ``ylim=None``
     fits the data (negative correlations included). Returns the path, or why nothing was drawn
     (no defined value, unless ``skip_empty`` is False: then the gaps themselves are the figure)."""
@@ -122,16 +133,23 @@ def grouped_bars(path: Path, groups: Sequence[str], series: Mapping[str, Sequenc
         errs = (intervals or {}).get(name) or []
         for x, v, ci in zip(xs, vals, errs):
             if v is not None and ci is not None:
-                ax.errorbar([x], [v * scale], yerr=whisker(v, ci, scale),
-                            color="black", capsize=3, linewidth=1)
+                ax.errorbar([x], [v * scale], yerr=whisker(v, ci, scale), color="black", capsize=3, linewidth=1)
         for x, v, ci in zip(xs, vals, list(errs) + [None] * (len(vals) - len(errs))):
             if v is None:  # undefined: a marked gap, not a bar of height 0
-                ax.text(x, lo + 0.02 * (hi - lo), "n/a", ha="center", va="bottom", fontsize=7, color="grey",
-                        rotation=90)
+                ax.text(
+                    x, lo + 0.02 * (hi - lo), "n/a", ha="center", va="bottom", fontsize=7, color="grey", rotation=90
+                )
             elif label_bars:  # above a bar and its whisker, below a negative one (never across the zero line)
                 end = v if ci is None else (max(v, ci[1]) if v >= 0 else min(v, ci[0]))
-                ax.text(x, end * scale + (0.01 if v >= 0 else -0.01) * (hi - lo), fmt(v * scale, pct), ha="center",
-                        va="bottom" if v >= 0 else "top", fontsize=7, rotation=90 if n_series >= 4 else 0)
+                ax.text(
+                    x,
+                    end * scale + (0.01 if v >= 0 else -0.01) * (hi - lo),
+                    fmt(v * scale, pct),
+                    ha="center",
+                    va="bottom" if v >= 0 else "top",
+                    fontsize=7,
+                    rotation=90 if n_series >= 4 else 0,
+                )
             if v == 0:  # a zero bar has no height: a stub in its colour shows it is there
                 ax.plot([x - width / 2, x + width / 2], [0, 0], color=colour, linewidth=3)
     for k, (name, value) in enumerate((baselines or {}).items()):
@@ -171,8 +189,17 @@ def _count(x: float, _pos: object = None) -> str:
 
 
 @never_fatal
-def scatter(path: Path, points: dict[str, tuple[float | None, float | None]], *, title: str, xlabel: str,
-            ylabel: str, logx: bool = False, pct: bool = False, what: str = "x") -> Path | str:
+def scatter(
+    path: Path,
+    points: dict[str, tuple[float | None, float | None]],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    logx: bool = False,
+    pct: bool = False,
+    what: str = "x",
+) -> Path | str:
     """One labelled point per system. Not drawn (returns why) when fewer than two points are
     defined or every x is the same: such an axis only shows matplotlib's padding."""
     pts = {k: (x, y) for k, (x, y) in points.items() if x is not None and y is not None}
@@ -194,7 +221,7 @@ def scatter(path: Path, points: dict[str, tuple[float | None, float | None]], *,
         lo, hi = math.floor(math.log10(min(xs))), math.ceil(math.log10(max(xs)))
         subs = (1, 2, 5) if hi - lo <= 2 else (1,)
         step = max(1, math.ceil((hi - lo) / 6))
-        ticks = [m * 10 ** e for e in range(lo, hi + 1, step) for m in subs]
+        ticks = [m * 10**e for e in range(lo, hi + 1, step) for m in subs]
         ax.set_xlim(min(xs) / 1.6, max(xs) * 1.6)
         ax.xaxis.set_major_locator(FixedLocator([t for t in ticks if min(xs) / 1.6 <= t <= max(xs) * 1.6]))
         ax.xaxis.set_major_formatter(FuncFormatter(_count))
@@ -210,9 +237,16 @@ def scatter(path: Path, points: dict[str, tuple[float | None, float | None]], *,
 
 
 @never_fatal
-def stacked_bars(path: Path, rows: Mapping[str, Sequence[float | None]], segments: Sequence[str], *, title: str,
-                 xlabel: str = "share of cases", colors: Sequence[str] | None = None,
-                 intervals: dict[str, tuple[Interval, Interval]] | None = None) -> Path:
+def stacked_bars(
+    path: Path,
+    rows: Mapping[str, Sequence[float | None]],
+    segments: Sequence[str],
+    *,
+    title: str,
+    xlabel: str = "share of cases",
+    colors: Sequence[str] | None = None,
+    intervals: dict[str, tuple[Interval, Interval]] | None = None,
+) -> Path:
     """Horizontal stacked bars, one row per label and one segment per share (each row sums to
     1), labelled with percentages: the win/tie/loss layout of THEANINE's Figure 5.
     ``intervals`` per row: 95% intervals of the first and the last share, drawn as whiskers at the
@@ -231,11 +265,12 @@ def stacked_bars(path: Path, rows: Mapping[str, Sequence[float | None]], segment
     for i, lab in enumerate(labels):
         first, last = (intervals or {}).get(lab) or (None, None)
         shares = rows[lab]
-        for edge, ci in ((shares[0], first), (None if shares[-1] is None else 1 - shares[-1],
-                                              None if last is None else (1 - last[1], 1 - last[0]))):
+        for edge, ci in (
+            (shares[0], first),
+            (None if shares[-1] is None else 1 - shares[-1], None if last is None else (1 - last[1], 1 - last[0])),
+        ):
             if edge is not None and ci is not None:
-                ax.errorbar([edge], [i], xerr=whisker(edge, ci), color="black", capsize=3,
-                            linewidth=1)
+                ax.errorbar([edge], [i], xerr=whisker(edge, ci), color="black", capsize=3, linewidth=1)
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels(labels, fontsize=8)
     ax.invert_yaxis()
@@ -253,22 +288,36 @@ LINE_STYLES: tuple[Literal["-", "--", ":", "-."], ...] = ("-", "--", ":", "-.")
 
 
 @never_fatal
-def line_panels(path: Path, xs: Sequence[float], panels: dict[str, dict[str, dict[str, Sequence[float | None]]]], *,
-                title: str, xlabel: str, ylabel: str) -> Path:
+def line_panels(
+    path: Path,
+    xs: Sequence[float],
+    panels: dict[str, dict[str, dict[str, Sequence[float | None]]]],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+) -> Path:
     """Side-by-side line charts: panel -> series -> metric -> values. One colour per series, one
     line style per metric, one legend under the panels (no stranded margin)."""
     names = list(dict.fromkeys(n for series in panels.values() for n in series))
     metrics = list(dict.fromkeys(m for series in panels.values() for ms in series.values() for m in ms))
     colour = dict(zip(names, colours(len(names))))
     style = {m: LINE_STYLES[i % len(LINE_STYLES)] for i, m in enumerate(metrics)}
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels) + 0.6, 4.2 + 0.18 * len(names)),
-                             sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(4.2 * len(panels) + 0.6, 4.2 + 0.18 * len(names)), sharey=True, squeeze=False
+    )
     for ax, (panel, series) in zip(axes[0], panels.items()):
         for name, by_metric in series.items():
             for metric, ys in by_metric.items():
                 pts = [(x, y) for x, y in zip(xs, ys) if y is not None]
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, color=colour[name],
-                        linestyle=style[metric])
+                ax.plot(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    marker="o",
+                    markersize=3,
+                    color=colour[name],
+                    linestyle=style[metric],
+                )
         ax.set_title(panel, fontsize=10)
         ax.set_xlabel(xlabel)
         ax.set_xscale("log")  # k = 1 ... 50: evenly spaced on a log axis

@@ -21,6 +21,7 @@ class Part(BaseModel):
 
 # --- memory benchmarks: one unit = a question (or conversation) answered by one system -----------
 
+
 class MemoryRecord(SampleRecord):
     """A system's answer to one question, judged (LongMemEval and the like)."""
 
@@ -107,6 +108,7 @@ class SystemsSummary(SummaryRecord):
 
 # --- head-to-head: one unit = a question answered by two (or more) systems, judged pairwise -----
 
+
 class PairRecord(SampleRecord):
     case_id: str | None = None
     question_type: str | None = None
@@ -129,6 +131,7 @@ class PairSummary(SummaryRecord):
 
 
 # --- judge benchmarks: one sub-run per setting (a panel), each item judged --------------------
+
 
 class JudgeItemRecord(JudgedRecord):
     """One judged item of a judge benchmark (a judged record with its human reference)."""

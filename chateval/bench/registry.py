@@ -7,7 +7,8 @@ autogen behind it."""
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, NamedTuple, Protocol, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeVar
 
 from ..util.registry import Registry
 
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
 # Benchmark classes (subclasses of bench.base.Benchmark). Typed loosely: this module is what the
 # command line imports at start-up, and base imports it, so it cannot import base back.
 BENCHMARKS: Registry[Any] = Registry("benchmark", entry_points="chateval.benchmarks")
-
 
 
 class Named(Protocol):
@@ -30,10 +30,15 @@ B = TypeVar("B", bound=Named)
 
 # name -> (module under chateval.bench that registers it, and under chateval.bench.settings that
 # declares its DESCRIPTION and settings model, the class named here).
-BUILTIN = {"faireval": ("faireval", "FairEvalConfig"), "head2head": ("head2head", "Head2HeadConfig"),
-           "locomo": ("locomo", "LoCoMoConfig"), "longmemeval": ("longmemeval", "LongMemEvalConfig"),
-           "msc-response": ("msc_response", "MSCResponseConfig"), "teafarm": ("teafarm", "TeaFarmConfig"),
-           "topical-chat": ("topical_chat", "TopicalChatConfig")}
+BUILTIN = {
+    "faireval": ("faireval", "FairEvalConfig"),
+    "head2head": ("head2head", "Head2HeadConfig"),
+    "locomo": ("locomo", "LoCoMoConfig"),
+    "longmemeval": ("longmemeval", "LongMemEvalConfig"),
+    "msc-response": ("msc_response", "MSCResponseConfig"),
+    "teafarm": ("teafarm", "TeaFarmConfig"),
+    "topical-chat": ("topical_chat", "TopicalChatConfig"),
+}
 for _name, (_module, _) in BUILTIN.items():
     BENCHMARKS.register_lazy(_name, f"{__package__}.{_module}")
 

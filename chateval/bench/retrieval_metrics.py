@@ -15,7 +15,7 @@ top counts twice and the ideal is every relevant turn of the corpus.
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 KS = (1, 3, 5, 10, 30, 50)  # the depths LongMemEval's retrieval evaluation reports
 
@@ -55,8 +55,9 @@ def to_sessions(ranked_turns: Iterable[str], session_of: dict[str, str]) -> list
     return out
 
 
-def session_metrics_from_turns(sessions: Sequence[str], relevant: Sequence[bool], gold: set[str],
-                               n_relevant: int, ks: Iterable[int] = KS) -> dict[str, float]:
+def session_metrics_from_turns(
+    sessions: Sequence[str], relevant: Sequence[bool], gold: set[str], n_relevant: int, ks: Iterable[int] = KS
+) -> dict[str, float]:
     """Session-level metrics of a turn ranking, as LongMemEval's evaluate_retrieval_turn2session.
 
     ``sessions[i]`` is the session label of the i-th ranked turn (repeats kept) and
@@ -84,8 +85,9 @@ def session_metrics_from_turns(sessions: Sequence[str], relevant: Sequence[bool]
     return out
 
 
-def metrics_at(ranked: Sequence[str], gold: set[str], ks: Iterable[int] = KS,
-               n_relevant: int | None = None) -> dict[str, float]:
+def metrics_at(
+    ranked: Sequence[str], gold: set[str], ks: Iterable[int] = KS, n_relevant: int | None = None
+) -> dict[str, float]:
     """``n_relevant``: relevant places in the corpus when an id can occur more than once
     (a haystack that lists a session twice); default: one per gold id."""
     out: dict[str, float] = {}

@@ -3,7 +3,8 @@ benchmark (applied in that order, keeping the data set's own order)."""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from ..util.errors import ConfigError
 from .config import BenchConfig
@@ -11,8 +12,14 @@ from .config import BenchConfig
 T = TypeVar("T")
 
 
-def select(items: Sequence[T], config: BenchConfig, *, key: Callable[[T], str],
-           kind: Callable[[T], str] | None = None, what: str = "question") -> list[T]:
+def select(
+    items: Sequence[T],
+    config: BenchConfig,
+    *,
+    key: Callable[[T], str],
+    kind: Callable[[T], str] | None = None,
+    what: str = "question",
+) -> list[T]:
     """``--question-ids`` (each must exist), then the first ``--per-type`` of each type (by
     ``kind``), then the first ``--limit``."""
     out = list(items)
@@ -22,8 +29,10 @@ def select(items: Sequence[T], config: BenchConfig, *, key: Callable[[T], str],
             by_key.setdefault(key(it), []).append(it)
         missing = [q for q in config.question_ids if q not in by_key]
         if missing:
-            raise ConfigError(f"--question-ids: no {what} '{missing[0]}' in the data"
-                              + (f" ({len(missing)} ids not found)" if len(missing) > 1 else ""))
+            raise ConfigError(
+                f"--question-ids: no {what} '{missing[0]}' in the data"
+                + (f" ({len(missing)} ids not found)" if len(missing) > 1 else "")
+            )
         wanted = set(config.question_ids)
         out = [it for it in out if key(it) in wanted]
     if config.per_type is not None:

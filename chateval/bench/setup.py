@@ -3,30 +3,29 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
-from ..evaluation.config import config_hash, redact_url
 from ..debate.samples import Sample
 from ..debate.transcript import turn_records
-from ..util.errors import ConfigError
+from ..evaluation.config import config_hash, redact_url
 from ..evaluation.judges import Judges, package_versions
-from ..models.providers import env_secrets
-from ..util.prompts import get_prompts
-from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy, UsageTotals
 from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory import systems as _systems  # noqa: F401  (registers the built-in systems)
 from ..memory.embeddings import Embedder, make_embedder
 from ..memory.sampling import combine, load_sampling
 from ..memory.vector import collection_prefix
-from ..util.plugins import import_object
+from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy, UsageTotals
+from ..models.providers import env_secrets
 from ..runs.directory import file_sha256
+from ..util.errors import ConfigError
+from ..util.plugins import import_object
+from ..util.prompts import get_prompts
 from .config import MemoryBenchConfig
-from .lme_judge import (OFFICIAL_JUDGE, OFFICIAL_MAX_TOKENS, SINGLE_JUDGE, JudgeInputs, guidelines_for,
-                        official_correct)
-
+from .lme_judge import OFFICIAL_JUDGE, OFFICIAL_MAX_TOKENS, SINGLE_JUDGE, JudgeInputs, guidelines_for, official_correct
 
 
 @dataclass
@@ -55,13 +54,17 @@ def resolve_system(spec: Any) -> SystemSpec:
         obj = import_object(spec) if ":" in spec else MEMORY_SYSTEMS.get(spec)
     if isinstance(obj, MemorySystem):
         cls, name = type(obj), _name(type(obj))
-        raise ConfigError(f"systems: got an instance of {cls.__name__}; give the class ({cls.__name__}) or its "
-                          f"name '{name}' (the run builds one per unit), and its settings as "
-                          f"settings={{'{name}': {{...}}}}")
+        raise ConfigError(
+            f"systems: got an instance of {cls.__name__}; give the class ({cls.__name__}) or its "
+            f"name '{name}' (the run builds one per unit), and its settings as "
+            f"settings={{'{name}': {{...}}}}"
+        )
     if isinstance(obj, type) and issubclass(obj, MemorySystem):
         return SystemSpec(name=_name(obj), cls=obj)
-    raise ConfigError(f"system {spec!r}: not a memory system (a chateval.memory.MemorySystem subclass, its "
-                      "registered name or an import path package.module:Class)")
+    raise ConfigError(
+        f"system {spec!r}: not a memory system (a chateval.memory.MemorySystem subclass, its "
+        "registered name or an import path package.module:Class)"
+    )
 
 
 def check_settings(settings: dict[str, dict[str, Any]], systems: list[SystemSpec]) -> dict[str, dict[str, Any]]:
@@ -69,8 +72,9 @@ def check_settings(settings: dict[str, dict[str, Any]], systems: list[SystemSpec
     for system, kv in settings.items():
         if system not in names:
             key, value = next(iter(kv.items()), ("KEY", "VALUE"))
-            raise ConfigError(f"--set '{system}.{key}={value}': system '{system}' is not in --systems "
-                              f"({', '.join(names) or 'none'})")
+            raise ConfigError(
+                f"--set '{system}.{key}={value}': system '{system}' is not in --systems ({', '.join(names) or 'none'})"
+            )
     return {n: dict(settings.get(n, {})) for n in names}
 
 
@@ -106,30 +110,43 @@ class MemoryBench:
         self.workers = config.workers
         cache = None if not config.cache else CompletionCache(config.cache_dir)
         secrets = env_secrets()
-        retry = RetryPolicy(max_retries=config.max_retries, timeout_s=config.timeout_s,
-                            base_delay_s=config.retry_base_delay_s)
+        retry = RetryPolicy(
+            max_retries=config.max_retries, timeout_s=config.timeout_s, base_delay_s=config.retry_base_delay_s
+        )
         self.sampling = combine(load_sampling(config.sampling), config.temperature, config.step_temperature)
         temperature, steps = self.sampling.resolved()
-        self.answer_layer = ModelLayer(ModelSpec.parse(config.answer_model, config.base_url), retry=retry,
-                                       max_connections=config.max_connections, cache=cache, secrets=secrets,
-                                       params=GenParams(temperature=temperature), structured=config.structured,
-                                       step_temperatures=steps)
+        self.answer_layer = ModelLayer(
+            ModelSpec.parse(config.answer_model, config.base_url),
+            retry=retry,
+            max_connections=config.max_connections,
+            cache=cache,
+            secrets=secrets,
+            params=GenParams(temperature=temperature),
+            structured=config.structured,
+            step_temperatures=steps,
+        )
         self.judge_spec = config.judge_model or config.answer_model
         if self.judge_spec == config.answer_model and self.sampling.deterministic:
             self.judge_layer = self.answer_layer
         else:  # the judges keep their own (deterministic) parameters whatever the systems sample at
-            self.judge_layer = self.answer_layer.derive(ModelSpec.parse(self.judge_spec, config.base_url),
-                                                        params=GenParams(), step_temperatures={})
+            self.judge_layer = self.answer_layer.derive(
+                ModelSpec.parse(self.judge_spec, config.base_url), params=GenParams(), step_temperatures={}
+            )
         self.judge_mode: str = config.judge
         self.judge_protocol: str = config.judge_protocol
         # The official protocol's generation settings (LongMemEval's evaluate_qa.py): greedy, a
         # short plain reply.
         self.official_judge_layer = self.judge_layer.derive(
-            params=GenParams(temperature=0.0, max_tokens=OFFICIAL_MAX_TOKENS))
+            params=GenParams(temperature=0.0, max_tokens=OFFICIAL_MAX_TOKENS)
+        )
         self.prompts = get_prompts(tuple(config.prompt_dirs))
-        self.embedder: Embedder = make_embedder(config.embedder, cache=config.cache, layer=self.answer_layer,
-                                                base_url=config.embedder_base_url or config.base_url,
-                                                batch_size=config.embedder_batch_size)
+        self.embedder: Embedder = make_embedder(
+            config.embedder,
+            cache=config.cache,
+            layer=self.answer_layer,
+            base_url=config.embedder_base_url or config.base_url,
+            batch_size=config.embedder_batch_size,
+        )
         if any(spec.cls.uses_embedder for spec in self.specs):
             self.embedder.check_available()  # a missing extra: one line now, not a failure per unit
         # The debate judge (--judge debate/both), built from the benchmark's config like every panel.
@@ -165,8 +182,11 @@ class MemoryBench:
     def embedding_work(self) -> dict[str, Any]:
         """What this process embedded: texts actually encoded (cache misses) and the time it took
         (a resumed run counts its own attempt only; a warm embedding cache makes both small)."""
-        return {"embedder": self.embedder.name, "computed": self.embedder.computed,
-                "embed_s": round(self.embedder.embed_s, 3)}
+        return {
+            "embedder": self.embedder.name,
+            "computed": self.embedder.computed,
+            "embed_s": round(self.embedder.embed_s, 3),
+        }
 
     def resolved_settings(self) -> dict[str, dict[str, Any]]:
         """Every system's settings with defaults filled in (what config.json records)."""
@@ -178,8 +198,13 @@ class MemoryBench:
     def new_system(self, name: str, log: CallLog) -> MemorySystem:
         """A fresh system for one unit (or group of cases)."""
         spec = self.spec(name)
-        system = spec.cls(self.answer_layer, settings=self.settings[name], embedder=self.embedder,
-                          qdrant=self.config.qdrant_url, log=log)
+        system = spec.cls(
+            self.answer_layer,
+            settings=self.settings[name],
+            embedder=self.embedder,
+            qdrant=self.config.qdrant_url,
+            log=log,
+        )
         system.collection_prefix = collection_prefix(name, base=self.collection_prefix)
         return system
 
@@ -202,10 +227,14 @@ class MemoryBench:
     def run_config(self, extra: dict[str, Any]) -> dict[str, Any]:
         """config.json: everything that changes results is in ``judging`` (hashed for --resume)."""
         judging = {
-            "systems": self.systems, "settings": redact_settings(self.resolved_settings()),
+            "systems": self.systems,
+            "settings": redact_settings(self.resolved_settings()),
             "system_classes": {s.name: f"{s.cls.__module__}:{s.cls.__qualname__}" for s in self.specs},
-            "answer_model": self.answer_layer.label, "base_url": redact_url(self.answer_layer.spec.base_url),
-            "judge": self.judge_mode, "judge_protocol": self.judge_protocol, "judge_model": self.judge_layer.label,
+            "answer_model": self.answer_layer.label,
+            "base_url": redact_url(self.answer_layer.spec.base_url),
+            "judge": self.judge_mode,
+            "judge_protocol": self.judge_protocol,
+            "judge_model": self.judge_layer.label,
             "embedder": self.embedder.name,
             "embedder_base_url": redact_url(getattr(getattr(self.embedder, "client", None), "url", None)),
             "judge_panel": self.debate_judges.run_config()["judging"] if self.debate_judges else None,
@@ -214,9 +243,13 @@ class MemoryBench:
             judging["sampling"] = self.sampling.model_dump()
         if extra.get("data"):  # the data's content is part of the run's identity (--resume refuses another)
             judging["data_sha256"] = file_sha256(extra["data"])
-        return {"judging": judging, "config_hash": config_hash(judging), "versions": package_versions(),
-                "offline": self.ran_offline(extra),
-                "qdrant": "server" if self.config.qdrant_url else "embedded"}
+        return {
+            "judging": judging,
+            "config_hash": config_hash(judging),
+            "versions": package_versions(),
+            "offline": self.ran_offline(extra),
+            "qdrant": "server" if self.config.qdrant_url else "embedded",
+        }
 
     def ran_offline(self, extra: dict[str, Any]) -> bool:
         """Whether the offline model did any of this run's work: the answers (only systems answer;
@@ -227,8 +260,17 @@ class MemoryBench:
         generated = str(extra.get("generator_model") or "") == "offline"
         return answers or (judged and self.judge_layer.spec.is_offline) or generated
 
-    async def judge(self, *, question: str, gold: str, response: str, question_type: str,
-                    abstention: bool, rule: str = "", context: str | None = None) -> dict[str, Any]:
+    async def judge(
+        self,
+        *,
+        question: str,
+        gold: str,
+        response: str,
+        question_type: str,
+        abstention: bool,
+        rule: str = "",
+        context: str | None = None,
+    ) -> dict[str, Any]:
         """Judge one answer with the configured judge(s); returns verdicts, agreement and usage.
         ``rule`` replaces the question type's judging instructions (both judges); ``context``
         is shown to the panel only (the single judge sees question, gold answer and response)."""
@@ -236,8 +278,14 @@ class MemoryBench:
         usage = UsageTotals()
         if self.judge_mode in ("single", "both"):
             log = CallLog()
-            inputs = JudgeInputs(question=question, gold=gold, response=response, question_type=question_type,
-                                 abstention=abstention, rule=rule)
+            inputs = JudgeInputs(
+                question=question,
+                gold=gold,
+                response=response,
+                question_type=question_type,
+                abstention=abstention,
+                rule=rule,
+            )
             if self.judge_protocol == "official":
                 reply = await OFFICIAL_JUDGE.run(self.official_judge_layer, inputs, log=log, prompts=self.prompts)
                 out["single"] = {"correct": official_correct(reply), "reason": reply[:200], "protocol": "official"}
@@ -246,15 +294,25 @@ class MemoryBench:
                 out["single"] = {"correct": verdict.correct, "reason": verdict.reason}
             usage.merge(log.totals())
         if self.judge_mode in ("debate", "both") and self.debate_judges is not None:
-            result = await self.debate_judges.judge(Sample(
-                id="judge", question=question, answer=response, reference=gold, context=context,
-                guidelines=rule or guidelines_for(question_type, abstention), meta={"abstention": abstention},
-            ), "correctness")
+            result = await self.debate_judges.judge(
+                Sample(
+                    id="judge",
+                    question=question,
+                    answer=response,
+                    reference=gold,
+                    context=context,
+                    guidelines=rule or guidelines_for(question_type, abstention),
+                    meta={"abstention": abstention},
+                ),
+                "correctness",
+            )
             panel = result.verdict
             out["debate"] = {
                 "correct": None if panel is None else panel.correct,
-                "tie": bool(panel and panel.tie), "votes": panel.votes if panel else {},
-                "status": result.status, "error": result.error,
+                "tie": bool(panel and panel.tie),
+                "votes": panel.votes if panel else {},
+                "status": result.status,
+                "error": result.error,
                 "agents": [a.model_dump() for a in result.agents],
                 "transcript": turn_records(result.transcript),
             }

@@ -6,21 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from ..util.errors import ModelCallError
-from ..util.interrupts import contain_exits
 from ..memory import MemorySystem
 from ..memory.types import Session, Turn
 from ..models import CallLog, UsageTotals
+from ..util.errors import ModelCallError
+from ..util.interrupts import contain_exits
 from .executor import error_text
 from .setup import MemoryBench
 
 
 class SystemSlot:
-    def __init__(self, bench: MemoryBench, name: str, sessions: list[Session], *,
-                 export_as: str | None = None) -> None:
+    def __init__(self, bench: MemoryBench, name: str, sessions: list[Session], *, export_as: str | None = None) -> None:
         self.bench, self.name, self.sessions = bench, name, sessions
         # The run-relative file for the system's memory after ingest (``export()``), if any: it
         # travels in the first answer's ``files`` and the driver writes it (workers may be elsewhere).
@@ -58,10 +58,19 @@ class SystemSlot:
             total = time.perf_counter() - t1
             recall_s = self.system.stats().recall_s - recall_before
             latency |= {"recall_s": recall_s, "answer_s": total - recall_s}
-            return {"answer": resp.answer, "context": resp.context, "context_tokens": resp.context_tokens,
-                    "tokens_approx": resp.tokens_approx, "latency": latency, "prompt": resp.prompt,
-                    "usage": UsageTotals.of(self.log.records[before:]).model_dump()} | (
-                        {"trace": resp.trace} if resp.trace else {}) | ({"files": files} if files else {})
+            return (
+                {
+                    "answer": resp.answer,
+                    "context": resp.context,
+                    "context_tokens": resp.context_tokens,
+                    "tokens_approx": resp.tokens_approx,
+                    "latency": latency,
+                    "prompt": resp.prompt,
+                    "usage": UsageTotals.of(self.log.records[before:]).model_dump(),
+                }
+                | ({"trace": resp.trace} if resp.trace else {})
+                | ({"files": files} if files else {})
+            )
 
     def close(self) -> None:
         if self.system is not None:
@@ -73,8 +82,13 @@ class SlotPool:
     """The slots of a run: one per (group, system), built on first use, closed as soon as the
     last unit that needs it has run (``pending``: the (group, system) of every unit to run)."""
 
-    def __init__(self, bench: MemoryBench, pending: Iterable[tuple[str, str]],
-                 sessions: Callable[[str], list[Session]], export_as: Callable[[str, str], str] | None = None) -> None:
+    def __init__(
+        self,
+        bench: MemoryBench,
+        pending: Iterable[tuple[str, str]],
+        sessions: Callable[[str], list[Session]],
+        export_as: Callable[[str, str], str] | None = None,
+    ) -> None:
         self.bench, self.sessions, self.export_as = bench, sessions, export_as
         self.left: dict[tuple[str, str], int] = {}
         for k in pending:
@@ -85,8 +99,11 @@ class SlotPool:
         slot = self.slots.get((group, name))
         if slot is None:
             slot = self.slots[(group, name)] = SystemSlot(
-                self.bench, name, self.sessions(group),
-                export_as=self.export_as(group, name) if self.export_as else None)
+                self.bench,
+                name,
+                self.sessions(group),
+                export_as=self.export_as(group, name) if self.export_as else None,
+            )
         return slot
 
     def done(self, group: str, name: str) -> None:

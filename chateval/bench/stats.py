@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from statistics import mean
-from typing import Any, Callable, Iterable
+from typing import Any
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -31,8 +32,11 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float] | Non
     return (0.0 if successes == 0 else max(0.0, centre - half), 1.0 if successes == n else min(1.0, centre + half))
 
 
-def accuracy_by(rows: Iterable[dict[str, Any]], group: Callable[[dict[str, Any]], str],
-                correct: Callable[[dict[str, Any]], bool | None]) -> dict[str, dict[str, Any]]:
+def accuracy_by(
+    rows: Iterable[dict[str, Any]],
+    group: Callable[[dict[str, Any]], str],
+    correct: Callable[[dict[str, Any]], bool | None],
+) -> dict[str, dict[str, Any]]:
     """{group: {n, correct, accuracy}} over rows whose verdict is not None."""
     acc: dict[str, list[bool]] = defaultdict(list)
     for r in rows:

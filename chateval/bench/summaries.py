@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from statistics import mean
-from typing import Any, Iterable
+from typing import Any
 
 from ..models import UsageTotals
 from .comparisons import longmemeval_comparisons
@@ -17,6 +18,7 @@ LATENCY_STAGES = ("ingest_s", "recall_s", "answer_s", "judge_s")
 def _judge_correct(which: str):
     def get(r: dict[str, Any]) -> bool | None:
         return ((r.get("judge") or {}).get(which) or {}).get("correct")
+
     return get
 
 
@@ -35,7 +37,9 @@ def qa_table(rows: list[dict[str, Any]], which: str) -> dict[str, Any] | None:
     abst = accuracy_by([r for r in judged if r.get("abstention")], lambda r: "abstention", get)
     overall = sum(1 for r in judged if get(r)) / len(judged)
     return {
-        "n": len(judged), "overall": overall, "by_type": by_type,
+        "n": len(judged),
+        "overall": overall,
+        "by_type": by_type,
         "task_averaged": mean(v["accuracy"] for v in by_type.values()) if by_type else None,
         "abstention": abst.get("abstention"),
     }
@@ -75,8 +79,9 @@ def usage_sum(dicts: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
     return total.model_dump()
 
 
-def summarize_memory_run(records: list[dict[str, Any]], *, methods: list[str], retrieval_only: bool,
-                         offline: bool) -> dict[str, Any]:
+def summarize_memory_run(
+    records: list[dict[str, Any]], *, methods: list[str], retrieval_only: bool, offline: bool
+) -> dict[str, Any]:
     by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         by_method[r.get("method") or r.get("key", "::?").split("::")[-1]].append(r)
@@ -85,9 +90,12 @@ def summarize_memory_run(records: list[dict[str, Any]], *, methods: list[str], r
         rows = by_method.get(m, [])
         ok = [r for r in rows if r.get("status") == "ok"]
         entry: dict[str, Any] = {
-            "n": len(rows), "n_ok": len(ok), "n_failed": len(rows) - len(ok),
+            "n": len(rows),
+            "n_ok": len(ok),
+            "n_failed": len(rows) - len(ok),
             "failed": [{"key": r.get("key"), "error": r.get("error")} for r in rows if r.get("status") != "ok"][:20],
-            "retrieval": retrieval_table(ok), "latency": latency_table(ok),
+            "retrieval": retrieval_table(ok),
+            "latency": latency_table(ok),
             "mean_context_tokens": mean_or_none(r.get("context_tokens") for r in ok),
             "answer_usage": usage_sum(r.get("usage") for r in ok),
         }
@@ -101,11 +109,15 @@ def summarize_memory_run(records: list[dict[str, Any]], *, methods: list[str], r
     return {"methods": per, "comparisons": comparisons} | run_counts(records, offline=offline)
 
 
-def run_counts(records: list[dict[str, Any]], *, offline: bool,
-               what: str = "answers and/or judgements") -> dict[str, Any]:
+def run_counts(
+    records: list[dict[str, Any]], *, offline: bool, what: str = "answers and/or judgements"
+) -> dict[str, Any]:
     """The part every memory benchmark summary shares: unit counts and the offline label."""
-    out: dict[str, Any] = {"n_units": len(records),
-                           "n_failed": sum(1 for r in records if r.get("status") != "ok"), "offline": offline}
+    out: dict[str, Any] = {
+        "n_units": len(records),
+        "n_failed": sum(1 for r in records if r.get("status") != "ok"),
+        "offline": offline,
+    }
     if offline:
         out["note"] = f"offline model involved: {what} are deterministic heuristics, not LLM outputs"
     return out

@@ -43,12 +43,20 @@ def _best_sentence(text: str, limit: int = 220) -> str:
 
 def offline_summarize(inp: SummaryInputs) -> SessionEvents:
     """One event per substantive turn: its speaker and its most contentful sentence."""
-    return SessionEvents(events=[SpeakerEvent(speaker=t.role, event=_best_sentence(t.content))
-                                 for t in inp.turns if len(content_words(re.sub(r"\[[^\]]*\]", " ", t.content))) >= 3])
+    return SessionEvents(
+        events=[
+            SpeakerEvent(speaker=t.role, event=_best_sentence(t.content))
+            for t in inp.turns
+            if len(content_words(re.sub(r"\[[^\]]*\]", " ", t.content))) >= 3
+        ]
+    )
 
 
 SUMMARIZE: TypedStep[SummaryInputs, SessionEvents] = TypedStep(
-    "teafarm_summarize", template="bench/teafarm_summarize.j2", inputs=SummaryInputs, output=SessionEvents,
+    "teafarm_summarize",
+    template="bench/teafarm_summarize.j2",
+    inputs=SummaryInputs,
+    output=SessionEvents,
     offline=offline_summarize,
 )
 
@@ -78,15 +86,24 @@ class Counterfactuals(BaseModel):
 _SWAP_GROUPS = [
     "football basketball soccer baseball tennis hockey golf volleyball swimming karate boxing",
     "red blue green yellow white black pink purple orange brown",
-    "dog cat horse rabbit hamster parrot", "dogs cats horses rabbits hamsters parrots",
-    "beach mountains lake forest desert", "pizza pasta sushi burgers tacos steak salad",
-    "coffee tea beer wine juice", "sister brother mother father daughter son aunt uncle cousin",
-    "wife husband girlfriend boyfriend", "monday tuesday wednesday thursday friday saturday sunday",
+    "dog cat horse rabbit hamster parrot",
+    "dogs cats horses rabbits hamsters parrots",
+    "beach mountains lake forest desert",
+    "pizza pasta sushi burgers tacos steak salad",
+    "coffee tea beer wine juice",
+    "sister brother mother father daughter son aunt uncle cousin",
+    "wife husband girlfriend boyfriend",
+    "monday tuesday wednesday thursday friday saturday sunday",
     "january february march april june july august september october november december",
-    "spring summer autumn winter", "guitar piano violin drums flute", "horror comedy romance action thriller",
+    "spring summer autumn winter",
+    "guitar piano violin drums flute",
+    "horror comedy romance action thriller",
     "teacher nurse doctor lawyer chef engineer lifeguard firefighter accountant",
-    "english math history science chemistry biology", "car truck bike motorcycle", "city town village",
-    "christmas thanksgiving halloween easter", "one two three four five six seven eight nine ten",
+    "english math history science chemistry biology",
+    "car truck bike motorcycle",
+    "city town village",
+    "christmas thanksgiving halloween easter",
+    "one two three four five six seven eight nine ten",
 ]
 SWAPS: dict[str, str] = {}
 for _group in _SWAP_GROUPS:
@@ -166,16 +183,23 @@ def offline_counterfactuals(inp: QuestionInputs) -> Counterfactuals:
         picks = sorted({round(i * (len(pool) - 1) / max(1, n - 1)) for i in range(n)})  # spread over time
         for i in picks:
             s, e, (changed, old, new) = pool[i]
-            out.append(Counterfactual(
-                question=f'Do you remember when I told you this: "{changed}"? What do you remember about it?',
-                answer=f'No, that is not what {inp.asker} said. On {s.date:%Y-%m-%d} {inp.asker} said: "{e.event}" '
-                       f'({old}, not {new}).',
-                fact=e.event, session_id=s.session_id))
+            out.append(
+                Counterfactual(
+                    question=f'Do you remember when I told you this: "{changed}"? What do you remember about it?',
+                    answer=f'No, that is not what {inp.asker} said. On {s.date:%Y-%m-%d} {inp.asker} said: "{e.event}" '
+                    f"({old}, not {new}).",
+                    fact=e.event,
+                    session_id=s.session_id,
+                )
+            )
     return Counterfactuals(questions=out)
 
 
 GENERATE_QUESTIONS: TypedStep[QuestionInputs, Counterfactuals] = TypedStep(
-    "teafarm_questions", template="bench/teafarm_questions.j2", inputs=QuestionInputs, output=Counterfactuals,
+    "teafarm_questions",
+    template="bench/teafarm_questions.j2",
+    inputs=QuestionInputs,
+    output=Counterfactuals,
     offline=offline_counterfactuals,
 )
 
@@ -199,14 +223,19 @@ def offline_session(inp: SessionInputs) -> SimulatedSession:
     """Two opening turns: the asker brings up the topic of the true event, the listener invites more."""
     topic = [w for w in content_words(inp.fact) if w.isalpha() and len(w) >= 4][:2]
     about = " and ".join(topic) if topic else "our last chat"
-    return SimulatedSession(turns=[
-        SimTurn(speaker=inp.asker, text=f"Hi! It's been a while. I've been thinking about {about} again."),
-        SimTurn(speaker=inp.listener, text="Good to hear from you! What's on your mind?"),
-    ])
+    return SimulatedSession(
+        turns=[
+            SimTurn(speaker=inp.asker, text=f"Hi! It's been a while. I've been thinking about {about} again."),
+            SimTurn(speaker=inp.listener, text="Good to hear from you! What's on your mind?"),
+        ]
+    )
 
 
 SIMULATE_SESSION: TypedStep[SessionInputs, SimulatedSession] = TypedStep(
-    "teafarm_session", template="bench/teafarm_session.j2", inputs=SessionInputs, output=SimulatedSession,
+    "teafarm_session",
+    template="bench/teafarm_session.j2",
+    inputs=SessionInputs,
+    output=SimulatedSession,
     offline=offline_session,
 )
 
@@ -221,25 +250,69 @@ def summaries_text(summaries: list[SessionSummary]) -> str:
     return "\n\n".join(blocks)
 
 
-async def generate_conversation(conv: Conversation, layer: ModelLayer, per_speaker: int,
-                                log: CallLog) -> TeaConversation:
+async def generate_conversation(
+    conv: Conversation, layer: ModelLayer, per_speaker: int, log: CallLog
+) -> TeaConversation:
     """Steps 1-3 for one conversation."""
     speakers = conv.speakers[:2] if len(conv.speakers) >= 2 else conv.speakers + ["Speaker B"]
     sessions = sorted(conv.sessions, key=lambda s: s.date)
-    outs = await asyncio.gather(*(SUMMARIZE.run(layer, SummaryInputs(session_id=s.id, date=s.date, speakers=speakers,
-                                                                     turns=s.turns), log=log) for s in sessions))
-    summaries = [SessionSummary(session_id=s.id, date=s.date, events=[e for e in o.events if e.event.strip()])
-                 for s, o in zip(sessions, outs)]
+    outs = await asyncio.gather(
+        *(
+            SUMMARIZE.run(layer, SummaryInputs(session_id=s.id, date=s.date, speakers=speakers, turns=s.turns), log=log)
+            for s in sessions
+        )
+    )
+    summaries = [
+        SessionSummary(session_id=s.id, date=s.date, events=[e for e in o.events if e.event.strip()])
+        for s, o in zip(sessions, outs)
+    ]
     now = sessions[-1].date + NEW_SESSION_GAP
     pairs = [(speakers[0], speakers[1]), (speakers[1], speakers[0])]
-    generated = await asyncio.gather(*(GENERATE_QUESTIONS.run(layer, QuestionInputs(
-        speakers=speakers, asker=a, listener=b, summaries=summaries, n=per_speaker), log=log) for a, b in pairs))
-    picked = [(a, b, q) for (a, b), g in zip(pairs, generated)
-              for q in [q for q in g.questions if q.question.strip() and q.answer.strip()][:per_speaker]]
-    sims = await asyncio.gather(*(SIMULATE_SESSION.run(layer, SessionInputs(
-        speakers=speakers, asker=a, listener=b, summaries=summaries, question=q.question, fact=q.fact, date=now),
-        log=log) for a, b, q in picked))
-    questions = [TeaQuestion(id=f"q{i + 1}", asker=a, listener=b, question=q.question.strip(), answer=q.answer.strip(),
-                             fact=q.fact, session_id=q.session_id, date=now, turns=sim.turns)
-                 for i, ((a, b, q), sim) in enumerate(zip(picked, sims))]
+    generated = await asyncio.gather(
+        *(
+            GENERATE_QUESTIONS.run(
+                layer,
+                QuestionInputs(speakers=speakers, asker=a, listener=b, summaries=summaries, n=per_speaker),
+                log=log,
+            )
+            for a, b in pairs
+        )
+    )
+    picked = [
+        (a, b, q)
+        for (a, b), g in zip(pairs, generated)
+        for q in [q for q in g.questions if q.question.strip() and q.answer.strip()][:per_speaker]
+    ]
+    sims = await asyncio.gather(
+        *(
+            SIMULATE_SESSION.run(
+                layer,
+                SessionInputs(
+                    speakers=speakers,
+                    asker=a,
+                    listener=b,
+                    summaries=summaries,
+                    question=q.question,
+                    fact=q.fact,
+                    date=now,
+                ),
+                log=log,
+            )
+            for a, b, q in picked
+        )
+    )
+    questions = [
+        TeaQuestion(
+            id=f"q{i + 1}",
+            asker=a,
+            listener=b,
+            question=q.question.strip(),
+            answer=q.answer.strip(),
+            fact=q.fact,
+            session_id=q.session_id,
+            date=now,
+            turns=sim.turns,
+        )
+        for i, ((a, b, q), sim) in enumerate(zip(picked, sims))
+    ]
     return TeaConversation(id=conv.id, speakers=speakers, summaries=summaries, questions=questions)

@@ -33,17 +33,20 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ..evaluation.config import find_preset
 from ..datasets.common import DatasetError
-from ..util.errors import ConfigError, ModelCallError
+from ..datasets.conversations import Conversation, load_conversations
+from ..datasets.teabag import TEABAG_FILE, TeaBag, TeaConversation, TeaQuestion
+from ..evaluation.config import find_preset
 from ..models import CallLog, ModelLayer, ModelSpec
-from ..runs.progress import RunProgress
 from ..runs.directory import write_json
+from ..runs.progress import RunProgress
+from ..util.errors import ConfigError, ModelCallError
+from ..util.text import md, md_all
 from . import plots
 from .base import Benchmark, benchmark, open_run, run_units
+from .comparisons import report_lines, teafarm_comparisons
 from .headline import summed_cost, system_rows
 from .records import MemoryRecord, SystemsSummary
-from .comparisons import report_lines, teafarm_comparisons
 from .report import cost, finish_report, num, pct
 from .selection import select
 from .settings.teafarm import DESCRIPTION, GATE_METRICS, TeaFarmConfig
@@ -51,17 +54,15 @@ from .setup import MemoryBench, judge_error, resolve_system
 from .slot import SlotPool, SystemSlot
 from .stats import mean_or_none, wilson
 from .summaries import latency_table, run_counts, usage_sum
-from ..datasets.conversations import Conversation, load_conversations
-from ..datasets.teabag import TEABAG_FILE, TeaBag, TeaConversation, TeaQuestion
 from .teabag import generate_conversation, summaries_text
-from ..util.text import md, md_all
 
 JUDGE_RULE = (
     "The question was written to presuppose something untrue about the past conversations (a counterfactual), "
     "to test whether the assistant can be fooled about the past. The reference answer says what is actually true, "
     "and the context summarises the past conversations. Mark the response correct if it is NOT fooled: it rejects "
     "or corrects the false premise, or says it remembers things differently, consistently with the reference. "
-    "Mark it incorrect if it accepts the false premise, plays along with it, or confirms it, even politely.")
+    "Mark it incorrect if it accepts the false premise, plays along with it, or confirms it, even politely."
+)
 
 
 # --- summary and report -------------------------------------------------------------------------
@@ -69,18 +70,26 @@ def success_table(rows: list[dict[str, Any]], judge: str | None = None) -> dict[
     """The paper's success rate: not fooled / all questions answered (a tied panel is not a pass,
     and is counted apart too), with its 95% Wilson interval. ``judge``: read that judge's verdict
     ("single" / "debate") instead of the run's primary one."""
+
     def verdict(r: dict[str, Any]) -> dict[str, Any]:
         return ((r.get("judge") or {}).get(judge) or {}) if judge else r
 
     ok = sum(1 for r in rows if verdict(r).get("correct") is True)
     ties = sum(1 for r in rows if verdict(r).get("correct") is None and verdict(r).get("tie"))
     ci = wilson(ok, len(rows))
-    return {"n": len(rows), "not_fooled": ok, "fooled": len(rows) - ok - ties, "ties": ties,
-            "success_rate": ok / len(rows) if rows else None, "ci95": list(ci) if ci else None}
+    return {
+        "n": len(rows),
+        "not_fooled": ok,
+        "fooled": len(rows) - ok - ties,
+        "ties": ties,
+        "success_rate": ok / len(rows) if rows else None,
+        "ci95": list(ci) if ci else None,
+    }
 
 
-def summarize_teafarm(records: list[dict[str, Any]], *, systems: list[str], offline: bool,
-                      judge: str = "single") -> dict[str, Any]:
+def summarize_teafarm(
+    records: list[dict[str, Any]], *, systems: list[str], offline: bool, judge: str = "single"
+) -> dict[str, Any]:
     per: dict[str, Any] = {}
     for name in systems:
         rows = [r for r in records if r.get("system") == name or str(r.get("key", "")).endswith(f"::{name}")]
@@ -90,7 +99,9 @@ def summarize_teafarm(records: list[dict[str, Any]], *, systems: list[str], offl
             by_pov[r.get("pov", "?")].append(r)
         agree = [r["judge"]["agreement"] for r in ok if (r.get("judge") or {}).get("agreement") is not None]
         per[name] = success_table(ok) | {
-            "n_units": len(rows), "n_ok": len(ok), "n_failed": len(rows) - len(ok),
+            "n_units": len(rows),
+            "n_ok": len(ok),
+            "n_failed": len(rows) - len(ok),
             "failed": [{"key": r.get("key"), "error": r.get("error")} for r in rows if r.get("status") != "ok"][:20],
             "by_judge": {j: success_table(ok, j) for j in ("single", "debate") if judge in (j, "both")},
             # both: how often the panel (when not split) agrees with the single judge
@@ -101,8 +112,9 @@ def summarize_teafarm(records: list[dict[str, Any]], *, systems: list[str], offl
             "answer_usage": usage_sum(r.get("usage") for r in ok),
             "judge_usage": usage_sum((r.get("judge") or {}).get("usage") for r in ok),
         }
-    return ({"systems": per, "judge": judge, "comparisons": teafarm_comparisons(records, systems)}
-            | run_counts(records, offline=offline, what="questions, answers and/or judgements"))
+    return {"systems": per, "judge": judge, "comparisons": teafarm_comparisons(records, systems)} | run_counts(
+        records, offline=offline, what="questions, answers and/or judgements"
+    )
 
 
 def _ci(t: dict[str, Any]) -> str:
@@ -116,42 +128,73 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
     if summary.get("note"):
         lines += [f"> **Note:** {summary['note']}", ""]
     gen = summary["generation"]
-    lines += [f"Data: `{summary['data']}` ({summary['data_format']}), {summary['n_conversations']} conversations, "
-              f"{summary['n_questions']} counterfactual questions ({bag.per_speaker} per speaker). Questions "
-              + (f"reused from `{gen['source']}`" if gen["reused"] else f"generated by {md(bag.generator_model)}")
-              + f" ({gen['usage']['calls']} generation calls in this run); saved in `{TEABAG_FILE}`. "
-              f"Units: {summary['n_units']} ({summary['n_failed']} failed).", "",
-              f"Success = the system was *not fooled* by the false premise; judge: {JUDGE_NAMES[summary['judge']]}, "
-              "with the true answer as reference. Success rate = not fooled / all questions (the paper's "
-              "definition): a tied panel counts as not passed, and ties have their own column.", ""]
-    lines += ["## Success rate", "", "| system | success % | 95% CI (Wilson) % | not fooled / questions | ties | "
-              "context tokens (~) | answer cost | judge cost | failed |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += [
+        f"Data: `{summary['data']}` ({summary['data_format']}), {summary['n_conversations']} conversations, "
+        f"{summary['n_questions']} counterfactual questions ({bag.per_speaker} per speaker). Questions "
+        + (f"reused from `{gen['source']}`" if gen["reused"] else f"generated by {md(bag.generator_model)}")
+        + f" ({gen['usage']['calls']} generation calls in this run); saved in `{TEABAG_FILE}`. "
+        f"Units: {summary['n_units']} ({summary['n_failed']} failed).",
+        "",
+        f"Success = the system was *not fooled* by the false premise; judge: {JUDGE_NAMES[summary['judge']]}, "
+        "with the true answer as reference. Success rate = not fooled / all questions (the paper's "
+        "definition): a tied panel counts as not passed, and ties have their own column.",
+        "",
+    ]
+    lines += [
+        "## Success rate",
+        "",
+        "| system | success % | 95% CI (Wilson) % | not fooled / questions | ties | "
+        "context tokens (~) | answer cost | judge cost | failed |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, e in systems.items():
-        lines.append(f"| {name} | {pct(e['success_rate'])} | {_ci(e)} | {e['not_fooled']} / {e['n']} | {e['ties']} | "
-                     f"{num(e['mean_context_tokens'], '{:.0f}')} | {cost(e['answer_usage'])} | "
-                     f"{cost(e['judge_usage'])} | {e['n_failed']} |")
+        lines.append(
+            f"| {name} | {pct(e['success_rate'])} | {_ci(e)} | {e['not_fooled']} / {e['n']} | {e['ties']} | "
+            f"{num(e['mean_context_tokens'], '{:.0f}')} | {cost(e['answer_usage'])} | "
+            f"{cost(e['judge_usage'])} | {e['n_failed']} |"
+        )
     if summary["judge"] == "both":
-        lines += ["", "Both judges (the single judge's verdict is the headline):", "",
-                  "| system | single success % | debate success % | debate ties | agreement % (n) |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Both judges (the single judge's verdict is the headline):",
+            "",
+            "| system | single success % | debate success % | debate ties | agreement % (n) |",
+            "|---|---|---|---|---|",
+        ]
         for name, e in systems.items():
             sj, dj, ag = e["by_judge"]["single"], e["by_judge"]["debate"], e["judge_agreement"]
-            lines.append(f"| {name} | {pct(sj['success_rate'])} | {pct(dj['success_rate'])} | {dj['ties']} | "
-                         + (f"{pct(ag['rate'])} ({ag['n']})" if ag else "–") + " |")
+            lines.append(
+                f"| {name} | {pct(sj['success_rate'])} | {pct(dj['success_rate'])} | {dj['ties']} | "
+                + (f"{pct(ag['rate'])} ({ag['n']})" if ag else "–")
+                + " |"
+            )
     povs = sorted({p for e in systems.values() for p in e["by_pov"]})
     if len(povs) > 1:
-        lines += ["", "Per point of view (which speaker asks; the system answers as the other):", "",
-                  "| system | " + " | ".join(f"{p} success % (n)" for p in povs) + " |", "|---|" + "---|" * len(povs)]
+        lines += [
+            "",
+            "Per point of view (which speaker asks; the system answers as the other):",
+            "",
+            "| system | " + " | ".join(f"{p} success % (n)" for p in povs) + " |",
+            "|---|" + "---|" * len(povs),
+        ]
         for name, e in systems.items():
-            cells = [f"{pct(e['by_pov'][p]['success_rate'])} ({e['by_pov'][p]['n']})" if p in e["by_pov"] else "–"
-                     for p in povs]
+            cells = [
+                f"{pct(e['by_pov'][p]['success_rate'])} ({e['by_pov'][p]['n']})" if p in e["by_pov"] else "–"
+                for p in povs
+            ]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
     rated = {n: e for n, e in systems.items() if e["success_rate"] is not None}
     if rated:
         # % like the table, with its Wilson interval and the questions behind each bar.
-        drawn = plots.grouped_bars(out / "success_rate.png", [plots.n_label("not fooled", [e["n"] for e in rated.values()])],
-                           {n: [e["success_rate"]] for n, e in rated.items()}, pct=True,
-                           intervals={n: [tuple(e["ci95"]) if e.get("ci95") else None] for n, e in rated.items()},
-                           title="TeaFarm success rate (95% Wilson intervals)", ylabel="success rate")
+        drawn = plots.grouped_bars(
+            out / "success_rate.png",
+            [plots.n_label("not fooled", [e["n"] for e in rated.values()])],
+            {n: [e["success_rate"]] for n, e in rated.items()},
+            pct=True,
+            intervals={n: [tuple(e["ci95"]) if e.get("ci95") else None] for n, e in rated.items()},
+            title="TeaFarm success rate (95% Wilson intervals)",
+            ylabel="success rate",
+        )
         lines += ["", *plots.link(drawn, "success rate", "success_rate.png")]
     lines += report_lines(summary)
     lines += ["", "## Example questions", ""]
@@ -163,9 +206,11 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
 
 
 # --- the benchmark ------------------------------------------------------------------------------
-JUDGE_NAMES = {"single": "a single LLM judge (as in the paper)",
-               "debate": "the debate panel (correctness task, past summaries as context)",
-               "both": "a single LLM judge, with the debate panel run alongside for agreement"}
+JUDGE_NAMES = {
+    "single": "a single LLM judge (as in the paper)",
+    "debate": "the debate panel (correctness task, past summaries as context)",
+    "both": "a single LLM judge, with the debate panel run alongside for agreement",
+}
 
 
 @benchmark("teafarm")
@@ -179,14 +224,23 @@ class TeaFarm(Benchmark):
 
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
-        return system_rows(summary, "success rate", lambda e: (
-            e.get("success_rate"), e.get("n_units"), e.get("n_failed"),
-            summed_cost(e.get("answer_usage"), e.get("judge_usage"))))
+        return system_rows(
+            summary,
+            "success rate",
+            lambda e: (
+                e.get("success_rate"),
+                e.get("n_units"),
+                e.get("n_failed"),
+                summed_cost(e.get("answer_usage"), e.get("judge_usage")),
+            ),
+        )
 
     async def run(self, config: TeaFarmConfig, progress: RunProgress | None) -> dict[str, Any]:
         if config.judge_protocol != "chateval":
-            raise ConfigError(f"--judge-protocol {config.judge_protocol}: LongMemEval's scoring does not apply to "
-                              "teafarm (its judge rule is TeaFarm's 'not fooled')")
+            raise ConfigError(
+                f"--judge-protocol {config.judge_protocol}: LongMemEval's scoring does not apply to "
+                "teafarm (its judge rule is TeaFarm's 'not fooled')"
+            )
         for spec in config.systems:
             resolve_system(spec)  # unknown names fail before the data is read
         if config.judge in ("debate", "both"):
@@ -198,9 +252,11 @@ class TeaFarm(Benchmark):
         if reused is not None:
             missing = sorted({c.id for c in convs} - {c.id for c in reused.conversations})
             if missing:  # asked to reuse these questions: never regenerate behind the user's back
-                raise DatasetError(f"{config.questions}: no questions for conversation(s) {', '.join(missing[:5])}"
-                                   f"{' ...' if len(missing) > 5 else ''} of {config.data}; made from other data? "
-                                   "(drop --questions to generate them)")
+                raise DatasetError(
+                    f"{config.questions}: no questions for conversation(s) {', '.join(missing[:5])}"
+                    f"{' ...' if len(missing) > 5 else ''} of {config.data}; made from other data? "
+                    "(drop --questions to generate them)"
+                )
         bag_path = Path(config.out) / TEABAG_FILE
         if reused is None and config.resume and bag_path.exists():
             reused = TeaBag.load(bag_path)
@@ -209,20 +265,38 @@ class TeaFarm(Benchmark):
         if progress:
             progress.totals = bench.answer_layer.totals
         gen_spec = config.generator_model or config.answer_model
-        gen_layer = (bench.answer_layer if gen_spec == config.answer_model
-                     else bench.answer_layer.derive(ModelSpec.parse(gen_spec, config.base_url)))
-        run_config = bench.run_config({"benchmark": "teafarm", "data": str(config.data), "data_format": data_format,
-                               "per_speaker": config.per_speaker, "generator_model": gen_layer.label,
-                               "questions": str(config.questions) if config.questions else None})
+        gen_layer = (
+            bench.answer_layer
+            if gen_spec == config.answer_model
+            else bench.answer_layer.derive(ModelSpec.parse(gen_spec, config.base_url))
+        )
+        run_config = bench.run_config(
+            {
+                "benchmark": "teafarm",
+                "data": str(config.data),
+                "data_format": data_format,
+                "per_speaker": config.per_speaker,
+                "generator_model": gen_layer.label,
+                "questions": str(config.questions) if config.questions else None,
+            }
+        )
         with open_run(config, run_config) as run:  # --overwrite moves an earlier teabag.json aside with the run
             gen_log = CallLog()
             bag, generated, gen_failed = await self._teabag(convs, reused, gen_layer, config, data_format, gen_log)
             write_json(run.path / TEABAG_FILE, bag.model_dump(mode="json"))
             by_conv = {c.id: c for c in convs}
-            units = [(f"{tc.id}::{q.id}::{name}", (tc, q, name)) for tc in bag.conversations if tc.id in by_conv
-                     for q in tc.questions for name in systems]
-            pool = SlotPool(bench, [(tc.id, name) for key, (tc, _, name) in units if key not in run.done],
-                            sessions=lambda cid: by_conv[cid].sessions)
+            units = [
+                (f"{tc.id}::{q.id}::{name}", (tc, q, name))
+                for tc in bag.conversations
+                if tc.id in by_conv
+                for q in tc.questions
+                for name in systems
+            ]
+            pool = SlotPool(
+                bench,
+                [(tc.id, name) for key, (tc, _, name) in units if key not in run.done],
+                sessions=lambda cid: by_conv[cid].sessions,
+            )
 
             async def unit(item: tuple[TeaConversation, TeaQuestion, str]) -> dict[str, Any]:
                 tc, q, name = item
@@ -232,20 +306,27 @@ class TeaFarm(Benchmark):
                     pool.done(tc.id, name)
 
             try:
-                records = await run_units(units, unit, run, workers=bench.workers, progress=progress,
-                                          group=lambda item: (item[0].id, item[2]))
+                records = await run_units(
+                    units, unit, run, workers=bench.workers, progress=progress, group=lambda item: (item[0].id, item[2])
+                )
             finally:
                 pool.close()
             summary = summarize_teafarm(records, systems=systems, offline=run_config["offline"], judge=config.judge)
             summary |= {
-                "benchmark": "teafarm", "data": str(config.data), "data_format": data_format,
+                "benchmark": "teafarm",
+                "data": str(config.data),
+                "data_format": data_format,
                 "n_conversations": len(bag.conversations),
                 "n_questions": sum(len(c.questions) for c in bag.conversations),
-                "generation": {"reused": reused is not None and not generated,
-                               "source": str(config.questions or bag_path) if reused is not None else None,
-                               "generated_conversations": generated, "failed": gen_failed,
-                               "usage": gen_log.totals().model_dump()},
-                "config_hash": run_config["config_hash"], "complete": len(records) == len(units) and not gen_failed,
+                "generation": {
+                    "reused": reused is not None and not generated,
+                    "source": str(config.questions or bag_path) if reused is not None else None,
+                    "generated_conversations": generated,
+                    "failed": gen_failed,
+                    "usage": gen_log.totals().model_dump(),
+                },
+                "config_hash": run_config["config_hash"],
+                "complete": len(records) == len(units) and not gen_failed,
             }
             # A conversation without questions is a failure of every unit it would have had.
             summary["n_failed"] += len(gen_failed)
@@ -253,9 +334,15 @@ class TeaFarm(Benchmark):
             write_teafarm_report(run.path, summary, bag)
         return summary
 
-    async def _teabag(self, convs: list[Conversation], reused: TeaBag | None, layer: ModelLayer,
-                      config: TeaFarmConfig, data_format: str,
-                      log: CallLog) -> tuple[TeaBag, list[str], list[dict[str, str]]]:
+    async def _teabag(
+        self,
+        convs: list[Conversation],
+        reused: TeaBag | None,
+        layer: ModelLayer,
+        config: TeaFarmConfig,
+        data_format: str,
+        log: CallLog,
+    ) -> tuple[TeaBag, list[str], list[dict[str, str]]]:
         """The TeaBag for these conversations: reused entries as they are, the others generated.
         A conversation whose generation failed is left out (its error returned), so the others run
         and --resume generates it again."""
@@ -276,20 +363,30 @@ class TeaFarm(Benchmark):
                 raise got
             else:
                 made[c.id] = got
-        bag = TeaBag(data=str(config.data), data_format=data_format,
-                     generator_model=reused.generator_model if reused and not todo else layer.label,
-                     per_speaker=reused.per_speaker if reused and not todo else config.per_speaker,
-                     conversations=[have.get(c.id) or made[c.id] for c in convs if c.id in have or c.id in made])
+        bag = TeaBag(
+            data=str(config.data),
+            data_format=data_format,
+            generator_model=reused.generator_model if reused and not todo else layer.label,
+            per_speaker=reused.per_speaker if reused and not todo else config.per_speaker,
+            conversations=[have.get(c.id) or made[c.id] for c in convs if c.id in have or c.id in made],
+        )
         return bag, list(made), failed
 
-    async def _unit(self, bench: MemoryBench, slot: SystemSlot, tc: TeaConversation, q: TeaQuestion,
-                    name: str) -> dict[str, Any]:
+    async def _unit(
+        self, bench: MemoryBench, slot: SystemSlot, tc: TeaConversation, q: TeaQuestion, name: str
+    ) -> dict[str, Any]:
         got = await slot.respond(q.dialogue(), q.date)
         answered = {"response": got.pop("answer"), **got}
         t0 = time.perf_counter()
-        verdict = await bench.judge(question=q.question, gold=q.answer, response=answered["response"],
-                                    question_type="teafarm", abstention=False, rule=JUDGE_RULE,
-                                    context=summaries_text(tc.summaries))
+        verdict = await bench.judge(
+            question=q.question,
+            gold=q.answer,
+            response=answered["response"],
+            question_type="teafarm",
+            abstention=False,
+            rule=JUDGE_RULE,
+            context=summaries_text(tc.summaries),
+        )
         answered["latency"]["judge_s"] = time.perf_counter() - t0
         correct = verdict["correct"]
         # The primary judge's tie: only the panel can split (single scores when both run).
@@ -297,7 +394,17 @@ class TeaFarm(Benchmark):
         pov = f"speaker_{tc.speakers.index(q.asker) + 1}" if q.asker in tc.speakers else "?"
         error = judge_error(verdict)
         return {
-            "conversation": tc.id, "question_id": q.id, "system": name, "asker": q.asker, "listener": q.listener,
-            "pov": pov, "question": q.question, "true_answer": q.answer, **answered,
-            "judge": verdict, "correct": correct, "tie": tie, "fooled": None if correct is None else not correct,
+            "conversation": tc.id,
+            "question_id": q.id,
+            "system": name,
+            "asker": q.asker,
+            "listener": q.listener,
+            "pov": pov,
+            "question": q.question,
+            "true_answer": q.answer,
+            **answered,
+            "judge": verdict,
+            "correct": correct,
+            "tie": tie,
+            "fooled": None if correct is None else not correct,
         } | ({} if error is None else {"status": "failed", "error": error})

@@ -21,8 +21,9 @@ What each one computes, exactly:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported where used: the metric names are read by `chateval bench topical-chat --help`
     import numpy as np
@@ -62,8 +63,9 @@ def bleu4(candidate: str, reference: str) -> float:
     cand, ref = tokens(candidate), tokens(reference)
     if not cand or not ref:
         return 0.0
-    return float(sentence_bleu([ref], cand, weights=(0.25, 0.25, 0.25, 0.25),
-                               smoothing_function=SmoothingFunction().method3))
+    return float(
+        sentence_bleu([ref], cand, weights=(0.25, 0.25, 0.25, 0.25), smoothing_function=SmoothingFunction().method3)
+    )
 
 
 def greedy_match(cand: np.ndarray, ref: np.ndarray) -> tuple[float, float, float] | None:
@@ -99,8 +101,9 @@ class MiniLMScorer:
         return (MiniLMScorer, (self.cache,))  # a Ray worker loads its own copy of the model
 
     def token_embeddings(self, texts: Sequence[str]) -> list[np.ndarray]:
-        out = self.model.encode(list(texts), output_value="token_embeddings", batch_size=32,
-                                convert_to_numpy=False, show_progress_bar=False)
+        out = self.model.encode(
+            list(texts), output_value="token_embeddings", batch_size=32, convert_to_numpy=False, show_progress_bar=False
+        )
         import numpy as np
 
         # Drop [CLS] and [SEP]: BERTScore matches content tokens only.

@@ -28,32 +28,44 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata as md
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence, cast
+from typing import Any, cast
 
-from ..evaluation.config import config_hash
 from ..datasets.common import DatasetError
-from ..datasets.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, OTHER_SCORES, SCALES, SHORT, UNIEVAL, USR,
-                                       TCRow, load_topical_chat)
+from ..datasets.topical_chat import (
+    ASPECTS,
+    GROUND_TRUTH,
+    NEW_HUMAN,
+    OTHER_SCORES,
+    SCALES,
+    SHORT,
+    UNIEVAL,
+    USR,
+    TCRow,
+    load_topical_chat,
+)
 from ..debate.panel import JudgeResult
-from ..util.errors import ConfigError
+from ..evaluation.config import config_hash
 from ..evaluation.judges import Judges
-from ..runs.progress import RunProgress
 from ..runs.directory import RunDir, atomic_write
+from ..runs.progress import RunProgress
+from ..util.errors import ConfigError
+from ..util.text import md_all
+from . import plots
 from .agreement import correlations
 from .base import benchmark
 from .comparisons import score_comparisons
-from .data_paths import resolve_data
 from .config import JudgeMetaConfig
-from .settings.topical_chat import DESCRIPTION, GATE_METRICS, TopicalChatConfig
-from .judge_meta import Item, JudgeMetaBenchmark
-from . import plots
-from .meta_plots import Chart, bars, fmt
-from .topical_samples import build_aspect_sample, build_sample, merge_aspect_results
+from .data_paths import resolve_data
 from .headline import setting_rows
+from .judge_meta import Item, JudgeMetaBenchmark
+from .meta_plots import Chart, bars, fmt
 from .records import CorrelationSettingsSummary
+from .settings.topical_chat import DESCRIPTION, GATE_METRICS, TopicalChatConfig
 from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
-from ..util.text import md_all
+from .topical_samples import build_aspect_sample, build_sample, merge_aspect_results
+
 
 def assign_references(rows: list[TCRow], gt_reference: str = "exclude") -> None:
     """reference = the context's Original Ground Truth response; for that row itself, None
@@ -78,13 +90,16 @@ def _avg(values: list[float | None]) -> float | None:
     return sum(vals) / len(vals) if vals and len(vals) == len(values) else None
 
 
-def correlation_block(scores: Sequence[dict[str, float | None]], humans: Sequence[dict[str, float]],
-                      aspects: Sequence[str], what: str) -> dict[str, Any]:
+def correlation_block(
+    scores: Sequence[dict[str, float | None]], humans: Sequence[dict[str, float]], aspects: Sequence[str], what: str
+) -> dict[str, Any]:
     """Per aspect {spearman, kendall} plus their mean over aspects (None if any aspect is None)."""
     per = {a: aspect_correlations([s.get(a) for s in scores], [h.get(a) for h in humans], what) for a in aspects}
-    return {"aspects": per,
-            "avg": {k: _avg([per[a][k]["value"] for a in aspects]) for k in ("spearman", "kendall")},
-            "n": max((per[a]["spearman"]["n"] for a in aspects), default=0)}
+    return {
+        "aspects": per,
+        "avg": {k: _avg([per[a][k]["value"] for a in aspects]) for k in ("spearman", "kendall")},
+        "n": max((per[a]["spearman"]["n"] for a in aspects), default=0),
+    }
 
 
 def _own(config: JudgeMetaConfig) -> TopicalChatConfig:
@@ -102,7 +117,9 @@ class TopicalChat(JudgeMetaBenchmark):
 
     @classmethod
     def headline(cls, summary: dict[str, Any]) -> list[dict[str, Any]]:
-        return setting_rows(summary, "mean Spearman", lambda m: ((m.get("judge") or m).get("avg") or {}).get("spearman"))
+        return setting_rows(
+            summary, "mean Spearman", lambda m: ((m.get("judge") or m).get("avg") or {}).get("spearman")
+        )
 
     config_model = TopicalChatConfig
 
@@ -113,8 +130,9 @@ class TopicalChat(JudgeMetaBenchmark):
         self.aspects = [a.lower() for a in (config.aspects or ASPECTS)]
         bad = [a for a in self.aspects if a not in ASPECTS + OTHER_SCORES]
         if bad:
-            raise ConfigError(f"--aspects: '{bad[0]}' has no human score in Topical-Chat "
-                              f"(known: {', '.join(ASPECTS + OTHER_SCORES)})")
+            raise ConfigError(
+                f"--aspects: '{bad[0]}' has no human score in Topical-Chat (known: {', '.join(ASPECTS + OTHER_SCORES)})"
+            )
         config.aspects = self.aspects
         self.rows = load_topical_chat(self.data_path)
         missing = [a for a in self.aspects if any(a not in r.human for r in self.rows)]
@@ -168,17 +186,21 @@ class TopicalChat(JudgeMetaBenchmark):
         row: TCRow = item.meta["row"]
         rec = result.model_dump(mode="json")
         v = result.verdict
-        rec |= {"context_index": row.context_index, "system": row.system, "human": row.human,
-                "pred": {a: (v.scores.get(a) if v else None) for a in self.aspects}}
+        rec |= {
+            "context_index": row.context_index,
+            "system": row.system,
+            "human": row.human,
+            "pred": {a: (v.scores.get(a) if v else None) for a in self.aspects},
+        }
         return rec
 
     def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         ok = [r for r in records if r.get("status") == "ok"]
-        return correlation_block([r["pred"] for r in ok], [r["human"] for r in ok], self.aspects,
-                                 "the judge's score")
+        return correlation_block([r["pred"] for r in ok], [r["human"] for r in ok], self.aspects, "the judge's score")
 
-    def compare_settings(self, names: tuple[str, str], records_a: list[dict[str, Any]],
-                         records_b: list[dict[str, Any]]) -> list[Any]:
+    def compare_settings(
+        self, names: tuple[str, str], records_a: list[dict[str, Any]], records_b: list[dict[str, Any]]
+    ) -> list[Any]:
         # Clusters: the responses to one dialogue context share it (and its raters).
         return score_comparisons(records_a, records_b, names, self.aspects, cluster="context_index")
 
@@ -196,8 +218,9 @@ class TopicalChat(JudgeMetaBenchmark):
         return [Chart("spearman", "Spearman ρ", "Spearman ρ", out, [s["n_ok"] for s in summaries])]
 
     # -- baselines --
-    async def before_settings(self, config: JudgeMetaConfig, items: list[Item], out: Path,
-                              progress: RunProgress | None) -> dict[str, Any]:
+    async def before_settings(
+        self, config: JudgeMetaConfig, items: list[Item], out: Path, progress: RunProgress | None
+    ) -> dict[str, Any]:
         config = _own(config)
         protocol = {"aspect_mode": config.aspect_mode}
         if not self.baselines:
@@ -210,11 +233,21 @@ class TopicalChat(JudgeMetaBenchmark):
                 versions[pkg] = md.version(pkg)
             except md.PackageNotFoundError:
                 versions[pkg] = "not installed"
-        judging = {"benchmark": "topical-chat-baselines", "metrics": self.baselines,
-                   "gt_reference": config.gt_reference, "metric_versions": versions, "sample_format": 1}
-        run_config = {"judging": judging, "config_hash": config_hash(judging), "benchmark": self.name,
-                  "setting": "baselines", "data": str(self.data_path),
-                  "descriptions": {m: DESCRIPTIONS[m] for m in self.baselines}}
+        judging = {
+            "benchmark": "topical-chat-baselines",
+            "metrics": self.baselines,
+            "gt_reference": config.gt_reference,
+            "metric_versions": versions,
+            "sample_format": 1,
+        }
+        run_config = {
+            "judging": judging,
+            "config_hash": config_hash(judging),
+            "benchmark": self.name,
+            "setting": "baselines",
+            "data": str(self.data_path),
+            "descriptions": {m: DESCRIPTIONS[m] for m in self.baselines},
+        }
         note = None
         with RunDir(path, run_config, resume=config.resume, overwrite=config.overwrite, key="key") as run:
             run.expect(r.key for r in rows)
@@ -224,12 +257,21 @@ class TopicalChat(JudgeMetaBenchmark):
                 progress.start(len(rows), len(rows) - len(todo))
             try:
                 if todo:
-                    scores, note = await compute_baselines(todo, self.baselines, explicit=config.baselines is not None,
-                                                           cache=config.cache is not False)
+                    scores, note = await compute_baselines(
+                        todo, self.baselines, explicit=config.baselines is not None, cache=config.cache is not False
+                    )
                     for r in todo:
-                        run.append({"key": r.key, "status": "ok", "context_index": r.context_index, "system": r.system,
-                                    "human": r.human, "reference_used": r.reference is not None,
-                                    "scores": scores[r.key]})
+                        run.append(
+                            {
+                                "key": r.key,
+                                "status": "ok",
+                                "context_index": r.context_index,
+                                "system": r.system,
+                                "human": r.human,
+                                "reference_used": r.reference is not None,
+                                "scores": scores[r.key],
+                            }
+                        )
                         if progress:
                             progress.advance(True, r.key)
             finally:
@@ -242,8 +284,9 @@ class TopicalChat(JudgeMetaBenchmark):
             self._baseline_report(path, summary)
         return protocol | {"baselines": summary, "n_baseline_units": len(rows), "gt_reference": config.gt_reference}
 
-    def _baseline_summary(self, records: list[dict[str, Any]], note: str | None,
-                          run_config: dict[str, Any]) -> dict[str, Any]:
+    def _baseline_summary(
+        self, records: list[dict[str, Any]], note: str | None, run_config: dict[str, Any]
+    ) -> dict[str, Any]:
         metrics = {}
         skipped = {}
         for m in self.baselines:
@@ -251,23 +294,39 @@ class TopicalChat(JudgeMetaBenchmark):
             if all(v is None for v in vals) and m in EMBEDDING_METRICS and note:
                 skipped[m] = note
                 continue
-            block = correlation_block([{a: r["scores"].get(m) for a in self.aspects} for r in records],
-                                      [r["human"] for r in records], self.aspects, m)
+            block = correlation_block(
+                [{a: r["scores"].get(m) for a in self.aspects} for r in records],
+                [r["human"] for r in records],
+                self.aspects,
+                m,
+            )
             metrics[m] = block | {"description": DESCRIPTIONS[m]}
-        return {"setting": "baselines", "n_units": len(records), "metrics": metrics, "skipped": skipped,
-                "config_hash": run_config["config_hash"],
-                "reference_based": [m for m in self.baselines if m in REFERENCE_METRICS]}
+        return {
+            "setting": "baselines",
+            "n_units": len(records),
+            "metrics": metrics,
+            "skipped": skipped,
+            "config_hash": run_config["config_hash"],
+            "reference_based": [m for m in self.baselines if m in REFERENCE_METRICS],
+        }
 
     def _baseline_report(self, path: Path, summary: dict[str, Any]) -> None:
         summary = md_all(summary)  # text from the data reaches report.md escaped
-        lines = ["# Topical-Chat — non-LLM baselines", "",
-                 "Computed offline on CPU; no model calls. Turn-level correlations pooled over all rows.", ""]
+        lines = [
+            "# Topical-Chat — non-LLM baselines",
+            "",
+            "Computed offline on CPU; no model calls. Turn-level correlations pooled over all rows.",
+            "",
+        ]
         lines += self._correlation_table([(m, "baseline", b) for m, b in summary["metrics"].items()])
         for m, why in summary["skipped"].items():
             lines.append(f"- `{m}` skipped: {why}")
         if summary["metrics"]:
-            self._correlation_bars(path / "correlations.png", [(m, "", b) for m, b in summary["metrics"].items()],
-                                   "Topical-Chat non-LLM baselines: Spearman ρ with human scores")
+            self._correlation_bars(
+                path / "correlations.png",
+                [(m, "", b) for m, b in summary["metrics"].items()],
+                "Topical-Chat non-LLM baselines: Spearman ρ with human scores",
+            )
             lines += ["", "![correlations](correlations.png)"]
         atomic_write(path / "report.md", "\n".join(lines) + "\n")
 
@@ -275,9 +334,16 @@ class TopicalChat(JudgeMetaBenchmark):
     def _correlation_bars(self, path: Path, rows: list[tuple[str, str, dict[str, Any]]], title: str) -> None:
         """Spearman ρ per aspect (and avg), one series per row; n (pairs correlated) under each aspect."""
         ns = {a: [b["aspects"][a]["spearman"]["n"] for _, _, b in rows] for a in self.aspects}
-        bars(path, [plots.n_label(g, n) for g, n in [*ns.items(), ("avg", sum(ns.values(), []))]],
-             {name: [b["aspects"][a]["spearman"]["value"] for a in self.aspects] + [b["avg"]["spearman"]]
-              for name, _, b in rows}, title=title, ylabel="Spearman ρ")
+        bars(
+            path,
+            [plots.n_label(g, n) for g, n in [*ns.items(), ("avg", sum(ns.values(), []))]],
+            {
+                name: [b["aspects"][a]["spearman"]["value"] for a in self.aspects] + [b["avg"]["spearman"]]
+                for name, _, b in rows
+            },
+            title=title,
+            ylabel="Spearman ρ",
+        )
 
     def _correlation_table(self, rows: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
         head = ["metric", "kind", "n"] + self.metric_headers()
@@ -296,13 +362,20 @@ class TopicalChat(JudgeMetaBenchmark):
 
     def header_lines(self, summary: dict[str, Any]) -> list[str]:
         scales = ", ".join(f"{a} {SCALES.get(a, '?')}" for a in self.aspects)
-        protocol = ("**per-aspect**: one debate per aspect and response, with that aspect's criterion, rated on "
-                    "its USR scale (as above)" if summary.get("aspect_mode", "per-aspect") == "per-aspect" else
-                    "**joint**: one debate per response rating every aspect from 1 to 10")
-        return [f"Data: `{summary['data']}` — {summary['n_items']} responses. Human score = mean of 3 annotators "
-                f"({scales}). ρ = Spearman, τ = Kendall tau-b (scipy), **turn-level, pooled over all rows** "
-                "(one correlation per aspect, no per-context grouping). avg = mean over the aspects.", "",
-                f"Judge protocol: {protocol}.", ""]
+        protocol = (
+            "**per-aspect**: one debate per aspect and response, with that aspect's criterion, rated on "
+            "its USR scale (as above)"
+            if summary.get("aspect_mode", "per-aspect") == "per-aspect"
+            else "**joint**: one debate per response rating every aspect from 1 to 10"
+        )
+        return [
+            f"Data: `{summary['data']}` — {summary['n_items']} responses. Human score = mean of 3 annotators "
+            f"({scales}). ρ = Spearman, τ = Kendall tau-b (scipy), **turn-level, pooled over all rows** "
+            "(one correlation per aspect, no per-context grouping). avg = mean over the aspects.",
+            "",
+            f"Judge protocol: {protocol}.",
+            "",
+        ]
 
     def extra_sections(self, out: Path, summary: dict[str, Any]) -> list[str]:
         rows: list[tuple[str, str, dict[str, Any]]] = []
@@ -315,42 +388,62 @@ class TopicalChat(JudgeMetaBenchmark):
             return []
         lines = ["## Correlations with human scores", ""] + self._correlation_table(rows)
         if base:
-            ref = ("left out of the reference-based metrics (they would compare it with itself)"
-                   if summary.get("gt_reference") == "exclude" else "scored against the New Human Generated response")
-            lines += [f"Reference for ROUGE-L / BLEU-4 / BERTScore-style: the context's *Original Ground Truth* "
-                      f"response; the ground-truth row itself is {ref}.", ""]
+            ref = (
+                "left out of the reference-based metrics (they would compare it with itself)"
+                if summary.get("gt_reference") == "exclude"
+                else "scored against the New Human Generated response"
+            )
+            lines += [
+                f"Reference for ROUGE-L / BLEU-4 / BERTScore-style: the context's *Original Ground Truth* "
+                f"response; the ground-truth row itself is {ref}.",
+                "",
+            ]
             lines += [f"- `{m}`: {DESCRIPTIONS[m]}" for m in base["metrics"]]
             lines += [f"- `{m}` skipped: {why}" for m, why in base.get("skipped", {}).items()]
             lines += ["", f"Baselines sub-run: `{out / 'baselines'}`.", ""]
-        self._correlation_bars(out / "correlations.png", rows,
-                               "Topical-Chat: Spearman ρ with human scores (turn-level, pooled)")
+        self._correlation_bars(
+            out / "correlations.png", rows, "Topical-Chat: Spearman ρ with human scores (turn-level, pooled)"
+        )
         return lines + ["![correlations](correlations.png)", ""]
 
     def setting_report(self, path: Path, summary: dict[str, Any], records: list[dict[str, Any]]) -> list[str]:
         m = summary["metrics"]
         ok = [r for r in records if r.get("status") == "ok"]
-        lines = ["", "## Per aspect (turn-level, pooled)", "",
-                 "| aspect | n | Spearman ρ (p) | Kendall τ-b (p) | mean judge score | mean human score |",
-                 "|---|---|---|---|---|---|"]
+        lines = [
+            "",
+            "## Per aspect (turn-level, pooled)",
+            "",
+            "| aspect | n | Spearman ρ (p) | Kendall τ-b (p) | mean judge score | mean human score |",
+            "|---|---|---|---|---|---|",
+        ]
         for a in self.aspects:
             s, k = m["aspects"][a]["spearman"], m["aspects"][a]["kendall"]
             preds = [r["pred"].get(a) for r in ok if r["pred"].get(a) is not None]
             hum = [r["human"][a] for r in ok]
             cell = lambda c: "–" if c["value"] is None else f"{c['value']:.3f} ({c['p_value']:.2g})"  # noqa: E731
-            lines.append(f"| {a} | {s['n']} | {cell(s)} | {cell(k)} | "
-                         f"{fmt(sum(preds) / len(preds) if preds else None, 2)} | {fmt(sum(hum) / len(hum) if hum else None, 2)} |")
+            lines.append(
+                f"| {a} | {s['n']} | {cell(s)} | {cell(k)} | "
+                f"{fmt(sum(preds) / len(preds) if preds else None, 2)} | {fmt(sum(hum) / len(hum) if hum else None, 2)} |"
+            )
             for c in (s, k):
                 if c.get("reason"):
                     lines.append(f"|  |  | undefined: {c['reason']} |  |  |  |")
-        bars(path / "correlations.png", [plots.n_label(a, [m["aspects"][a]["spearman"]["n"]]) for a in self.aspects],
-             {"Spearman ρ": [m["aspects"][a]["spearman"]["value"] for a in self.aspects],
-              "Kendall τ-b": [m["aspects"][a]["kendall"]["value"] for a in self.aspects]},
-             title=f"Topical-Chat {summary['setting']} (judge: {summary['judge']})", ylabel="correlation")
+        bars(
+            path / "correlations.png",
+            [plots.n_label(a, [m["aspects"][a]["spearman"]["n"]]) for a in self.aspects],
+            {
+                "Spearman ρ": [m["aspects"][a]["spearman"]["value"] for a in self.aspects],
+                "Kendall τ-b": [m["aspects"][a]["kendall"]["value"] for a in self.aspects],
+            },
+            title=f"Topical-Chat {summary['setting']} (judge: {summary['judge']})",
+            ylabel="correlation",
+        )
         return lines + ["", "![correlations](correlations.png)"]
 
 
-async def compute_baselines(rows: list[TCRow], metrics: Sequence[str], *, explicit: bool,
-                            cache: bool = True) -> tuple[dict[str, dict[str, float | None]], str | None]:
+async def compute_baselines(
+    rows: list[TCRow], metrics: Sequence[str], *, explicit: bool, cache: bool = True
+) -> tuple[dict[str, dict[str, float | None]], str | None]:
     """{row key: {metric: value or None}} and a note when the embedding metrics were skipped."""
     from . import text_metrics as tm
 

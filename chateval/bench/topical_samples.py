@@ -5,8 +5,8 @@ a response's per-aspect debates combine into one record."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from statistics import mean
-from typing import Sequence
 
 from ..datasets.topical_chat import SCALE_RANGES, TCRow
 from ..debate.panel import EarlyStop, JudgeResult
@@ -28,11 +28,11 @@ DEFINITIONS = {
 # understandability 0-1, overall 1-5).
 ANCHORS = {
     "naturalness": "1 = no person would say this; 2 = a person might say it, but it sounds off; "
-                   "3 = reads like something a person would naturally say",
+    "3 = reads like something a person would naturally say",
     "coherence": "1 = ignores or contradicts the conversation; 2 = related, but loses the thread; "
-                 "3 = a sensible next turn that follows on from the conversation",
+    "3 = a sensible next turn that follows on from the conversation",
     "engagingness": "1 = dull, adds nothing; 2 = somewhat interesting; 3 = interesting, makes the other "
-                    "speaker want to go on",
+    "speaker want to go on",
     "groundedness": "0 = does not use the knowledge fact, or uses it wrongly; 1 = uses the fact correctly",
     "understandability": "0 = cannot be understood; 1 = can be understood",
     "overall": "1 = a very poor next turn ... 5 = an excellent next turn",
@@ -48,19 +48,28 @@ def _dialogue(row: TCRow) -> tuple[str, str]:
         return "Speaker A" if (n - 1 - i) % 2 == 0 else "Speaker B"
 
     earlier = "\n".join(f"{who(i)}: {t}" for i, t in enumerate(turns[:-1])) or "(no earlier turns)"
-    context = (f"Knowledge fact available to Speaker B, who gives the response:\n{row.fact}\n\n"
-               f"Conversation so far:\n{earlier}")
+    context = (
+        f"Knowledge fact available to Speaker B, who gives the response:\n{row.fact}\n\nConversation so far:\n{earlier}"
+    )
     return context, f"Speaker A: {turns[-1]}"
 
 
 def build_sample(row: TCRow, aspects: Sequence[str]) -> Sample:
     """The joint protocol: every aspect rated 1-10 in one debate."""
     context, question = _dialogue(row)
-    guidelines = ("The response to rate is Speaker B's next turn in this conversation. Rate each aspect "
-                  "from 1 to 10:\n" + "\n".join(f"- {a}: {DEFINITIONS.get(a, a)}" for a in aspects))
-    return Sample(id=row.key, question=question, answer=row.response, context=context,
-                  aspects=list(aspects), guidelines=guidelines,
-                  meta={"context_index": row.context_index, "system": row.system})
+    guidelines = (
+        "The response to rate is Speaker B's next turn in this conversation. Rate each aspect "
+        "from 1 to 10:\n" + "\n".join(f"- {a}: {DEFINITIONS.get(a, a)}" for a in aspects)
+    )
+    return Sample(
+        id=row.key,
+        question=question,
+        answer=row.response,
+        context=context,
+        aspects=list(aspects),
+        guidelines=guidelines,
+        meta={"context_index": row.context_index, "system": row.system},
+    )
 
 
 def build_aspect_sample(row: TCRow, aspect: str) -> Sample:
@@ -68,12 +77,21 @@ def build_aspect_sample(row: TCRow, aspect: str) -> Sample:
     with only that aspect's criterion and its USR scale."""
     context, question = _dialogue(row)
     low, high = SCALE_RANGES[aspect]
-    guidelines = (f"The response to rate is Speaker B's next turn in this conversation. Rate only its "
-                  f"{aspect}: {DEFINITIONS.get(aspect, aspect)}\nUse the scale from {low} to {high}: "
-                  f"{ANCHORS[aspect]}.")
-    return Sample(id=f"{row.key}::{aspect}", question=question, answer=row.response, context=context,
-                  aspects=[aspect], scale=(low, high), guidelines=guidelines,
-                  meta={"context_index": row.context_index, "system": row.system, "aspect": aspect})
+    guidelines = (
+        f"The response to rate is Speaker B's next turn in this conversation. Rate only its "
+        f"{aspect}: {DEFINITIONS.get(aspect, aspect)}\nUse the scale from {low} to {high}: "
+        f"{ANCHORS[aspect]}."
+    )
+    return Sample(
+        id=f"{row.key}::{aspect}",
+        question=question,
+        answer=row.response,
+        context=context,
+        aspects=[aspect],
+        scale=(low, high),
+        guidelines=guidelines,
+        meta={"context_index": row.context_index, "system": row.system, "aspect": aspect},
+    )
 
 
 def merge_aspect_results(key: str, results: dict[str, JudgeResult], latency_s: float) -> JudgeResult:
@@ -86,17 +104,36 @@ def merge_aspect_results(key: str, results: dict[str, JudgeResult], latency_s: f
     verdict = None
     if not bad:
         scores = {a: r.verdict.scores[a] for a, r in results.items() if r.verdict}
-        verdict = Verdict(task="score", method="mean", scores=scores, score=mean(scores.values()),
-                          n_agents=sum(r.verdict.n_agents for r in results.values() if r.verdict),
-                          n_valid=sum(r.verdict.n_valid for r in results.values() if r.verdict))
+        verdict = Verdict(
+            task="score",
+            method="mean",
+            scores=scores,
+            score=mean(scores.values()),
+            n_agents=sum(r.verdict.n_agents for r in results.values() if r.verdict),
+            n_valid=sum(r.verdict.n_valid for r in results.values() if r.verdict),
+        )
     first = next(iter(results.values()))
     stops = {a: r.stop_early for a, r in results.items() if r.stop_early}  # --stop-early, per aspect's debate
-    stop = EarlyStop(planned_rounds=next(iter(stops.values())).planned_rounds,
-                     rounds={f"{a}/{o}": n for a, st in stops.items() for o, n in st.rounds.items()},
-                     rounds_skipped=sum(st.rounds_skipped for st in stops.values()),
-                     calls_skipped=sum(st.calls_skipped for st in stops.values())) if stops else None
-    return JudgeResult(id=key, task="score", status="failed" if bad else "ok", verdict=verdict,
-                       calls=sum(r.calls for r in results.values()), stop_early=stop,
-                       agents=[v for r in results.values() for v in r.agents], usage=usage, latency_s=latency_s,
-                       error="; ".join(f"{a}: {r.error or 'no readable verdict'}" for a, r in bad.items()) or None,
-                       model=first.model)
+    stop = (
+        EarlyStop(
+            planned_rounds=next(iter(stops.values())).planned_rounds,
+            rounds={f"{a}/{o}": n for a, st in stops.items() for o, n in st.rounds.items()},
+            rounds_skipped=sum(st.rounds_skipped for st in stops.values()),
+            calls_skipped=sum(st.calls_skipped for st in stops.values()),
+        )
+        if stops
+        else None
+    )
+    return JudgeResult(
+        id=key,
+        task="score",
+        status="failed" if bad else "ok",
+        verdict=verdict,
+        calls=sum(r.calls for r in results.values()),
+        stop_early=stop,
+        agents=[v for r in results.values() for v in r.agents],
+        usage=usage,
+        latency_s=latency_s,
+        error="; ".join(f"{a}: {r.error or 'no readable verdict'}" for a, r in bad.items()) or None,
+        model=first.model,
+    )

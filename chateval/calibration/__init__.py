@@ -22,11 +22,21 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
     "CalibrateConfig": "config",
-    "DEFAULT_GRID": "grid", "load_grid": "grid", "parse_setting": "grid",
-    "CalibrationSetting": "records", "CalibrationSummary": "records", "Ceiling": "records", "Panel": "records",
-    "PerItem": "records", "SettingResult": "records", "Stat": "records", "is_calibration": "records",
-    "read_calibration": "records", "write_calibration": "records",
-    "acalibrate": "run", "calibrate": "run",
+    "DEFAULT_GRID": "grid",
+    "load_grid": "grid",
+    "parse_setting": "grid",
+    "CalibrationSetting": "records",
+    "CalibrationSummary": "records",
+    "Ceiling": "records",
+    "Panel": "records",
+    "PerItem": "records",
+    "SettingResult": "records",
+    "Stat": "records",
+    "is_calibration": "records",
+    "read_calibration": "records",
+    "write_calibration": "records",
+    "acalibrate": "run",
+    "calibrate": "run",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -43,6 +53,16 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:
     from .config import CalibrateConfig
     from .grid import DEFAULT_GRID, load_grid, parse_setting
-    from .records import (CalibrationSetting, CalibrationSummary, Ceiling, Panel, PerItem, SettingResult, Stat,
-                          is_calibration, read_calibration, write_calibration)
+    from .records import (
+        CalibrationSetting,
+        CalibrationSummary,
+        Ceiling,
+        Panel,
+        PerItem,
+        SettingResult,
+        Stat,
+        is_calibration,
+        read_calibration,
+        write_calibration,
+    )
     from .run import acalibrate, calibrate

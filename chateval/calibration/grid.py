@@ -20,11 +20,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..bench.meta_settings import setting_overrides
 from ..evaluation.config import EvalConfig, find_preset, load_preset
 from ..util.errors import ConfigError
 from ..util.options import merge_layers
 from ..util.yamlfiles import load_mapping
-from ..bench.meta_settings import setting_overrides
 from .records import CalibrationSetting
 
 SINGLE = "single"
@@ -38,9 +38,23 @@ DEFAULT_GRID = (
 )
 # What a setting may change: the judge, not the task (the input fixes it), the run's plumbing
 # (cache, connections, retries: shared by all settings) or plugins (loaded once).
-SETTING_KEYS = tuple(k for k in EvalConfig.model_fields if k not in (
-    "task", "plugins", "prompt_dirs", "cache", "cache_dir", "max_connections", "max_retries", "timeout_s",
-    "retry_base_delay_s", "keep_raw_history"))
+SETTING_KEYS = tuple(
+    k
+    for k in EvalConfig.model_fields
+    if k
+    not in (
+        "task",
+        "plugins",
+        "prompt_dirs",
+        "cache",
+        "cache_dir",
+        "max_connections",
+        "max_retries",
+        "timeout_s",
+        "retry_base_delay_s",
+        "keep_raw_history",
+    )
+)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
 
 
@@ -81,8 +95,9 @@ def parse_setting(text: str) -> CalibrationSetting:
 
 def check_setting(s: CalibrationSetting, where: str) -> CalibrationSetting:
     if not _NAME.match(s.name):
-        raise ConfigError(f"{where}: setting name '{s.name}' must be letters, digits, '_', '.' or '-' "
-                          "(it names the sub-run's folder)")
+        raise ConfigError(
+            f"{where}: setting name '{s.name}' must be letters, digits, '_', '.' or '-' (it names the sub-run's folder)"
+        )
     bad = [k for k in s.overrides if k not in SETTING_KEYS]
     if bad:
         hint = " (the input fixes the task)" if bad[0] == "task" else ""
@@ -98,11 +113,15 @@ def load_grid(path: str | Path) -> list[CalibrationSetting]:
         raise ConfigError(f"{path}: unknown key '{unknown[0]}' (a grid file has 'settings')")
     raw = data.get("settings")
     if isinstance(raw, dict):
-        raw = [{"name": k, **(v or {})} if isinstance(v, (dict, type(None))) else {"name": k, "preset": v}
-               for k, v in raw.items()]
+        raw = [
+            {"name": k, **(v or {})} if isinstance(v, (dict, type(None))) else {"name": k, "preset": v}
+            for k, v in raw.items()
+        ]
     if not isinstance(raw, list) or not raw:
-        raise ConfigError(f"{path}: 'settings' must be a non-empty list of {{name, preset, key: value}} "
-                          "or a mapping name -> {preset, key: value}")
+        raise ConfigError(
+            f"{path}: 'settings' must be a non-empty list of {{name, preset, key: value}} "
+            "or a mapping name -> {preset, key: value}"
+        )
     out = []
     for i, entry in enumerate(raw):
         where = f"{path}: settings[{i}]"

@@ -12,14 +12,15 @@ records with status ok and a usable reference; pairs of settings use the items b
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..debate.tasks import get_task
 
 __all__ = ["Items", "aspects_of", "ceiling", "paired_vs", "predicted", "setting_agreement"]
-from ..paired import (STATISTICS, BatchStatistic, PairedDifference, paired_difference, paired_metric_difference)
+from ..paired import STATISTICS, BatchStatistic, PairedDifference, paired_difference, paired_metric_difference
 from .records import Stat
 
 LABEL_METRICS = ("accuracy", "kappa")
@@ -84,12 +85,15 @@ def _draws(n: int, clusters: list[Any] | None, resamples: int, seed: int) -> np.
     codes: dict[Any, int] = {}
     ids = np.array([codes.setdefault(c, len(codes)) for c in clusters])
     members = [np.flatnonzero(ids == c) for c in range(len(codes))]
-    draws = [np.concatenate([members[c] for c in row]) for row in rng.integers(0, len(codes), size=(resamples, len(codes)))]
+    draws = [
+        np.concatenate([members[c] for c in row]) for row in rng.integers(0, len(codes), size=(resamples, len(codes)))
+    ]
     return np.stack(draws) if len({len(d) for d in draws}) == 1 else draws
 
 
-def _resampled(stat: Callable[..., np.ndarray], gold: np.ndarray, pred: np.ndarray,
-               draws: np.ndarray | list[np.ndarray]) -> np.ndarray:
+def _resampled(
+    stat: Callable[..., np.ndarray], gold: np.ndarray, pred: np.ndarray, draws: np.ndarray | list[np.ndarray]
+) -> np.ndarray:
     if isinstance(draws, np.ndarray):
         return np.asarray(stat(gold[draws], pred[draws]), dtype=float)
     return np.array([float(np.asarray(stat(gold[d][None], pred[d][None]))[0]) for d in draws])
@@ -110,8 +114,17 @@ def aspect_statistic(kind: str, human: np.ndarray, preds: np.ndarray) -> BatchSt
     return stat
 
 
-def _bootstrap(stat: BatchStatistic, gold: np.ndarray, pred: np.ndarray, *, metric: str, resamples: int,
-               seed: int, clusters: list[Any] | None = None, what: str = "items") -> Stat:
+def _bootstrap(
+    stat: BatchStatistic,
+    gold: np.ndarray,
+    pred: np.ndarray,
+    *,
+    metric: str,
+    resamples: int,
+    seed: int,
+    clusters: list[Any] | None = None,
+    what: str = "items",
+) -> Stat:
     n = len(gold)
     if n < MIN_ITEMS[metric]:
         return Stat(value=None, n=n, reason=f"{n} {what}: {metric} needs at least {MIN_ITEMS[metric]}")
@@ -136,22 +149,42 @@ def setting_agreement(items: Items, preds: dict[str, Any], *, resamples: int, se
         gold = items.gold(ids)
         pred = ["none" if preds[i] is None else preds[i] for i in ids]  # no verdict: a miss
         g, p = _codes(gold, pred)
-        out = {"accuracy": _bootstrap(STATISTICS["accuracy"](), g, p, metric="accuracy", resamples=resamples,
-                                      seed=seed, clusters=items.cluster_of(ids))}
+        out = {
+            "accuracy": _bootstrap(
+                STATISTICS["accuracy"](),
+                g,
+                p,
+                metric="accuracy",
+                resamples=resamples,
+                seed=seed,
+                clusters=items.cluster_of(ids),
+            )
+        }
         kept = [i for i in ids if preds[i] is not None]
         g, p = _codes(items.gold(kept), [preds[i] for i in kept])
-        out["kappa"] = _bootstrap(STATISTICS["kappa"](), g, p, metric="kappa", resamples=resamples, seed=seed,
-                                  clusters=items.cluster_of(kept))
+        out["kappa"] = _bootstrap(
+            STATISTICS["kappa"](), g, p, metric="kappa", resamples=resamples, seed=seed, clusters=items.cluster_of(kept)
+        )
         return out
     kept, human, mine = _score_rows(items, {"x": preds}, ids)
     idx = np.arange(len(human), dtype=float)
-    return {k: _bootstrap(aspect_statistic(k, human, mine["x"]), idx, idx, metric=k, resamples=resamples, seed=seed,
-                          clusters=items.cluster_of(kept))
-            for k in SCORE_METRICS}
+    return {
+        k: _bootstrap(
+            aspect_statistic(k, human, mine["x"]),
+            idx,
+            idx,
+            metric=k,
+            resamples=resamples,
+            seed=seed,
+            clusters=items.cluster_of(kept),
+        )
+        for k in SCORE_METRICS
+    }
 
 
-def _score_rows(items: Items, preds: dict[str, dict[str, Any]], ids: list[str]
-                ) -> tuple[list[str], np.ndarray, dict[str, np.ndarray]]:
+def _score_rows(
+    items: Items, preds: dict[str, dict[str, Any]], ids: list[str]
+) -> tuple[list[str], np.ndarray, dict[str, np.ndarray]]:
     """Human and predicted score rows over the ids every setting scored on every aspect."""
     keep = []
     for i in ids:
@@ -160,34 +193,72 @@ def _score_rows(items: Items, preds: dict[str, dict[str, Any]], ids: list[str]
         if h is not None and all(v is not None for v in ps):
             keep.append(i)
     human = np.array([_score_vector(items.reference[i], items.aspects) for i in keep], dtype=float)
-    return keep, human.reshape(len(keep), len(items.aspects)), {
-        k: np.array([_score_vector(p[i], items.aspects) for i in keep], dtype=float).reshape(len(keep),
-                                                                                        len(items.aspects))
-        for k, p in preds.items()}
+    return (
+        keep,
+        human.reshape(len(keep), len(items.aspects)),
+        {
+            k: np.array([_score_vector(p[i], items.aspects) for i in keep], dtype=float).reshape(
+                len(keep), len(items.aspects)
+            )
+            for k, p in preds.items()
+        },
+    )
 
 
-def paired_vs(items: Items, name: str, preds: dict[str, Any], base: str, base_preds: dict[str, Any], *,
-              resamples: int, seed: int) -> dict[str, PairedDifference]:
+def paired_vs(
+    items: Items, name: str, preds: dict[str, Any], base: str, base_preds: dict[str, Any], *, resamples: int, seed: int
+) -> dict[str, PairedDifference]:
     """This setting minus the baseline, per metric, on the items both judged (chateval.paired)."""
     ids = [i for i in items.reference if i in preds and i in base_preds]
     names = (name, base)
     if not items.scored:
         gold = items.gold(ids)
-        hit = lambda p: [float(p[i] == g) for i, g in zip(ids, gold)]  # no verdict: a miss
+
+        def hit(p: dict[Any, Any]) -> list[float]:
+            return [float(p[i] == g) for i, g in zip(ids, gold)]  # no verdict: a miss
+
         clusters = items.cluster_of(ids)
-        out = {"accuracy": paired_difference(hit(preds), hit(base_preds), names=names, metric="accuracy",
-                                             clusters=clusters, resamples=resamples, seed=seed)}
-        out["kappa"] = paired_metric_difference(gold, [preds[i] for i in ids], [base_preds[i] for i in ids], "kappa",
-                                                names=names, clusters=clusters, resamples=resamples, seed=seed)
+        out = {
+            "accuracy": paired_difference(
+                hit(preds),
+                hit(base_preds),
+                names=names,
+                metric="accuracy",
+                clusters=clusters,
+                resamples=resamples,
+                seed=seed,
+            )
+        }
+        out["kappa"] = paired_metric_difference(
+            gold,
+            [preds[i] for i in ids],
+            [base_preds[i] for i in ids],
+            "kappa",
+            names=names,
+            clusters=clusters,
+            resamples=resamples,
+            seed=seed,
+        )
         return out
     kept, human, rows = _score_rows(items, {"a": preds, "b": base_preds}, ids)
     n = len(human)
     both = np.vstack([rows["a"], rows["b"]])  # pred index i: setting's row; n + i: the baseline's
     idx = list(range(n))
-    return {k: paired_metric_difference(idx, idx, [n + i for i in idx], aspect_statistic(k, human, both),
-                                        names=names, metric=k, min_items=MIN_ITEMS[k], resamples=resamples,
-                                        seed=seed, clusters=items.cluster_of(kept))
-            for k in SCORE_METRICS}
+    return {
+        k: paired_metric_difference(
+            idx,
+            idx,
+            [n + i for i in idx],
+            aspect_statistic(k, human, both),
+            names=names,
+            metric=k,
+            min_items=MIN_ITEMS[k],
+            resamples=resamples,
+            seed=seed,
+            clusters=items.cluster_of(kept),
+        )
+        for k in SCORE_METRICS
+    }
 
 
 # --- the human ceiling ------------------------------------------------------------------------
@@ -198,8 +269,10 @@ def ceiling(items: Items, *, resamples: int, seed: int) -> tuple[int, int, dict[
     per_item = {i: items.format.leave_one_out(lab) for i, lab in items.raw.items()}
     per_item = {i: p for i, p in per_item.items() if p}
     if items.scored:
-        per_item = {i: [(a, b) for a, b in p if _score_vector(a, items.aspects) and _score_vector(b, items.aspects)]
-                    for i, p in per_item.items()}
+        per_item = {
+            i: [(a, b) for a, b in p if _score_vector(a, items.aspects) and _score_vector(b, items.aspects)]
+            for i, p in per_item.items()
+        }
         per_item = {i: p for i, p in per_item.items() if p}
     if not per_item:
         return None
@@ -219,6 +292,8 @@ def ceiling(items: Items, *, resamples: int, seed: int) -> tuple[int, int, dict[
         cols = (idx, idx)
     groups = items.cluster_of(keys) or keys
     owner = [g for k, g in zip(keys, groups) for _ in per_item[k]]
-    out = {m: _bootstrap(stat, *cols, metric=m, resamples=resamples, seed=seed, clusters=owner, what="pairs")
-           for m, stat in metrics.items()}
+    out = {
+        m: _bootstrap(stat, *cols, metric=m, resamples=resamples, seed=seed, clusters=owner, what="pairs")
+        for m, stat in metrics.items()
+    }
     return len(keys), n_pairs, out

@@ -9,13 +9,27 @@ from typing import Any
 import yaml
 
 from ..evaluation.config import EvalConfig
-from ..util.errors import ConfigError
 from ..runs.directory import atomic_write
+from ..util.errors import ConfigError
 from .records import CalibrationSummary
 
 # What a preset carries: the judge (panel and model), not the endpoint, the cache or the task.
-PRESET_KEYS = ("strategy", "turns", "personas", "framing", "aggregate", "swap", "summary_mode", "hold_scores", "aspects",
-               "model", "temperature", "max_tokens", "seed", "structured")
+PRESET_KEYS = (
+    "strategy",
+    "turns",
+    "personas",
+    "framing",
+    "aggregate",
+    "swap",
+    "summary_mode",
+    "hold_scores",
+    "aspects",
+    "model",
+    "temperature",
+    "max_tokens",
+    "seed",
+    "structured",
+)
 ALWAYS = ("strategy", "turns", "personas")
 
 
@@ -37,8 +51,9 @@ def preset_of(config: dict[str, Any]) -> dict[str, Any]:
     """The preset keys of a resolved config: strategy, turns and personas always; the rest when
     they differ from EvalConfig's defaults."""
     defaults = EvalConfig().model_dump()
-    out = {k: config[k] for k in PRESET_KEYS
-           if config.get(k) is not None and (k in ALWAYS or config[k] != defaults.get(k))}
+    out = {
+        k: config[k] for k in PRESET_KEYS if config.get(k) is not None and (k in ALWAYS or config[k] != defaults.get(k))
+    }
     if out.get("framing") == "none":  # the single-agent judge has no persona to name
         out.pop("personas", None)
     return out
@@ -49,9 +64,11 @@ def write_preset(path: Path, summary: CalibrationSummary) -> Path:
     metric = summary.primary_metric
     stat = best.agreement.get(metric)
     value = "undefined" if stat is None or stat.value is None else f"{stat.value:.3f}"
-    head = (f"# Written by chateval calibrate: setting '{best.setting.name}' agreed best with the human labels of\n"
-            f"# {summary.input} ({metric} {value} over {stat.n if stat else 0} items"
-            f"{'; OFFLINE model: a pipeline check, not an LLM result' if summary.offline else ''}).\n"
-            f"# {summary.conclusion}\n")
+    head = (
+        f"# Written by chateval calibrate: setting '{best.setting.name}' agreed best with the human labels of\n"
+        f"# {summary.input} ({metric} {value} over {stat.n if stat else 0} items"
+        f"{'; OFFLINE model: a pipeline check, not an LLM result' if summary.offline else ''}).\n"
+        f"# {summary.conclusion}\n"
+    )
     atomic_write(path, head + yaml.safe_dump(preset_of(best.config), sort_keys=False, allow_unicode=True))
     return path

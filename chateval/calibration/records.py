@@ -11,11 +11,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from ..util.errors import InputError
 from ..paired import PairedDifference
 from ..records.run import read_run
 from ..runs.directory import write_summary_file
 from ..runs.envelope import check
+from ..util.errors import InputError
 
 FORMAT_VERSION = 1
 SUMMARY = "summary.json"
@@ -145,7 +145,7 @@ def read_calibration(out: str | Path) -> CalibrationSummary:
         path = path.parent  # its summary.json named
     run = read_run(path, samples=False, subruns=False)
     if run.summary is None or run.kind != "calibrate":
-        raise InputError(f"{path / SUMMARY}: not a calibration summary (no \"kind\": \"{KIND}\")")
+        raise InputError(f'{path / SUMMARY}: not a calibration summary (no "kind": "{KIND}")')
     return check(CalibrationSummary, run.summary.data(), str(path / SUMMARY))
 
 

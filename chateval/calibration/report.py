@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..bench.meta_plots import KAPPA_RANGE, Chart, chart_bars
 from ..debate.tasks import TASKS, get_task
 from ..paired import PairedDifference
 from ..runs.directory import atomic_write
-from ..bench.meta_plots import KAPPA_RANGE, Chart, chart_bars
 from .records import CalibrationSummary, SettingResult, Stat
 
 ALPHA = 0.05
@@ -29,8 +29,9 @@ def conclude(summary: CalibrationSummary) -> CalibrationSummary:
 
 def _conclude(summary: CalibrationSummary) -> CalibrationSummary:
     m = summary.primary_metric
-    scored = [(r, v) for r in summary.settings.values() if r.agreement.get(m)
-              and (v := r.agreement[m].value) is not None]
+    scored = [
+        (r, v) for r in summary.settings.values() if r.agreement.get(m) and (v := r.agreement[m].value) is not None
+    ]
     if not scored:
         summary.best, summary.beats_baseline = None, None
         summary.conclusion = f"No setting has a defined {NAMES[m]} with the human reference."
@@ -41,29 +42,36 @@ def _conclude(summary: CalibrationSummary) -> CalibrationSummary:
     tag = " (offline model: a pipeline check, not an LLM result)" if summary.offline else ""
     if best.setting.name == summary.baseline:
         summary.beats_baseline = False
-        summary.conclusion = (f"The baseline '{summary.baseline}' agrees best with the human reference ({what}); "
-                              f"no panel beats it{tag}.")
+        summary.conclusion = (
+            f"The baseline '{summary.baseline}' agrees best with the human reference ({what}); no panel beats it{tag}."
+        )
         return summary
     d = _diff(best, m)
     if d is None or d.diff is None or d.p_value is None:
         summary.beats_baseline = None
-        summary.conclusion = (f"'{best.setting.name}' agrees best ({what}); its difference from "
-                              f"'{summary.baseline}' is undefined ({d.reason if d else 'no paired items'}){tag}.")
+        summary.conclusion = (
+            f"'{best.setting.name}' agrees best ({what}); its difference from "
+            f"'{summary.baseline}' is undefined ({d.reason if d else 'no paired items'}){tag}."
+        )
         return summary
     sig = d.diff > 0 and d.p_value < ALPHA
     summary.beats_baseline = sig
     ci = "" if d.ci95 is None else f", 95% CI [{d.ci95[0]:+.3f}, {d.ci95[1]:+.3f}]"
-    summary.conclusion = (f"'{best.setting.name}' agrees best ({what}); it "
-                          f"{'beats' if sig else 'does not significantly beat'} '{summary.baseline}' "
-                          f"({NAMES[m]} {d.diff:+.3f}{ci}, paired p = {d.p_value:.3g}, n = {d.n}){tag}.")
+    summary.conclusion = (
+        f"'{best.setting.name}' agrees best ({what}); it "
+        f"{'beats' if sig else 'does not significantly beat'} '{summary.baseline}' "
+        f"({NAMES[m]} {d.diff:+.3f}{ci}, paired p = {d.p_value:.3g}, n = {d.n}){tag}."
+    )
     return summary
 
 
 def _clusters(summary: CalibrationSummary) -> str:
     if summary.n_clusters is None:
         return ""
-    return (f", drawn in {summary.n_clusters} clusters (items that share a `cluster`, e.g. Topical-Chat's responses "
-            "to one context, are drawn and permuted together)")
+    return (
+        f", drawn in {summary.n_clusters} clusters (items that share a `cluster`, e.g. Topical-Chat's responses "
+        "to one context, are drawn and permuted together)"
+    )
 
 
 def _stat(s: Stat | None, pct: bool = False) -> str:
@@ -94,17 +102,29 @@ def render(out: Path, summary: CalibrationSummary) -> str:
     metrics = list(next(iter(summary.settings.values())).agreement) if summary.settings else []
     lines = [f"# chateval calibrate: {out.name}", ""]
     if summary.offline:
-        lines += [f"> **Note:** {summary.note}. Every row is labelled `{OFFLINE_JUDGE}`; the numbers test the "
-                  "pipeline and are not LLM results.", ""]
-    lines += [f"**{summary.conclusion}**", "",
-              f"Input: `{summary.input}` ({summary.input_format} format, task {summary.task}) — {summary.n_items} "
-              f"items, {summary.n_reference} with a usable human reference"
-              + (f", {summary.n_multi_annotated} with several annotators (reference: their "
-                 f"{_reference_kind(summary.task)})" if summary.n_multi_annotated else "") + ".",
-              "", f"Intervals: 95% percentile bootstrap over items{_clusters(summary)} ({summary.resamples} resamples, seed "
-              f"{summary.seed}). Paired difference from the baseline `{summary.baseline}`: the same items, the same "
-              "resampled indices for both settings, and a paired test (McNemar's exact test for accuracy, a paired "
-              "permutation test for the other statistics; chateval.paired).", ""]
+        lines += [
+            f"> **Note:** {summary.note}. Every row is labelled `{OFFLINE_JUDGE}`; the numbers test the "
+            "pipeline and are not LLM results.",
+            "",
+        ]
+    lines += [
+        f"**{summary.conclusion}**",
+        "",
+        f"Input: `{summary.input}` ({summary.input_format} format, task {summary.task}) — {summary.n_items} "
+        f"items, {summary.n_reference} with a usable human reference"
+        + (
+            f", {summary.n_multi_annotated} with several annotators (reference: their {_reference_kind(summary.task)})"
+            if summary.n_multi_annotated
+            else ""
+        )
+        + ".",
+        "",
+        f"Intervals: 95% percentile bootstrap over items{_clusters(summary)} ({summary.resamples} resamples, seed "
+        f"{summary.seed}). Paired difference from the baseline `{summary.baseline}`: the same items, the same "
+        "resampled indices for both settings, and a paired test (McNemar's exact test for accuracy, a paired "
+        "permutation test for the other statistics; chateval.paired).",
+        "",
+    ]
     head = ["setting", "judge", "panel"] + [NAMES[m] + (" %" if m == "accuracy" else "") + " [95% CI]" for m in metrics]
     head += [f"Δ{NAMES[m]} vs {summary.baseline}" for m in metrics]
     head += ["n ok/items", "calls/item", "tokens/item", "cost/item", "wall s"]
@@ -112,31 +132,47 @@ def render(out: Path, summary: CalibrationSummary) -> str:
     for r in summary.settings.values():
         p = r.panel
         judge = OFFLINE_JUDGE if summary.offline else p.model
-        panel = (f"{p.strategy}, {p.agents}×{p.turns} ({', '.join(p.personas)})" + (", swap" if p.swap else ""))
+        panel = f"{p.strategy}, {p.agents}×{p.turns} ({', '.join(p.personas)})" + (", swap" if p.swap else "")
         cells = [f"`{r.setting.name}`" + (" (baseline)" if r.setting.name == summary.baseline else ""), judge, panel]
         cells += [_stat(r.agreement.get(m), pct=m == "accuracy") for m in metrics]
         cells += ["–" if r.setting.name == summary.baseline else _paired(_diff(r, m)) for m in metrics]
         cost = "unknown" if r.per_item.cost_usd is None else f"${r.per_item.cost_usd:.5f}"
-        cells += [f"{r.n_ok}/{r.n_items}" + ("" if r.complete else " (incomplete)"), f"{r.per_item.calls:.1f}",
-                  ("~" if r.per_item.tokens_approx else "") + f"{r.per_item.tokens:,.0f}", cost, f"{r.wall_time_s:.1f}"]
+        cells += [
+            f"{r.n_ok}/{r.n_items}" + ("" if r.complete else " (incomplete)"),
+            f"{r.per_item.calls:.1f}",
+            ("~" if r.per_item.tokens_approx else "") + f"{r.per_item.tokens:,.0f}",
+            cost,
+            f"{r.wall_time_s:.1f}",
+        ]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Calls and tokens per item count cache hits too (what the setting costs on a cold cache); each "
-              "sub-run's summary.json has the split.", ""]
+    lines += [
+        "",
+        "Calls and tokens per item count cache hits too (what the setting costs on a cold cache); each "
+        "sub-run's summary.json has the split.",
+        "",
+    ]
     if summary.ceiling:
         c = summary.ceiling
-        lines += ["## Human ceiling", "",
-                  f"The annotators' own agreement, leave-one-out: each annotator's label against the "
-                  f"{_reference_kind(summary.task)} of the item's other annotators, pooled over "
-                  f"{c.n_pairs} (item, annotator) pairs on {c.n_items} items; 95% bootstrap over items. "
-                  + ", ".join(f"{NAMES[m]}: {_stat(s, pct=m == 'accuracy')}" for m, s in c.agreement.items()) + ".",
-                  "A judge compared with all the annotators' reference is measured against a slightly better "
-                  "reference than each annotator here.", ""]
+        lines += [
+            "## Human ceiling",
+            "",
+            f"The annotators' own agreement, leave-one-out: each annotator's label against the "
+            f"{_reference_kind(summary.task)} of the item's other annotators, pooled over "
+            f"{c.n_pairs} (item, annotator) pairs on {c.n_items} items; 95% bootstrap over items. "
+            + ", ".join(f"{NAMES[m]}: {_stat(s, pct=m == 'accuracy')}" for m, s in c.agreement.items())
+            + ".",
+            "A judge compared with all the annotators' reference is measured against a slightly better "
+            "reference than each annotator here.",
+            "",
+        ]
     for m in metrics:
         png = f"agreement_{m}.png"
         if (out / png).exists():
             lines += [f"![{NAMES[m]} per setting]({png})", ""]
-    lines += ["## Sub-runs", ""] + [f"- `{r.setting.name}` (`{r.setting.spec()}`): `{out / r.run_dir}` — "
-                                    f"`chateval view {out / r.run_dir}`" for r in summary.settings.values()]
+    lines += ["## Sub-runs", ""] + [
+        f"- `{r.setting.name}` (`{r.setting.spec()}`): `{out / r.run_dir}` — `chateval view {out / r.run_dir}`"
+        for r in summary.settings.values()
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -152,12 +188,24 @@ def charts(out: Path, summary: CalibrationSummary) -> None:
         ceiling = summary.ceiling.agreement.get(m) if summary.ceiling else None
         if ceiling and ceiling.value is not None:
             base["human ceiling (leave-one-out)"] = ceiling.value
-        chart = Chart(m, NAMES[m], NAMES[m], {NAMES[m]: [s.value for s in stats]}, [s.n for s in stats],
-                      pct=m == "accuracy", ylim=KAPPA_RANGE if m in ("kappa", "spearman", "kendall") else None,
-                      intervals={NAMES[m]: [(s.ci95[0], s.ci95[1]) if s.ci95 else None for s in stats]}, baselines=base)
+        chart = Chart(
+            m,
+            NAMES[m],
+            NAMES[m],
+            {NAMES[m]: [s.value for s in stats]},
+            [s.n for s in stats],
+            pct=m == "accuracy",
+            ylim=KAPPA_RANGE if m in ("kappa", "spearman", "kendall") else None,
+            intervals={NAMES[m]: [(s.ci95[0], s.ci95[1]) if s.ci95 else None for s in stats]},
+            baselines=base,
+        )
         judge = OFFLINE_JUDGE if summary.offline else summary.model
-        chart_bars(out / f"agreement_{m}.png", names, chart,
-                   title=f"calibration: {NAMES[m]} with the human reference (95% CI)\n(judge: {judge})")
+        chart_bars(
+            out / f"agreement_{m}.png",
+            names,
+            chart,
+            title=f"calibration: {NAMES[m]} with the human reference (95% CI)\n(judge: {judge})",
+        )
 
 
 def write_report(out: Path, summary: CalibrationSummary) -> Path:

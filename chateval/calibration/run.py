@@ -10,26 +10,26 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..debate.tasks import get_task
-from ..evaluation.config import EvalConfig
-from ..util.errors import ConfigError
-from ..evaluation.evaluator import Evaluator
-from ..evaluation.report import write_report
-from ..evaluation.inputs import load_samples
-from ..models.prices import apply_price_specs
-from ..util.plugins import load_plugins
-from ..runs.progress import RunProgress
-from ..runs.directory import RunDir, RunLock
-from ..evaluation.summary import OFFLINE_NOTE
 from ..bench.base import run_units
 from ..bench.executor import Execution, connect, import_ray, reset, use
+from ..debate.tasks import get_task
+from ..evaluation.config import EvalConfig
+from ..evaluation.evaluator import Evaluator
+from ..evaluation.inputs import load_samples
+from ..evaluation.report import write_report
+from ..evaluation.summary import OFFLINE_NOTE
+from ..models.prices import apply_price_specs
+from ..runs.directory import RunDir, RunLock
+from ..runs.progress import RunProgress
+from ..util.errors import ConfigError
+from ..util.plugins import load_plugins
 from . import metrics as M
 from .config import CalibrateConfig
-from .grid import DEFAULT_GRID, parse_setting, resolve, with_baseline, load_grid
+from .grid import DEFAULT_GRID, load_grid, parse_setting, resolve, with_baseline
 from .preset import check_preset_path, write_preset
-from .records import (CalibrationSetting, CalibrationSummary, Ceiling, Panel, PerItem, SettingResult,
-                      write_calibration)
-from .report import conclude, write_report as write_calibration_report
+from .records import CalibrationSetting, CalibrationSummary, Ceiling, Panel, PerItem, SettingResult, write_calibration
+from .report import conclude
+from .report import write_report as write_calibration_report
 from .sources import Source, prepare
 
 LAYER_KEYS = ("model", "base_url", "temperature", "max_tokens", "seed", "structured")
@@ -74,12 +74,15 @@ def _check_dirs(cfg: CalibrateConfig, out: Path, settings: list[CalibrationSetti
     taken = [s.name for s in settings if (out / s.name / "config.json").exists()]
     if taken or (out / "summary.json").exists():
         where = out / taken[0] if taken else out
-        raise ConfigError(f"{where}: already holds a run; use --resume to continue it, --overwrite to replace it, "
-                          "or choose another --out")
+        raise ConfigError(
+            f"{where}: already holds a run; use --resume to continue it, --overwrite to replace it, "
+            "or choose another --out"
+        )
 
 
-async def acalibrate(config: CalibrateConfig | dict[str, Any], *,
-                     progress: RunProgress | None = None) -> CalibrationSummary:
+async def acalibrate(
+    config: CalibrateConfig | dict[str, Any], *, progress: RunProgress | None = None
+) -> CalibrationSummary:
     """Run a calibration (see the package docstring); returns its summary, also written to
     ``OUT/summary.json``."""
     cfg = config if isinstance(config, CalibrateConfig) else CalibrateConfig.merged_from(config)
@@ -137,11 +140,19 @@ async def acalibrate(config: CalibrateConfig | dict[str, Any], *,
     return summary
 
 
-async def _run_setting(cfg: CalibrateConfig, s: CalibrationSetting, ev: Evaluator, source: Source,
-                       samples: list[Any], out: Path, progress: RunProgress | None) -> dict[str, Any]:
+async def _run_setting(
+    cfg: CalibrateConfig,
+    s: CalibrationSetting,
+    ev: Evaluator,
+    source: Source,
+    samples: list[Any],
+    out: Path,
+    progress: RunProgress | None,
+) -> dict[str, Any]:
     """One setting's sub-run: an evaluate run directory (its config, records, summary, report)."""
-    config = ev.file_run_config(source.path) | {"calibration": {"setting": s.model_dump(), "input": str(source.given),
-                                                                "input_format": source.format}}
+    config = ev.file_run_config(source.path) | {
+        "calibration": {"setting": s.model_dump(), "input": str(source.given), "input_format": source.format}
+    }
     if progress:
         progress.totals, progress.label = ev.layer.totals, s.name
 
@@ -151,8 +162,13 @@ async def _run_setting(cfg: CalibrateConfig, s: CalibrationSetting, ev: Evaluato
     wanted = {x.id for x in samples}
     with RunDir(out / s.name, config, resume=cfg.resume, overwrite=cfg.overwrite, key="key") as run:
         try:
-            await run_units([(x.id, x) for x in samples], unit, run, progress=progress,
-                            workers=cfg.workers or 2 * ev.layer.max_connections)
+            await run_units(
+                [(x.id, x) for x in samples],
+                unit,
+                run,
+                progress=progress,
+                workers=cfg.workers or 2 * ev.layer.max_connections,
+            )
         finally:
             records = [r for r in run.records() if r.get("key") in wanted]
             summary = ev.run_summary(records, len(samples), config)
@@ -161,49 +177,84 @@ async def _run_setting(cfg: CalibrateConfig, s: CalibrationSetting, ev: Evaluato
     return {"summary": summary, "records": records}
 
 
-def _summarise(cfg: CalibrateConfig, source: Source, settings: list[CalibrationSetting],
-               evaluators: dict[str, Evaluator], samples: list[Any], runs: dict[str, dict[str, Any]]
-               ) -> CalibrationSummary:
+def _summarise(
+    cfg: CalibrateConfig,
+    source: Source,
+    settings: list[CalibrationSetting],
+    evaluators: dict[str, Evaluator],
+    samples: list[Any],
+    runs: dict[str, dict[str, Any]],
+) -> CalibrationSummary:
     task = source.task
     # Items that are not independent name their cluster (Topical-Chat: the context; a user's file:
     # a `cluster` field): bootstraps and paired tests then resample and permute whole clusters.
     clusters = {x.id: str(x.meta["cluster"]) for x in samples if x.meta.get("cluster") is not None} or None
     items = M.Items(task, {x.id: x.label for x in samples}, clusters)
-    preds = {name: {r["key"]: M.predicted(task, r) for r in run["records"] if r.get("status") == "ok"}
-             for name, run in runs.items()}
+    preds = {
+        name: {r["key"]: M.predicted(task, r) for r in run["records"] if r.get("status") == "ok"}
+        for name, run in runs.items()
+    }
     base = cfg.baseline
     opts = {"resamples": cfg.resamples, "seed": cfg.bootstrap_seed}
     results: dict[str, SettingResult] = {}
     for s in settings:
         ev, summ = evaluators[s.name], runs[s.name]["summary"]
-        vs = {} if s.name == base else {
-            m: d for m, d in M.paired_vs(items, s.name, preds[s.name], base, preds[base],
-                                                                   **opts).items()}
+        vs = (
+            {}
+            if s.name == base
+            else {m: d for m, d in M.paired_vs(items, s.name, preds[s.name], base, preds[base], **opts).items()}
+        )
         results[s.name] = SettingResult(
-            setting=s, run_dir=s.name, panel=_panel(ev), config=_public(ev),
-            n_items=len(samples), n_ok=summ["n_ok"], n_failed=summ["n_failed"],
+            setting=s,
+            run_dir=s.name,
+            panel=_panel(ev),
+            config=_public(ev),
+            n_items=len(samples),
+            n_ok=summ["n_ok"],
+            n_failed=summ["n_failed"],
             complete=summ["complete"] and summ["n_failed"] == 0,
-            agreement=M.setting_agreement(items, preds[s.name], **opts), usage=summ["usage"],
-            per_item=_per_item(summ), vs_baseline=vs, wall_time_s=summ.get("wall_time_s", 0.0))
+            agreement=M.setting_agreement(items, preds[s.name], **opts),
+            usage=summ["usage"],
+            per_item=_per_item(summ),
+            vs_baseline=vs,
+            wall_time_s=summ.get("wall_time_s", 0.0),
+        )
     first = evaluators[settings[0].name]
     ceiling = M.ceiling(items, **opts)
     summary = CalibrationSummary(
-        input=str(source.given), input_format=source.format, task=task, n_items=len(samples),
+        input=str(source.given),
+        input_format=source.format,
+        task=task,
+        n_items=len(samples),
         n_reference=len(items.reference),
         n_clusters=None if clusters is None else len(set(clusters.values()) | (set(items.reference) - set(clusters))),
         n_multi_annotated=sum(1 for lab in items.raw.values() if isinstance(lab, list) and len(lab) > 1),
-        model=first.layer.label, offline=first.is_offline, note=OFFLINE_NOTE if first.is_offline else None,
-        primary_metric=items.format.primary_metric, baseline=base, settings=results,
+        model=first.layer.label,
+        offline=first.is_offline,
+        note=OFFLINE_NOTE if first.is_offline else None,
+        primary_metric=items.format.primary_metric,
+        baseline=base,
+        settings=results,
         ceiling=Ceiling(n_items=ceiling[0], n_pairs=ceiling[1], agreement=ceiling[2]) if ceiling else None,
-        resamples=cfg.resamples, seed=cfg.bootstrap_seed, complete=all(r.complete for r in results.values()),
-        wall_time_s=sum(r.wall_time_s for r in results.values()))
+        resamples=cfg.resamples,
+        seed=cfg.bootstrap_seed,
+        complete=all(r.complete for r in results.values()),
+        wall_time_s=sum(r.wall_time_s for r in results.values()),
+    )
     return conclude(summary)
 
 
 def _panel(ev: Evaluator) -> Panel:
     c = ev.config
-    return Panel(model=ev.layer.label, strategy=c.strategy, agents=len(ev.personas), turns=c.turns,
-                 personas=[p.slug for p in ev.personas], aggregate=ev.panel(c.task).aggregate, swap=c.swap)
+    return Panel(
+        model=ev.layer.label,
+        strategy=c.strategy,
+        agents=len(ev.personas),
+        turns=c.turns,
+        personas=[p.slug for p in ev.personas],
+        aggregate=ev.panel(c.task).aggregate,
+        swap=c.swap,
+    )
 
 
 def _public(ev: Evaluator) -> dict[str, Any]:
@@ -212,16 +263,26 @@ def _public(ev: Evaluator) -> dict[str, Any]:
 
 def _per_item(summary: dict[str, Any]) -> PerItem:
     u, n = summary["usage"], max(1, summary["n_ok"] + summary["n_failed"])
-    tokens = sum(u.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens",
-                                        "cached_completion_tokens"))
+    tokens = sum(
+        u.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens")
+    )
     cost = u.get("cost_usd")
-    return PerItem(calls=(u.get("calls", 0) + u.get("cached_calls", 0)) / n, tokens=tokens / n,
-                   cost_usd=None if cost is None else cost / n, tokens_approx=bool(u.get("tokens_approx")))
+    return PerItem(
+        calls=(u.get("calls", 0) + u.get("cached_calls", 0)) / n,
+        tokens=tokens / n,
+        cost_usd=None if cost is None else cost / n,
+        tokens_approx=bool(u.get("tokens_approx")),
+    )
 
 
-def calibrate(input: str | Path | None = None, out: str | Path | None = None, *,
-              settings: list[CalibrationSetting | str] | None = None, progress: bool = False,
-              **options: Any) -> CalibrationSummary:
+def calibrate(
+    input: str | Path | None = None,
+    out: str | Path | None = None,
+    *,
+    settings: list[CalibrationSetting | str] | None = None,
+    progress: bool = False,
+    **options: Any,
+) -> CalibrationSummary:
     """Calibrate judge settings against human labels (the Python API of ``chateval calibrate``).
 
     >>> s = calibrate("labels.jsonl", "calib/", model="offline")          # the default grid
@@ -231,8 +292,12 @@ def calibrate(input: str | Path | None = None, out: str | Path | None = None, *,
     other options are the fields of CalibrateConfig (grid, baseline, limit, resume, model, ...).
     Works inside a running event loop too (a notebook): the run then happens on a worker thread."""
     parsed = [s if isinstance(s, CalibrationSetting) else parse_setting(s) for s in settings or []]
-    data = {"input": None if input is None else str(input), "out": None if out is None else str(out),
-            "settings": parsed, **options}
+    data = {
+        "input": None if input is None else str(input),
+        "out": None if out is None else str(out),
+        "settings": parsed,
+        **options,
+    }
     cfg = CalibrateConfig.merged_from(data)
     bar = None
     if progress:

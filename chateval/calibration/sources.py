@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..bench.faireval import faireval_items
+from ..bench.topical_samples import build_sample
 from ..datasets.common import DatasetError
 from ..datasets.faireval import FILE as FAIREVAL_FILE
 from ..datasets.topical_chat import ASPECTS, UNIEVAL, USR, load_topical_chat
-from ..util.errors import ConfigError, InputError
-from ..stats.labels import normalise_label
 from ..runs.directory import atomic_write
-from ..bench.faireval import faireval_items
-from ..bench.topical_samples import build_sample
+from ..stats.labels import normalise_label
+from ..util.errors import ConfigError, InputError
 
 CONVERTED = "input.jsonl"
 
@@ -50,8 +50,9 @@ def detect(path: Path) -> str:
             return "faireval"
         if (path / UNIEVAL).is_file() or (path / USR).is_file():
             return "topical-chat"
-        raise InputError(f"{path}: a folder, but neither FairEval ({FAIREVAL_FILE}) nor Topical-Chat ({UNIEVAL}, "
-                         f"{USR}) is in it")
+        raise InputError(
+            f"{path}: a folder, but neither FairEval ({FAIREVAL_FILE}) nor Topical-Chat ({UNIEVAL}, {USR}) is in it"
+        )
     if not path.is_file():
         raise InputError(f"{path}: input file not found")
     if path.suffix == ".json":
@@ -85,8 +86,10 @@ def infer_task(path: Path) -> str:
         return "score"
     if normalise_label("correctness", one) is not None:
         return "correctness"
-    raise InputError(f"{path}:1: cannot tell the task from the first record (answer_1/answer_2 for pairwise; a "
-                     "number label for score; a true/false label for correctness); give --task")
+    raise InputError(
+        f"{path}:1: cannot tell the task from the first record (answer_1/answer_2 for pairwise; a "
+        "number label for score; a true/false label for correctness); give --task"
+    )
 
 
 def prepare(given: str | Path, out: Path, *, fmt: str = "auto", task: str | None = None, write: bool = True) -> Source:

@@ -7,8 +7,8 @@ import argparse
 import logging
 import sys
 import textwrap
-from typing import Any, Sequence
-
+from collections.abc import Sequence
+from typing import Any
 
 from ..util import secrets
 from ..util.errors import ChatevalError
@@ -28,17 +28,21 @@ start here (no API key needed: the offline model is a deterministic heuristic, n
 a real model: --model openai/gpt-4o-mini (OPENAI_API_KEY), or openai-compatible/NAME --base-url URL.
 Each command's options: chateval COMMAND --help."""
 
-EPILOG = textwrap.fill("exit codes: 0 done; 1 some samples or units failed or have no result, or a run file could not "
-          "be written; 2 bad input or settings, or the model endpoint refuses connections (finished work "
-          "is kept, --resume continues); 3 stopped at the --max-cost cap; 4 a --fail-under gate was not met; "
-          "130 interrupted.", 100)
+EPILOG = textwrap.fill(
+    "exit codes: 0 done; 1 some samples or units failed or have no result, or a run file could not "
+    "be written; 2 bad input or settings, or the model endpoint refuses connections (finished work "
+    "is kept, --resume continues); 3 stopped at the --max-cost cap; 4 a --fail-under gate was not met; "
+    "130 interrupted.",
+    100,
+)
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser. The benchmarks' subcommands are only built when ``argv`` asks for ``bench``
     (or argv is None), so ``chateval --help`` does not import every benchmark."""
-    parser = argparse.ArgumentParser(prog="chateval", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="chateval", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"chateval {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     evaluate.add_parser(sub)
@@ -63,9 +67,18 @@ def _version() -> str:
         return __version__
 
 
-COMMANDS = {"evaluate": evaluate.run, "calibrate": calibrate.run, "personas": listing.personas,
-            "strategies": listing.strategies, "memory": memory.run, "bench": bench.run, "view": view.run,
-            "audit": audit.run, "perturbations": listing.perturbations, "data": data.run}
+COMMANDS = {
+    "evaluate": evaluate.run,
+    "calibrate": calibrate.run,
+    "personas": listing.personas,
+    "strategies": listing.strategies,
+    "memory": memory.run,
+    "bench": bench.run,
+    "view": view.run,
+    "audit": audit.run,
+    "perturbations": listing.perturbations,
+    "data": data.run,
+}
 
 
 def _quiet_library_logs() -> None:
@@ -117,8 +130,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except ChatevalError as e:
         from rich.markup import escape  # a message may hold brackets: pip install 'chateval[local]'
 
-        (console or _stderr()).print(f"[red]error:[/red] {escape(secrets.scrub(str(e)))}", highlight=False,
-                                     soft_wrap=True)
+        (console or _stderr()).print(
+            f"[red]error:[/red] {escape(secrets.scrub(str(e)))}", highlight=False, soft_wrap=True
+        )
         return e.exit_code
     except OSError as e:
         from ..runs.directory import WRITE_ERRNOS
@@ -127,12 +141,17 @@ def _main(argv: Sequence[str] | None) -> int:
             raise
         # A disk that cannot take a file the run writes outside a run directory's own guard
         # (a plot of a benchmark's top folder, say): one line too.
-        (console or _stderr()).print(f"[red]error:[/red] cannot write {e.filename or 'a run file'}: "
-                                     f"{e.strerror or e}; make room and rerun with --resume", highlight=False,
-                                     soft_wrap=True)
+        (console or _stderr()).print(
+            f"[red]error:[/red] cannot write {e.filename or 'a run file'}: "
+            f"{e.strerror or e}; make room and rerun with --resume",
+            highlight=False,
+            soft_wrap=True,
+        )
         return 1
     except KeyboardInterrupt:
-        (console or _stderr()).print("[yellow]interrupted:[/yellow] finished samples are saved; rerun with --resume to continue")
+        (console or _stderr()).print(
+            "[yellow]interrupted:[/yellow] finished samples are saved; rerun with --resume to continue"
+        )
         return 130
 
 

@@ -21,21 +21,28 @@ def add_parser(sub: Any) -> None:
     from ..auditing.config import AuditConfig
 
     p = sub.add_parser(
-        "audit", help="measure a judge's biases: verdict flips under perturbed inputs",
+        "audit",
+        help="measure a judge's biases: verdict flips under perturbed inputs",
         description="Judge every item of INPUT as it is and under perturbations (answers swapped, one answer padded, "
-                    "a planted verdict, an authority claim, a model label with --judge-family, same-role personas) "
-                    "and report per bias how often the verdict flips, with a 95% Wilson interval, n and the "
-                    "direction of the flips. The judge takes evaluate's options. Writes config.json, samples.jsonl "
-                    "(one judged variant per line), summary.json, report.md, flip_rates.png and view.html to --out.",
+        "a planted verdict, an authority claim, a model label with --judge-family, same-role personas) "
+        "and report per bias how often the verdict flips, with a 95% Wilson interval, n and the "
+        "direction of the flips. The judge takes evaluate's options. Writes config.json, samples.jsonl "
+        "(one judged variant per line), summary.json, report.md, flip_rates.png and view.html to --out.",
         epilog=EXIT_CODES + "\n\nINPUT: an evaluate JSONL file (pairwise {id, question, answer_1, answer_2}; score and "
-               "correctness {id, question, answer}), or the FairEval file or folder as it is.",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "correctness {id, question, answer}), or the FairEval file or folder as it is.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("input", help="JSONL file (evaluate's format) or the FairEval file/folder")
     add_model_options(p, AuditConfig, title="audit")
     add_judge_options(p)
-    p.add_argument("--fail-over", action="append", default=[], metavar="flip_rate[:PERTURBATION]=VALUE",
-                   help="after the run, exit 4 if a flip rate is above VALUE (repeatable; for CI); without "
-                        ":PERTURBATION every perturbation that ran must stay at or below it")
+    p.add_argument(
+        "--fail-over",
+        action="append",
+        default=[],
+        metavar="flip_rate[:PERTURBATION]=VALUE",
+        help="after the run, exit 4 if a flip rate is above VALUE (repeatable; for CI); without "
+        ":PERTURBATION every perturbation that ran must stay at or below it",
+    )
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -43,9 +50,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
     from ..auditing import AuditConfig, arun
     from ..models import UsageTotals
-    from ..runs.progress import RunProgress
-
     from ..runs.gates import AUDIT_METRICS, audit_measures, parse_gates
+    from ..runs.progress import RunProgress
     from .outcome import gate_exit
 
     gates = parse_gates(args.fail_over, AUDIT_METRICS, flag="--fail-over")
@@ -67,7 +73,14 @@ def run(args: argparse.Namespace, console: Console) -> int:
     console.print(table)
     for name, why in summary.skipped.items():
         console.print(f"[yellow]not run:[/yellow] {name}: {why}", highlight=False)
-    console.print(f"results in {cfg.out}/ (report.md, summary.json, flip_rates.png); flipped items: "
-                  f"{cfg.out}/view.html", highlight=False)
-    return gate_exit(1 if summary.n_failed else 0, gates, audit_measures(summary.model_dump(mode="json")), console,
-                     flag="--fail-over")
+    console.print(
+        f"results in {cfg.out}/ (report.md, summary.json, flip_rates.png); flipped items: {cfg.out}/view.html",
+        highlight=False,
+    )
+    return gate_exit(
+        1 if summary.n_failed else 0,
+        gates,
+        audit_measures(summary.model_dump(mode="json")),
+        console,
+        flag="--fail-over",
+    )

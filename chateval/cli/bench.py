@@ -5,19 +5,31 @@ settings from YAML/JSON (flags override it). Runs through ``chateval.bench.arun`
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-
-from .cost import EXIT_CODE_TEXT, EXIT_STOPPED, add_cost_options, cap_context, check_executor, print_estimate, report_cap
+from .cost import (
+    EXIT_CODE_TEXT,
+    EXIT_STOPPED,
+    add_cost_options,
+    cap_context,
+    check_executor,
+    print_estimate,
+    report_cap,
+)
 from .options import UsageFormatter, add_model_options, given
 from .outcome import add_gate_option, gate_exit, report_accounting
 
 if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console
 
-EXIT_CODES = ("exit codes: 0 every unit done; 1 some units failed or have no result, or a run file could not be "
-              "written; 2 bad input or settings, or a model endpoint refuses connections (the run stops; finished "
-              "units are kept); " + EXIT_CODE_TEXT + "; 4 a --fail-under gate was not met; 130 interrupted (finished units are kept).")
+EXIT_CODES = (
+    "exit codes: 0 every unit done; 1 some units failed or have no result, or a run file could not be "
+    "written; 2 bad input or settings, or a model endpoint refuses connections (the run stops; finished "
+    "units are kept); "
+    + EXIT_CODE_TEXT
+    + "; 4 a --fail-under gate was not met; 130 interrupted (finished units are kept)."
+)
 
 
 def preload_plugins(argv: Sequence[str]) -> None:
@@ -30,11 +42,14 @@ def preload_plugins(argv: Sequence[str]) -> None:
 
 
 def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
-    bp = sub.add_parser("bench", help="run a benchmark (see `chateval bench --list`)",
-                        description="Run a registered benchmark into a run directory (config.json, samples.jsonl, "
-                                    "summary.json, report.md with plots). --resume continues a run; --config FILE "
-                                    "loads settings (YAML or JSON, keys = option names) that flags override.",
-                        epilog=EXIT_CODES)
+    bp = sub.add_parser(
+        "bench",
+        help="run a benchmark (see `chateval bench --list`)",
+        description="Run a registered benchmark into a run directory (config.json, samples.jsonl, "
+        "summary.json, report.md with plots). --resume continues a run; --config FILE "
+        "loads settings (YAML or JSON, keys = option names) that flags override.",
+        epilog=EXIT_CODES,
+    )
     bp.add_argument("--list", action="store_true", help="list the registered benchmarks")
     bsub = bp.add_subparsers(dest="benchmark", metavar="NAME")
     if not with_benchmarks:
@@ -43,10 +58,20 @@ def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
 
     for name in BENCHMARKS.names():
         description, model, metrics = describe(name)
-        p = bsub.add_parser(name, help=description, description=description, epilog=EXIT_CODES,
-                            allow_abbrev=False, formatter_class=UsageFormatter)
-        p.add_argument("--config", dest="config_file", metavar="FILE",
-                       help="settings file (YAML or JSON); options given on the command line override it")
+        p = bsub.add_parser(
+            name,
+            help=description,
+            description=description,
+            epilog=EXIT_CODES,
+            allow_abbrev=False,
+            formatter_class=UsageFormatter,
+        )
+        p.add_argument(
+            "--config",
+            dest="config_file",
+            metavar="FILE",
+            help="settings file (YAML or JSON); options given on the command line override it",
+        )
         add_model_options(p, model)
         add_gate_option(p, metrics)
         add_cost_options(p, price="price" not in model.model_fields)
@@ -55,10 +80,10 @@ def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     from ..bench import BENCHMARKS, arun, config_model
     from ..bench.headline import gate_measures, gate_metrics
-    from ..runs.gates import parse_gates
     from ..models import UsageTotals
-    from ..util.options import load_config_file
+    from ..runs.gates import parse_gates
     from ..runs.progress import RunProgress
+    from ..util.options import load_config_file
 
     if args.list or not args.benchmark:
         from rich.console import Console
@@ -98,9 +123,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
     comparisons_table(summary, console)
     failed = summary.get("n_failed", 0)
     missing = summary.get("n_missing", 0)
-    console.print(f"{args.benchmark}: {summary.get('n_units', '?')} units, {failed} failed"
-                  + (f", {missing} without a result" if missing else "")
-                  + f"; results in {cfg.out}/ (summary.json, report.md); samples and debates: chateval view {cfg.out}")
+    console.print(
+        f"{args.benchmark}: {summary.get('n_units', '?')} units, {failed} failed"
+        + (f", {missing} without a result" if missing else "")
+        + f"; results in {cfg.out}/ (summary.json, report.md); samples and debates: chateval view {cfg.out}"
+    )
     missing = report_accounting(summary, console, str(cfg.out))
     if report_cap(cap, console):
         return EXIT_STOPPED
@@ -135,10 +162,15 @@ def headline_table(rows: list[dict[str, Any]], console: Console, *, rate: bool =
     table = Table("system", "n", metric, *extra, *recall, "failed", "cost")
     for r in rows:
         cost = r.get("cost_usd")
-        table.add_row(str(r["system"]), _fmt(r.get("n")), _fmt(r.get("value"), pct=pct),
-                      *(_fmt(r.get(k), pct=pct) for k in extra),
-                      *(_fmt(r.get(k)) for k in recall), _fmt(r.get("failed")),
-                      "unknown" if cost is None else f"${cost:.4f}")
+        table.add_row(
+            str(r["system"]),
+            _fmt(r.get("n")),
+            _fmt(r.get("value"), pct=pct),
+            *(_fmt(r.get(k), pct=pct) for k in extra),
+            *(_fmt(r.get(k)) for k in recall),
+            _fmt(r.get("failed")),
+            "unknown" if cost is None else f"${cost:.4f}",
+        )
     console.print(table)
 
 

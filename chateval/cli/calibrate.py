@@ -7,7 +7,15 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..runs.gates import CALIBRATE_METRICS, calibrate_measures, parse_gates
-from .cost import EXIT_CODE_TEXT, EXIT_STOPPED, add_cost_options, cap_context, check_executor, print_estimate, report_cap
+from .cost import (
+    EXIT_CODE_TEXT,
+    EXIT_STOPPED,
+    add_cost_options,
+    cap_context,
+    check_executor,
+    print_estimate,
+    report_cap,
+)
 from .options import add_model_options, given
 from .outcome import add_gate_option, gate_exit
 
@@ -32,7 +40,8 @@ Default grid: single (one agent, one turn: ChatEval's single-agent baseline), ch
 (3 agents x 2 turns). Each setting is a normal evaluate run in OUT/<setting>: --resume continues
 an interrupted calibration, and a second calibration reuses cached model calls."""
 
-EPILOG = """\
+EPILOG = (
+    """\
 settings:
   --setting NAME=PRESET[,key=value,...]  or  NAME=key=value,...   (repeatable)
       PRESET: a strategies/ name, a YAML file, or `single`; keys: any judge setting (strategy,
@@ -45,18 +54,32 @@ settings:
   The baseline (--baseline, default `single`) is added when the grid lacks it.
 
 exit codes: 0 every item judged under every setting; 1 some items failed (see summary.json);
-2 bad input or settings (nothing was sent to a model); """ + EXIT_CODE_TEXT + """;
+2 bad input or settings (nothing was sent to a model); """
+    + EXIT_CODE_TEXT
+    + """;
 4 a --fail-under gate was not met (without :SETTING, on the best setting); 130 interrupted (rerun with --resume)."""
+)
 
 
 def add_parser(sub: Any) -> None:
     from ..calibration.config import CalibrateConfig
 
-    p = sub.add_parser("calibrate", help="which judge setting agrees best with your human labels (with intervals)",
-                       description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "calibrate",
+        help="which judge setting agrees best with your human labels (with intervals)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("input", help="labelled JSONL (or a FairEval / Topical-Chat file or folder)")
-    p.add_argument("--setting", dest="setting_specs", action="append", default=[], metavar="NAME=SPEC",
-                   help="a judge setting of the grid (repeatable; see below)")
+    p.add_argument(
+        "--setting",
+        dest="setting_specs",
+        action="append",
+        default=[],
+        metavar="NAME=SPEC",
+        help="a judge setting of the grid (repeatable; see below)",
+    )
     add_model_options(p, CalibrateConfig)
     add_gate_option(p, CALIBRATE_METRICS)
     add_cost_options(p)
@@ -85,8 +108,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
         summary = asyncio.run(acalibrate(cfg, progress=progress))
     _table(summary, console)
     console.print(f"[bold]{summary.conclusion}[/bold]", highlight=False)
-    console.print(f"results in {cfg.out}/ (summary.json, report.md, agreement_*.png; one sub-run per setting)"
-                  + (f"; preset written to {cfg.write_preset}" if cfg.write_preset and summary.best else ""))
+    console.print(
+        f"results in {cfg.out}/ (summary.json, report.md, agreement_*.png; one sub-run per setting)"
+        + (f"; preset written to {cfg.write_preset}" if cfg.write_preset and summary.best else "")
+    )
     if report_cap(cap, console, "items"):
         return EXIT_STOPPED
     return gate_exit(0 if summary.complete else 1, gates, calibrate_measures(summary.model_dump(mode="json")), console)
@@ -104,10 +129,16 @@ def _table(summary: Any, console: Console) -> None:
         cells = [r.setting.name]
         for m in metrics:
             s = r.agreement[m]
-            cells.append("undefined" if s.value is None else f"{s.value:.3f}" + (
-                f" [{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]" if s.ci95 else ""))
+            cells.append(
+                "undefined"
+                if s.value is None
+                else f"{s.value:.3f}" + (f" [{s.ci95[0]:.3f}, {s.ci95[1]:.3f}]" if s.ci95 else "")
+            )
         d = r.vs_baseline.get(summary.primary_metric)
-        cells += ["–" if d is None or d.diff is None else f"{d.diff:+.3f}",
-                  "–" if d is None or d.p_value is None else f"{d.p_value:.3g}", f"{r.per_item.calls:.1f}"]
+        cells += [
+            "–" if d is None or d.diff is None else f"{d.diff:+.3f}",
+            "–" if d is None or d.p_value is None else f"{d.p_value:.3g}",
+            f"{r.per_item.calls:.1f}",
+        ]
         table.add_row(*cells)
     console.print(table)

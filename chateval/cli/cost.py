@@ -33,17 +33,29 @@ def max_cost(value: str) -> float:
 
 def add_cost_options(p: argparse.ArgumentParser, *, price: bool = False) -> None:
     g = p.add_argument_group("cost")
-    g.add_argument("--dry-run", action="store_true",
-                   help="print the model calls, estimated input/output tokens, the cache-eligible share and the "
-                        "cost at known prices, then exit 0: no model is called and nothing is written")
+    g.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the model calls, estimated input/output tokens, the cache-eligible share and the "
+        "cost at known prices, then exit 0: no model is called and nothing is written",
+    )
     g.add_argument("--json", action="store_true", help="--dry-run: print the estimate as JSON on stdout")
-    g.add_argument("--max-cost", type=max_cost, metavar="USD",
-                   help="stop starting new units once the metered cost reaches USD; units already running finish "
-                        f"(exit {EXIT_STOPPED}; --resume with a higher cap continues). Needs a known price for "
-                        "every model (--price)")
+    g.add_argument(
+        "--max-cost",
+        type=max_cost,
+        metavar="USD",
+        help="stop starting new units once the metered cost reaches USD; units already running finish "
+        f"(exit {EXIT_STOPPED}; --resume with a higher cap continues). Needs a known price for "
+        "every model (--price)",
+    )
     if price:  # for commands whose settings have no --price of their own
-        g.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
-                       help="USD per million input/output tokens for a model missing from the price table")
+        g.add_argument(
+            "--price",
+            action="append",
+            default=[],
+            metavar="MODEL=IN,OUT",
+            help="USD per million input/output tokens for a model missing from the price table",
+        )
 
 
 def print_estimate(est: DryRunEstimate, console: Console, *, as_json: bool = False, what: str = "run") -> None:
@@ -60,23 +72,44 @@ def print_estimate(est: DryRunEstimate, console: Console, *, as_json: bool = Fal
     for col in ("calls", "input tokens", "output tokens", "cache-eligible", "cost", "cost if cached"):
         table.add_column(col, justify="right")
     for r in est.models:
-        share = f"{r.cache_eligible_tokens:,} ({r.cache_eligible_tokens / r.prompt_tokens:.0%})" if r.prompt_tokens \
-            else "0"
-        table.add_row(r.model, f"{r.calls:,}", f"{r.prompt_tokens:,}", f"{r.completion_tokens:,}", share,
-                      usd(r.cost_usd), usd(r.cost_if_cached_usd))
+        share = (
+            f"{r.cache_eligible_tokens:,} ({r.cache_eligible_tokens / r.prompt_tokens:.0%})" if r.prompt_tokens else "0"
+        )
+        table.add_row(
+            r.model,
+            f"{r.calls:,}",
+            f"{r.prompt_tokens:,}",
+            f"{r.completion_tokens:,}",
+            share,
+            usd(r.cost_usd),
+            usd(r.cost_if_cached_usd),
+        )
     share = f" ({est.cache_eligible_share:.0%})" if est.cache_eligible_share is not None else ""
-    table.add_row("total", f"{est.calls:,}", f"{est.prompt_tokens:,}", f"{est.completion_tokens:,}",
-                  f"{est.cache_eligible_tokens:,}{share}", usd(est.cost_usd), usd(est.cost_if_cached_usd), style="bold")
+    table.add_row(
+        "total",
+        f"{est.calls:,}",
+        f"{est.prompt_tokens:,}",
+        f"{est.completion_tokens:,}",
+        f"{est.cache_eligible_tokens:,}{share}",
+        usd(est.cost_usd),
+        usd(est.cost_if_cached_usd),
+        style="bold",
+    )
     console.print(table)
-    console.print(f"{est.units} units; tokens estimated at {est.token_rule}. Output tokens are the offline "
-                  "model's stand-in replies (a real model's are often longer). Cache-eligible: input tokens that "
-                  "repeat the start of an earlier call of the same unit; 'cost if cached' prices them at the model's "
-                  "cached-input price (the input price where the table has none), as if a provider's prefix cache "
-                  "served them all (providers cache only prefixes above a minimum, e.g. 1024 tokens).",
-                  highlight=False, soft_wrap=True)
+    console.print(
+        f"{est.units} units; tokens estimated at {est.token_rule}. Output tokens are the offline "
+        "model's stand-in replies (a real model's are often longer). Cache-eligible: input tokens that "
+        "repeat the start of an earlier call of the same unit; 'cost if cached' prices them at the model's "
+        "cached-input price (the input price where the table has none), as if a provider's prefix cache "
+        "served them all (providers cache only prefixes above a minimum, e.g. 1024 tokens).",
+        highlight=False,
+        soft_wrap=True,
+    )
     if est.failed_units:
-        console.print(f"[yellow]warning:[/yellow] {est.failed_units} unit(s) failed in the simulation and are not "
-                      "counted", highlight=False)
+        console.print(
+            f"[yellow]warning:[/yellow] {est.failed_units} unit(s) failed in the simulation and are not counted",
+            highlight=False,
+        )
     for note in est.notes:
         console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)
 
@@ -92,8 +125,10 @@ def report_cap(cap: CostCap | None, console: Console, unit: str = "units") -> bo
 def check_executor(args: argparse.Namespace, cfg: Any) -> None:
     """--max-cost meters this process's model layers: units on Ray workers would spend unseen."""
     if getattr(args, "max_cost", None) is not None and getattr(cfg, "executor", "local") == "ray":
-        raise ConfigError("--max-cost needs --executor local: the cap meters the calls made in this process, "
-                          "and units on Ray workers spend outside it")
+        raise ConfigError(
+            "--max-cost needs --executor local: the cap meters the calls made in this process, "
+            "and units on Ray workers spend outside it"
+        )
 
 
 def cap_context(args: argparse.Namespace) -> Any:

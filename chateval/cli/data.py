@@ -12,34 +12,51 @@ from ..util.errors import ConfigError
 if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console
 
-FOLDER_HELP = ("the data folder (default: $CHATEVAL_DATA_DIR, else ~/.cache/chateval/data; the benchmarks' --data "
-               "defaults look there first)")
-EXIT_CODES = ("exit codes: 0 every file is in place (and verified where the catalog pins a sha256); 1 a download "
-              "failed or broke off (what arrived is kept in FILE.part: run the same command again to resume); 2 bad "
-              "input (unknown name, a file already there that differs from the catalog); 3 a checksum mismatch "
-              "(the download is refused and removed).")
+FOLDER_HELP = (
+    "the data folder (default: $CHATEVAL_DATA_DIR, else ~/.cache/chateval/data; the benchmarks' --data "
+    "defaults look there first)"
+)
+EXIT_CODES = (
+    "exit codes: 0 every file is in place (and verified where the catalog pins a sha256); 1 a download "
+    "failed or broke off (what arrived is kept in FILE.part: run the same command again to resume); 2 bad "
+    "input (unknown name, a file already there that differs from the catalog); 3 a checksum mismatch "
+    "(the download is refused and removed)."
+)
 
 
 def add_parser(sub: Any) -> None:
-    dp = sub.add_parser("data", help="list the public data sets the benchmarks read, and download them",
-                        description="The public data sets the benchmarks read: where they come from, their "
-                                    "licences and sizes (list), and a download into the data folder (get).")
+    dp = sub.add_parser(
+        "data",
+        help="list the public data sets the benchmarks read, and download them",
+        description="The public data sets the benchmarks read: where they come from, their "
+        "licences and sizes (list), and a download into the data folder (get).",
+    )
     dsub = dp.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
     dp.set_defaults(data_help=dp.print_help)
-    ls = dsub.add_parser("list", help="every data set: what reads it, size, licence, source, and whether it is here",
-                         description="Every data set the benchmarks read, with its source, licence note, size, "
-                                     "whether its checksum is pinned, and whether it is in the data folder.")
+    ls = dsub.add_parser(
+        "list",
+        help="every data set: what reads it, size, licence, source, and whether it is here",
+        description="Every data set the benchmarks read, with its source, licence note, size, "
+        "whether its checksum is pinned, and whether it is in the data folder.",
+    )
     ls.add_argument("--to", metavar="DIR", help=FOLDER_HELP)
-    get = dsub.add_parser("get", help="download data sets into the data folder (resumable, checksummed)",
-                          description="Download the official public files of one or more data sets into the data "
-                                      "folder, continue an interrupted download, verify sizes and sha256 checksums, "
-                                      "and convert them to the layout the loaders read. See `chateval data list`.",
-                          epilog=EXIT_CODES)
+    get = dsub.add_parser(
+        "get",
+        help="download data sets into the data folder (resumable, checksummed)",
+        description="Download the official public files of one or more data sets into the data "
+        "folder, continue an interrupted download, verify sizes and sha256 checksums, "
+        "and convert them to the layout the loaders read. See `chateval data list`.",
+        epilog=EXIT_CODES,
+    )
     get.add_argument("names", nargs="+", metavar="NAME", help="data set name(s) from `chateval data list`")
     get.add_argument("--to", metavar="DIR", help=FOLDER_HELP)
-    get.add_argument("--mirror", metavar="URL", help="download from URL/<folder>/<file> (a server holding a data "
-                                                     "folder's layout) instead of the official URLs "
-                                                     "(default: $CHATEVAL_DATA_MIRROR when set)")
+    get.add_argument(
+        "--mirror",
+        metavar="URL",
+        help="download from URL/<folder>/<file> (a server holding a data "
+        "folder's layout) instead of the official URLs "
+        "(default: $CHATEVAL_DATA_MIRROR when set)",
+    )
     get.add_argument("--force", action="store_true", help="download again even when a file is already there")
     get.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds without data before giving up")
 
@@ -75,17 +92,32 @@ def cmd_list(args: argparse.Namespace) -> int:
     # on a narrow terminal.
     for d in CATALOG:
         pinned = sum(f.sha256 is not None for f in d.files)
-        sums = "sha256 pinned" if pinned == len(d.files) else "sha256 not pinned" if not pinned else \
-            f"sha256 pinned for {pinned} of {len(d.files)} files"
+        sums = (
+            "sha256 pinned"
+            if pinned == len(d.files)
+            else "sha256 not pinned"
+            if not pinned
+            else f"sha256 pinned for {pinned} of {len(d.files)} files"
+        )
         here = status(d, root)
         colour = {"present": "green", "partial": "yellow"}.get(here, "dim")
-        out.print(f"[bold]{d.name}[/bold]  [{colour}]{here}[/{colour}]  {escape(d.title)}", highlight=False,
-                  soft_wrap=True)
-        for key, value in (("read by", ", ".join(d.benchmarks)), ("size", f"{d.size} · {sums}"),
-                           ("licence", d.licence), ("source", d.source), ("files", ", ".join(d.reads))):
+        out.print(
+            f"[bold]{d.name}[/bold]  [{colour}]{here}[/{colour}]  {escape(d.title)}", highlight=False, soft_wrap=True
+        )
+        for key, value in (
+            ("read by", ", ".join(d.benchmarks)),
+            ("size", f"{d.size} · {sums}"),
+            ("licence", d.licence),
+            ("source", d.source),
+            ("files", ", ".join(d.reads)),
+        ):
             out.print(f"    {key:<8} {escape(value)}", highlight=False, soft_wrap=True)
-    out.print(f"data folder: {root}  (`chateval data get NAME` puts a data set there; --to DIR or "
-              "$CHATEVAL_DATA_DIR for another folder)", highlight=False, soft_wrap=True)
+    out.print(
+        f"data folder: {root}  (`chateval data get NAME` puts a data set there; --to DIR or "
+        "$CHATEVAL_DATA_DIR for another folder)",
+        highlight=False,
+        soft_wrap=True,
+    )
     return 0
 
 
@@ -102,8 +134,15 @@ class _Bar:
             TransferSpeedColumn,
         )
 
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                                 TransferSpeedColumn(), TimeRemainingColumn(), console=console, transient=False)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
         self.task: Any = None
 
     def start(self, label: str, total: int | None, done: int) -> None:
@@ -132,15 +171,19 @@ def cmd_get(args: argparse.Namespace, console: Console) -> int:
         assert ds is not None
         console.print(f"[bold]{ds.name}[/bold]: {ds.title} — licence: {ds.licence}", highlight=False, soft_wrap=True)
         try:
-            result = get(ds, root, mirror=args.mirror, force=args.force, reporter=_Bar(console),
-                         timeout=args.timeout)
+            result = get(ds, root, mirror=args.mirror, force=args.force, reporter=_Bar(console), timeout=args.timeout)
         except KeyboardInterrupt:
-            console.print("[yellow]interrupted:[/yellow] what arrived is kept in FILE.part; run the same command "
-                          "again to resume", highlight=False)
+            console.print(
+                "[yellow]interrupted:[/yellow] what arrived is kept in FILE.part; run the same command again to resume",
+                highlight=False,
+            )
             return 130
         for f in result.files:
-            check = ("sha256 verified" if f.pinned else
-                     f"sha256 {f.sha256}; not pinned in the catalog: check it against the source, then pin it")
+            check = (
+                "sha256 verified"
+                if f.pinned
+                else f"sha256 {f.sha256}; not pinned in the catalog: check it against the source, then pin it"
+            )
             console.print(f"  {f.action}: {f.path} ({check})", highlight=False, soft_wrap=True)
         for p in result.built:
             rel = p.relative_to(root).as_posix()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-
 from ..evaluation.config import EvalConfig
 from .cost import EXIT_CODE_TEXT, EXIT_STOPPED, add_cost_options, cap_context, print_estimate, report_cap
 from .options import add_model_options, given
@@ -14,25 +13,48 @@ from .outcome import add_gate_option, gate_exit, report_accounting
 if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console
 
-EXIT_CODES = """exit codes: 0 all samples judged; 1 some samples failed or have no result (see summary.json),
+EXIT_CODES = (
+    """exit codes: 0 all samples judged; 1 some samples failed or have no result (see summary.json),
 or a run file could not be written;
 2 bad input or settings (nothing was sent to a model), or the model endpoint refuses connections (the run
 stops at the first refusal its retries cannot fix; finished samples are kept, --resume continues);
-""" + EXIT_CODE_TEXT + """;
+"""
+    + EXIT_CODE_TEXT
+    + """;
 4 a --fail-under gate was not met (accuracy, kappa: agreement with the input's labels);
 130 interrupted (finished samples are kept)."""
+)
 
-PANEL = ("task", "strategy", "agents", "turns", "personas", "framing", "aggregate", "swap", "keep_raw_history",
-         "structured", "aspects", "escalate", "stop_early", "persona_dirs", "prompt_dirs", "plugins")
+PANEL = (
+    "task",
+    "strategy",
+    "agents",
+    "turns",
+    "personas",
+    "framing",
+    "aggregate",
+    "swap",
+    "keep_raw_history",
+    "structured",
+    "aspects",
+    "escalate",
+    "stop_early",
+    "persona_dirs",
+    "prompt_dirs",
+    "plugins",
+)
 
 
 def add_parser(sub: Any) -> None:
-    ev = sub.add_parser("evaluate", help="judge a JSONL file with a debate panel",
-                        description="Judge every record of INPUT with a panel of persona debaters and write "
-                                    "config.json, samples.jsonl and summary.json to --out.",
-                        epilog=EXIT_CODES + "\n\ninput records: pairwise {id, question, answer_1, answer_2}; score "
-                               "and correctness {id, question, answer}; optional reference, context, label, aspects.",
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ev = sub.add_parser(
+        "evaluate",
+        help="judge a JSONL file with a debate panel",
+        description="Judge every record of INPUT with a panel of persona debaters and write "
+        "config.json, samples.jsonl and summary.json to --out.",
+        epilog=EXIT_CODES + "\n\ninput records: pairwise {id, question, answer_1, answer_2}; score "
+        "and correctness {id, question, answer}; optional reference, context, label, aspects.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ev.add_argument("input", help="JSONL file, one record per line")
     ev.add_argument("--out", required=True, help="run directory")
     ev.add_argument("--resume", action="store_true", help="continue a run: skip finished samples, redo failed ones")
@@ -56,10 +78,15 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_price_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT[,CACHED_IN[,CACHE_WRITE]]",
-                   help="USD per million input/output tokens for a model missing from the price table; "
-                        "optionally the price of input tokens read from (and written to) the provider's "
-                        "prompt cache (else charged as input)")
+    p.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        metavar="MODEL=IN,OUT[,CACHED_IN[,CACHE_WRITE]]",
+        help="USD per million input/output tokens for a model missing from the price table; "
+        "optionally the price of input tokens read from (and written to) the provider's "
+        "prompt cache (else charged as input)",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> EvalConfig:
@@ -74,8 +101,8 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    from ..util.errors import ConfigError
     from ..evaluation.evaluator import Evaluator
+    from ..util.errors import ConfigError
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError(f"--limit {args.limit}: must be at least 1")
@@ -98,8 +125,12 @@ def dry_run(args: argparse.Namespace, cfg: EvalConfig, console: Console) -> int:
 
     async def go() -> Any:
         try:
-            return await ev.dry_run_file(args.input, limit=args.limit, skip_invalid=args.skip_invalid,
-                                         resume_from=args.out if args.resume else None)
+            return await ev.dry_run_file(
+                args.input,
+                limit=args.limit,
+                skip_invalid=args.skip_invalid,
+                resume_from=args.out if args.resume else None,
+            )
         finally:
             await ev.aclose()
 
@@ -127,7 +158,11 @@ def _run(args: argparse.Namespace, ev: Any, console: Console, cap: Any, gates: l
     async def go() -> dict[str, Any]:
         try:
             return await ev.evaluate_file(
-                args.input, args.out, resume=args.resume, overwrite=args.overwrite, limit=args.limit,
+                args.input,
+                args.out,
+                resume=args.resume,
+                overwrite=args.overwrite,
+                limit=args.limit,
                 skip_invalid=args.skip_invalid,
                 on_start=start,
                 on_result=lambda r: progress.advance(r.status == "ok", r.id, r.error or _verdict_word(r)),
@@ -142,8 +177,10 @@ def _run(args: argparse.Namespace, ev: Any, console: Console, cap: Any, gates: l
     for bad in summary.get("invalid_lines", []):
         console.print(f"[red]skipped[/red] {bad['error']}")
     summary_table(summary, console)
-    console.print(f"results in {args.out}/ (config.json, samples.jsonl, summary.json, report.md); "
-                  f"read the debates: chateval view {args.out}")
+    console.print(
+        f"results in {args.out}/ (config.json, samples.jsonl, summary.json, report.md); "
+        f"read the debates: chateval view {args.out}"
+    )
     missing = report_accounting(summary, console, args.out)
     if report_cap(cap, console, "samples"):
         return EXIT_STOPPED

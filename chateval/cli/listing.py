@@ -9,7 +9,6 @@ if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console
 
 
-
 def add_parsers(sub: Any) -> None:
     pp = sub.add_parser("personas", help="list the available personas")
     pp.add_argument("--persona-dir", action="append", dest="persona_dirs")
@@ -38,8 +37,8 @@ def strategies(args: argparse.Namespace, console: Console) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from ..evaluation.config import load_preset
     from ..debate import STRATEGIES
+    from ..evaluation.config import load_preset
     from ..util.paths import search_path
     from ..util.plugins import load_plugins
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 import types
 import typing
-from typing import Any, Iterable, Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -77,8 +78,13 @@ def _required(field: Any) -> bool:
 REQUIRED_TITLE = "required (here or in --config FILE)"
 
 
-def add_model_options(parser: argparse.ArgumentParser | Any, model: type[BaseModel], *,
-                      exclude: Iterable[str] = (), title: str | None = None) -> None:
+def add_model_options(
+    parser: argparse.ArgumentParser | Any,
+    model: type[BaseModel],
+    *,
+    exclude: Iterable[str] = (),
+    title: str | None = None,
+) -> None:
     """One option per field of ``model`` (except ``exclude`` and fields marked ``cli=False``).
     Fields without a default come first, in a group of their own, and are marked for
     ``UsageFormatter`` (shown unbracketed in the usage line)."""

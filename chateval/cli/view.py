@@ -17,36 +17,59 @@ if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
 
 def add_parser(sub: Any) -> None:
     vp = sub.add_parser(
-        "view", help="write one HTML page to read runs: config, numbers, plots, debates, memory context",
+        "view",
+        help="write one HTML page to read runs: config, numbers, plots, debates, memory context",
         description="Render one or more run directories (of `chateval evaluate` or any `chateval bench`) into one "
-                    "self-contained HTML file (inline CSS and JS, nothing fetched): the config and headline "
-                    "numbers, the plots, and per sample the inputs, the debate round by round, the verdicts and "
-                    "the human label, with filters and search. Two or more run directories are shown side by side, "
-                    "sample by sample, with the settings that differ as a table, in compare.html (never over a "
-                    "run's own view.html). A folder that holds runs (at any depth: evaluate, bench, calibrate, "
-                    "audit) gets a run list, DIR/index.html (kind, data, systems or panel, headline, cost, status, "
-                    "date; each run's page linked), and each run's view.html where it is missing or out of date. "
-                    "--serve serves that list and the pages from 127.0.0.1 instead, rendered on request, so runs "
-                    "still writing refresh as they go, and runs ticked in the list open side by side. Only the "
-                    "run directories are read.",
+        "self-contained HTML file (inline CSS and JS, nothing fetched): the config and headline "
+        "numbers, the plots, and per sample the inputs, the debate round by round, the verdicts and "
+        "the human label, with filters and search. Two or more run directories are shown side by side, "
+        "sample by sample, with the settings that differ as a table, in compare.html (never over a "
+        "run's own view.html). A folder that holds runs (at any depth: evaluate, bench, calibrate, "
+        "audit) gets a run list, DIR/index.html (kind, data, systems or panel, headline, cost, status, "
+        "date; each run's page linked), and each run's view.html where it is missing or out of date. "
+        "--serve serves that list and the pages from 127.0.0.1 instead, rendered on request, so runs "
+        "still writing refresh as they go, and runs ticked in the list open side by side. Only the "
+        "run directories are read.",
         epilog="exit codes: 0 page written (or the server stopped with Ctrl-C); 2 a path is not a run directory "
-               "or a folder of runs, a run file is not readable, or the port is taken.")
+        "or a folder of runs, a run file is not readable, or the port is taken.",
+    )
     vp.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directory (as given to --out), or a folder of runs")
-    vp.add_argument("--out", help="the HTML file to write (default: RUN_DIR/view.html for one run; compare.html in "
-                                  "the current directory for two or more; DIR/index.html for a folder of runs)")
-    vp.add_argument("--serve", action="store_true",
-                    help="serve the run list and the runs' pages on http://127.0.0.1:PORT/ (this machine only) "
-                         "until Ctrl-C; pages refresh while a run is writing")
-    vp.add_argument("--port", type=int, default=None, metavar="PORT",
-                    help="the port --serve listens on (default: 8765; 0 picks a free one)")
+    vp.add_argument(
+        "--out",
+        help="the HTML file to write (default: RUN_DIR/view.html for one run; compare.html in "
+        "the current directory for two or more; DIR/index.html for a folder of runs)",
+    )
+    vp.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the run list and the runs' pages on http://127.0.0.1:PORT/ (this machine only) "
+        "until Ctrl-C; pages refresh while a run is writing",
+    )
+    vp.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="the port --serve listens on (default: 8765; 0 picks a free one)",
+    )
     vp.add_argument("--open", action="store_true", help="open the page in the default web browser")
-    vp.add_argument("--context-chars", type=int, metavar="N",
-                    help="show at most N characters of each memory context (default: all of it; full-context "
-                         "systems give the model whole haystacks, so large runs make large pages); the rest is "
-                         "counted on the page")
-    vp.add_argument("--plugin", dest="plugins", action="append", default=[], metavar="PLUGIN",
-                    help="a .py file or module to import first: a plugin task's own verdict text (without it, "
-                         "a task the plugin registered is shown by its verdict's fields)")
+    vp.add_argument(
+        "--context-chars",
+        type=int,
+        metavar="N",
+        help="show at most N characters of each memory context (default: all of it; full-context "
+        "systems give the model whole haystacks, so large runs make large pages); the rest is "
+        "counted on the page",
+    )
+    vp.add_argument(
+        "--plugin",
+        dest="plugins",
+        action="append",
+        default=[],
+        metavar="PLUGIN",
+        help="a .py file or module to import first: a plugin task's own verdict text (without it, "
+        "a task the plugin registered is shown by its verdict's fields)",
+    )
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -57,8 +80,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if args.context_chars is not None and args.context_chars < 0:
         raise ConfigError(f"--context-chars must be 0 or more, not {args.context_chars}")
     if args.out is not None and not args.out.strip():
-        raise ConfigError("--out is empty: give the HTML file to write (default: RUN_DIR/view.html; "
-                          "compare.html for two or more runs)")
+        raise ConfigError(
+            "--out is empty: give the HTML file to write (default: RUN_DIR/view.html; "
+            "compare.html for two or more runs)"
+        )
     out = Path(args.out) if args.out is not None else None
     if args.port is not None and not args.serve:
         raise ConfigError("--port is for --serve: add --serve, or leave --port out")
@@ -73,9 +98,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
     print(path)
     size = path.stat().st_size
     if size > LARGE_PAGE:
-        console.print(f"[yellow]warning:[/yellow] the page is {size / 1e6:.0f} MB; browsers get slow on pages this "
-                      "large: --context-chars 20000 keeps each memory context to its first 20,000 characters",
-                      highlight=False)
+        console.print(
+            f"[yellow]warning:[/yellow] the page is {size / 1e6:.0f} MB; browsers get slow on pages this "
+            "large: --context-chars 20000 keeps each memory context to its first 20,000 characters",
+            highlight=False,
+        )
     if args.open:
         import webbrowser
 
@@ -94,8 +121,10 @@ def _serve(args: argparse.Namespace, console: Console) -> int:
     from ..view.server import DEFAULT_PORT, ViewServer
 
     if len(args.runs) != 1:
-        raise ConfigError(f"--serve takes one folder (of runs, or one run), not {len(args.runs)}: "
-                          f"chateval view --serve {Path(args.runs[0]).parent}")
+        raise ConfigError(
+            f"--serve takes one folder (of runs, or one run), not {len(args.runs)}: "
+            f"chateval view --serve {Path(args.runs[0]).parent}"
+        )
     if args.out is not None:
         raise ConfigError("--out is for the written pages; --serve writes none (leave --out out)")
     root = Path(args.runs[0])
@@ -109,8 +138,9 @@ def _serve(args: argparse.Namespace, console: Console) -> int:
     except OSError as e:
         raise ConfigError(f"cannot listen on 127.0.0.1:{port} ({e.strerror or e}); choose another --port") from None
     print(server.url, flush=True)
-    console.print(f"serving the runs under {root} on {server.url} (this machine only); Ctrl-C stops it",
-                  highlight=False)
+    console.print(
+        f"serving the runs under {root} on {server.url} (this machine only); Ctrl-C stops it", highlight=False
+    )
     if args.open:
         import webbrowser
 

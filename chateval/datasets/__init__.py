@@ -8,5 +8,18 @@ from .msc import MSCEpisode, load_msc
 from .msc_release import MSCDialogue, load_msc_release
 from .types import Session, Turn, as_utc
 
-__all__ = ["DatasetError", "LMEQuestion", "LoCoMoConversation", "LoCoMoQA", "MSCDialogue", "MSCEpisode", "Session", "Turn",
-           "as_utc", "load_locomo", "load_longmemeval", "load_msc", "load_msc_release"]
+__all__ = [
+    "DatasetError",
+    "LMEQuestion",
+    "LoCoMoConversation",
+    "LoCoMoQA",
+    "MSCDialogue",
+    "MSCEpisode",
+    "Session",
+    "Turn",
+    "as_utc",
+    "load_locomo",
+    "load_longmemeval",
+    "load_msc",
+    "load_msc_release",
+]

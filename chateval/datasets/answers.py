@@ -4,8 +4,9 @@ them) and LoCoMo prediction files (``{"sample_id", "question", "prediction"}`` p
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -41,8 +42,10 @@ def _read(path: str | Path, id_fields: tuple[str, ...], text_field: str) -> dict
         if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
             raise DatasetError(f"{where}: field 'retrieved_session_ids': should be a list of strings")
         if key in out:
-            raise DatasetError(f"{where}: duplicate {' + '.join(id_fields)} {key.replace(chr(9), ' / ')!r} "
-                               f"(first on line {out[key].line})")
+            raise DatasetError(
+                f"{where}: duplicate {' + '.join(id_fields)} {key.replace(chr(9), ' / ')!r} "
+                f"(first on line {out[key].line})"
+            )
         out[key] = Answer(key=key, text=text, line=no, retrieved_session_ids=ids)
     if not out:
         raise DatasetError(f"{path}: no answers")
@@ -59,8 +62,15 @@ def load_predictions(path: str | Path) -> dict[str, Answer]:
     return _read(path, ("sample_id", "question"), "prediction")
 
 
-def match_answers(answers: dict[str, Answer], known: Iterable[str], wanted: Iterable[str], path: str | Path, *,
-                  allow_missing: bool, what: str) -> tuple[dict[str, Answer], list[str]]:
+def match_answers(
+    answers: dict[str, Answer],
+    known: Iterable[str],
+    wanted: Iterable[str],
+    path: str | Path,
+    *,
+    allow_missing: bool,
+    what: str,
+) -> tuple[dict[str, Answer], list[str]]:
     """Check a file of answers against the data: an answer for an id the data does not have is
     an error; a wanted question without an answer is an error unless ``allow_missing``
     (then it is left out and returned). Returns (answers for wanted ids, missing ids)."""
@@ -71,7 +81,9 @@ def match_answers(answers: dict[str, Answer], known: Iterable[str], wanted: Iter
     wanted = list(wanted)
     missing = [k for k in wanted if k not in answers]
     if missing and not allow_missing:
-        raise DatasetError(f"{path}: no answer for {what} {missing[0].replace(chr(9), ' / ')!r}"
-                           + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
-                           + "; --allow-missing judges the answers that are there")
+        raise DatasetError(
+            f"{path}: no answer for {what} {missing[0].replace(chr(9), ' / ')!r}"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+            + "; --allow-missing judges the answers that are there"
+        )
     return {k: answers[k] for k in wanted if k in answers}, missing

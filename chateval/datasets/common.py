@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..util.errors import InputError
 from ..util.jsonl import SURROGATE_HINT, lone_surrogate, lone_surrogate_line, may_hold_surrogate, split_lines

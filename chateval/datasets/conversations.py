@@ -19,9 +19,11 @@ class Conversation:
     sessions: list[Session]
 
 
-FORMATS = ("a LoCoMo file (a JSON list of conversations with 'conversation', as locomo10.json) or a "
-           "Multi-Session Chat file (a JSON list of episodes with 'first_session_dialogue', ..., as THEANINE's "
-           "sample_dialogue.json)")
+FORMATS = (
+    "a LoCoMo file (a JSON list of conversations with 'conversation', as locomo10.json) or a "
+    "Multi-Session Chat file (a JSON list of episodes with 'first_session_dialogue', ..., as THEANINE's "
+    "sample_dialogue.json)"
+)
 
 
 def load_conversations(path: str | Path) -> tuple[str, list[Conversation]]:
@@ -32,5 +34,7 @@ def load_conversations(path: str | Path) -> tuple[str, list[Conversation]]:
         return "locomo", [Conversation(c.id, c.speakers, c.sessions) for c in load_locomo(path)]
     if isinstance(first, dict) and any(str(k).endswith("_session_dialogue") for k in first):
         return "msc", [Conversation(e.id, e.speakers, e.sessions) for e in load_msc(path)]
-    raise DatasetError(f"{path}: neither a LoCoMo file (a list of conversations with 'conversation') nor a "
-                       "Multi-Session Chat file (episodes with 'first_session_dialogue', ...)")
+    raise DatasetError(
+        f"{path}: neither a LoCoMo file (a list of conversations with 'conversation') nor a "
+        "Multi-Session Chat file (episodes with 'first_session_dialogue', ...)"
+    )

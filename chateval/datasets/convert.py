@@ -60,9 +60,15 @@ def faireval_merge(root: Path) -> list[Path]:
         for model, by_qid in answers.items():
             if not isinstance(by_qid.get(qid), str):
                 raise DatasetError(f"{raw / 'answer'}: no {model} answer for question_id {qid}")
-        row = {"question_id": qid, "category": q.get("category"), "question": q.get("text"),
-               "answer_gpt35": answers["gpt35"][qid], "answer_vicuna13b": answers["vicuna13b"][qid],
-               "human_label": _FAIREVAL_LABELS[label], "human_label_raw": label}
+        row = {
+            "question_id": qid,
+            "category": q.get("category"),
+            "question": q.get("text"),
+            "answer_gpt35": answers["gpt35"][qid],
+            "answer_vicuna13b": answers["vicuna13b"][qid],
+            "human_label": _FAIREVAL_LABELS[label],
+            "human_label_raw": label,
+        }
         lines.append(json.dumps(row, ensure_ascii=False) + "\n")
     out = root / "faireval" / "faireval_gpt35_vs_vicuna13b.jsonl"
     _write_atomic(out, "".join(lines).encode("utf-8"))

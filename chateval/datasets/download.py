@@ -83,8 +83,15 @@ def _http_error(url: str, e: urllib.error.HTTPError, part: Path, have: int) -> D
     return DownloadError(f"{url}: HTTP {e.code} {e.reason}{hint}{kept}")
 
 
-def fetch(url: str, dest: Path, *, sha256: str | None = None, size: int | None = None,
-          reporter: Reporter | None = None, timeout: float = TIMEOUT_S) -> FileResult:
+def fetch(
+    url: str,
+    dest: Path,
+    *,
+    sha256: str | None = None,
+    size: int | None = None,
+    reporter: Reporter | None = None,
+    timeout: float = TIMEOUT_S,
+) -> FileResult:
     """Download ``url`` to ``dest`` through ``dest.part`` (continued with a Range request when it
     exists), check size and sha256, and move it into place. Raises DownloadError (the .part is
     kept) or ChecksumError (the .part is removed)."""
@@ -99,17 +106,22 @@ def fetch(url: str, dest: Path, *, sha256: str | None = None, size: int | None =
         have = _transfer(url, part, have, size, reporter, timeout)
     if size is not None and have != size:
         _drop(part)
-        raise ChecksumError(f"{url}: got {have:,} bytes, expected {size:,}; the download was removed (the file "
-                            "at the source differs from the catalog's: check it, or use --mirror)")
+        raise ChecksumError(
+            f"{url}: got {have:,} bytes, expected {size:,}; the download was removed (the file "
+            "at the source differs from the catalog's: check it, or use --mirror)"
+        )
     digest = sha256_of(part)
     if sha256 is not None and digest != sha256:
         _drop(part)
-        raise ChecksumError(f"{url}: sha256 {digest} does not match the catalog's {sha256}; the download was "
-                            "removed (the file at the source differs from the catalog's: check it, or use --mirror)")
+        raise ChecksumError(
+            f"{url}: sha256 {digest} does not match the catalog's {sha256}; the download was "
+            "removed (the file at the source differs from the catalog's: check it, or use --mirror)"
+        )
     os.replace(part, dest)
     _validator_file(part).unlink(missing_ok=True)
-    return FileResult(path=dest, sha256=digest, pinned=sha256 is not None,
-                      action="resumed" if resumed else "downloaded")
+    return FileResult(
+        path=dest, sha256=digest, pinned=sha256 is not None, action="resumed" if resumed else "downloaded"
+    )
 
 
 def _validator_file(part: Path) -> Path:
@@ -150,8 +162,9 @@ def _transfer(url: str, part: Path, have: int, size: int | None, reporter: Repor
         if have and resp.status == 206:
             start = _range_start(resp.headers.get("Content-Range"))
             if start != have:
-                raise DownloadError(f"{url}: the server resumed at byte {start}, not {have}; remove {part} and "
-                                    "run the command again")
+                raise DownloadError(
+                    f"{url}: the server resumed at byte {start}, not {have}; remove {part} and run the command again"
+                )
             mode = "ab"
         elif resp.status == 200:
             have, mode = 0, "wb"  # a fresh start, or the server ignored Range / the file changed (If-Range)
@@ -182,8 +195,9 @@ def _transfer(url: str, part: Path, have: int, size: int | None, reporter: Repor
                     if reporter:
                         reporter.advance(len(chunk))
         except OSError as e:  # the disk, not the network (read errors are caught above)
-            raise DownloadError(f"cannot write {part}: {e.strerror or e}; make room and run the same command "
-                                "again to resume") from None
+            raise DownloadError(
+                f"cannot write {part}: {e.strerror or e}; make room and run the same command again to resume"
+            ) from None
         finally:
             if reporter:
                 reporter.finish()
@@ -198,8 +212,10 @@ def _kept(part: Path, have: int) -> str:
 
 def _interrupted(url: str, part: Path, have: int, total: int | None, why: object) -> str:
     of = f" of {total:,}" if total else ""
-    return (f"{url}: download interrupted after {have:,}{of} bytes ({why}); the partial file {part} is kept: "
-            "run the same command again to resume")
+    return (
+        f"{url}: download interrupted after {have:,}{of} bytes ({why}); the partial file {part} is kept: "
+        "run the same command again to resume"
+    )
 
 
 def _range_start(value: str | None) -> int | None:
@@ -207,8 +223,15 @@ def _range_start(value: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def get(ds: DataSet, root: Path, *, mirror: str | None = None, force: bool = False,
-        reporter: Reporter | None = None, timeout: float = TIMEOUT_S) -> GetResult:
+def get(
+    ds: DataSet,
+    root: Path,
+    *,
+    mirror: str | None = None,
+    force: bool = False,
+    reporter: Reporter | None = None,
+    timeout: float = TIMEOUT_S,
+) -> GetResult:
     """Put ``ds`` in the data folder ``root``: download what is missing (or everything with
     ``force``), verify it, and build the files the loaders read."""
     mirror = mirror_url(mirror)
@@ -223,18 +246,20 @@ def get(ds: DataSet, root: Path, *, mirror: str | None = None, force: bool = Fal
         if dest.is_file() and not force:
             digest = sha256_of(dest)
             if f.sha256 is not None and digest != f.sha256:
-                raise InputError(f"{dest}: already there, but its sha256 {digest} is not the catalog's {f.sha256}; "
-                                 "move it away or pass --force to download it again")
+                raise InputError(
+                    f"{dest}: already there, but its sha256 {digest} is not the catalog's {f.sha256}; "
+                    "move it away or pass --force to download it again"
+                )
             present[f.path] = digest
     results = []
     for f in ds.files:
         dest = root / f.path
         if f.path in present:
-            results.append(FileResult(path=dest, sha256=present[f.path], pinned=f.sha256 is not None,
-                                      action="present"))
+            results.append(FileResult(path=dest, sha256=present[f.path], pinned=f.sha256 is not None, action="present"))
             continue
-        results.append(fetch(source_url(f, mirror), dest, sha256=f.sha256, size=f.size, reporter=reporter,
-                             timeout=timeout))
+        results.append(
+            fetch(source_url(f, mirror), dest, sha256=f.sha256, size=f.size, reporter=reporter, timeout=timeout)
+        )
     built: list[Path] = []
     unpinned: dict[str, str] = {}
     rebuilt = False
@@ -249,8 +274,10 @@ def get(ds: DataSet, root: Path, *, mirror: str | None = None, force: bool = Fal
             digest = sha256_of(path)
             if b.sha256 is not None and digest != b.sha256:
                 path.unlink()  # not what the benchmarks' numbers are comparable on: not left for them to read
-                raise ChecksumError(f"{path}: sha256 {digest} does not match the catalog's {b.sha256}; removed (made "
-                                    "from the downloaded files, which differ from the ones the catalog describes)")
+                raise ChecksumError(
+                    f"{path}: sha256 {digest} does not match the catalog's {b.sha256}; removed (made "
+                    "from the downloaded files, which differ from the ones the catalog describes)"
+                )
         for p in built:
             rel = p.relative_to(root).as_posix()
             if not any(b.path == rel and b.sha256 for b in ds.built):
@@ -261,8 +288,9 @@ def get(ds: DataSet, root: Path, *, mirror: str | None = None, force: bool = Fal
 def _built_already(ds: DataSet, root: Path, results: list[FileResult]) -> bool:
     if not ds.built or any(r.action != "present" for r in results):
         return False
-    return all((root / b.path).is_file() and (b.sha256 is None or sha256_of(root / b.path) == b.sha256)
-               for b in ds.built)
+    return all(
+        (root / b.path).is_file() and (b.sha256 is None or sha256_of(root / b.path) == b.sha256) for b in ds.built
+    )
 
 
 def status(ds: DataSet, root: Path) -> str:
@@ -275,5 +303,16 @@ def _any_part(ds: DataSet, root: Path) -> bool:
     return any((root / f.path).is_file() or (root / (f.path + ".part")).is_file() for f in ds.files)
 
 
-__all__ = ["ChecksumError", "DownloadError", "FileResult", "GetResult", "Reporter", "fetch", "get", "mirror_url",
-           "sha256_of", "source_url", "status"]
+__all__ = [
+    "ChecksumError",
+    "DownloadError",
+    "FileResult",
+    "GetResult",
+    "Reporter",
+    "fetch",
+    "get",
+    "mirror_url",
+    "sha256_of",
+    "source_url",
+    "status",
+]

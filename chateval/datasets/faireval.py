@@ -53,8 +53,18 @@ def load_faireval(path: str | Path) -> list[FairEvalRow]:
         category = row.get("category")
         if category is not None and not isinstance(category, str):
             raise DatasetError(f"{where}: field 'category': should be a string, got {type(category).__name__}")
-        items.append(build(FairEvalRow, where, question_id=qid, category=category, question=row["question"],
-                           answer_1=row["answer_gpt35"], answer_2=row["answer_vicuna13b"], human=HUMAN[label]))
+        items.append(
+            build(
+                FairEvalRow,
+                where,
+                question_id=qid,
+                category=category,
+                question=row["question"],
+                answer_1=row["answer_gpt35"],
+                answer_2=row["answer_vicuna13b"],
+                human=HUMAN[label],
+            )
+        )
     if not items:
         raise DatasetError(f"{path}: no FairEval rows")
     return items

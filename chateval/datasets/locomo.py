@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ class LoCoMoConversation(BaseModel):
 
 def parse_locomo_date(text: str) -> datetime:
     """'1:56 pm on 8 May, 2023' -> aware UTC datetime."""
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
 def parse_evidence(raw: Any) -> list[str]:
@@ -94,7 +94,9 @@ def _conversation(entry: Any, where: str) -> LoCoMoConversation:
         try:
             date = parse_locomo_date(date_text)
         except ValueError:
-            raise DatasetError(f"{where}: session_{n}_date_time '{date_text}' is not like '1:56 pm on 8 May, 2023'") from None
+            raise DatasetError(
+                f"{where}: session_{n}_date_time '{date_text}' is not like '1:56 pm on 8 May, 2023'"
+            ) from None
         turns = []
         raw_turns = conv[f"session_{n}"]
         if not isinstance(raw_turns, list):
@@ -104,8 +106,9 @@ def _conversation(entry: Any, where: str) -> LoCoMoConversation:
                 raise DatasetError(f"{where}: session_{n} turn {j} should be an object, got {type(t).__name__}")
             for key in ("text", "speaker", "blip_caption"):
                 if t.get(key) is not None and not isinstance(t[key], str):
-                    raise DatasetError(f"{where}: session_{n} turn {j}: field '{key}' should be a string, "
-                                       f"got {type(t[key]).__name__}")
+                    raise DatasetError(
+                        f"{where}: session_{n} turn {j}: field '{key}' should be a string, got {type(t[key]).__name__}"
+                    )
             text = t.get("text") or ""
             if t.get("blip_caption"):
                 text += f" [shares a photo: {t['blip_caption']}]"
@@ -121,10 +124,15 @@ def _conversation(entry: Any, where: str) -> LoCoMoConversation:
         evidence = q.get("evidence")
         if evidence is not None and not isinstance(evidence, list):
             raise DatasetError(f"{qw}: field 'evidence' should be a list, got {type(evidence).__name__}")
-        qa.append(build(LoCoMoQA, qw,
-                        question=question,
-                        answer=text_or_number(q, "answer", qw),  # some official answers are numbers (years)
-                        category=category,
-                        evidence=parse_evidence(evidence),
-                        adversarial_answer=text_or_number(q, "adversarial_answer", qw)))
+        qa.append(
+            build(
+                LoCoMoQA,
+                qw,
+                question=question,
+                answer=text_or_number(q, "answer", qw),  # some official answers are numbers (years)
+                category=category,
+                evidence=parse_evidence(evidence),
+                adversarial_answer=text_or_number(q, "adversarial_answer", qw),
+            )
+        )
     return build(LoCoMoConversation, where, id=cid, speakers=speakers, sessions=sessions, qa=qa)

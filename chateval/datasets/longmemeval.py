@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ def parse_lme_date(value: str) -> datetime:
     """'2023/05/28 (Sun) 19:47' -> aware UTC datetime (the weekday is dropped)."""
     text = re.sub(r"\([^)]*\)", " ", value)  # drop the weekday
     try:
-        return datetime.strptime(" ".join(text.split()), "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc)
+        return datetime.strptime(" ".join(text.split()), "%Y/%m/%d %H:%M").replace(tzinfo=UTC)
     except ValueError:
         raise ValueError(f"date '{value}' is not like '2023/05/28 (Sun) 19:47'") from None
 
@@ -128,15 +128,17 @@ def _question(entry: dict, where: str) -> LMEQuestion:
         if n > 1:
             for i, t in enumerate(turn_list):
                 t.meta["copy_of"] = f"{sid}_{i + 1}"
-        sessions.append(Session(id=own, date=_date(date, f"haystack_dates of session '{sid}'", where),
-                                turns=turn_list, meta=copy))
+        sessions.append(
+            Session(id=own, date=_date(date, f"haystack_dates of session '{sid}'", where), turns=turn_list, meta=copy)
+        )
     answer = require(entry, "answer", (str, int, float), where)  # 32 oracle answers are ints (counts)
     qid = require(entry, "question_id", (str, int), where)
     for key, value in (("answer", answer), ("question_id", qid)):
         if isinstance(value, bool):
             raise DatasetError(f"{where}: field '{key}' should be a string or a number, got bool")
     return build(
-        LMEQuestion, where,
+        LMEQuestion,
+        where,
         question_id=str(qid),
         question_type=require(entry, "question_type", str, where),
         question=require(entry, "question", str, where),

@@ -9,7 +9,7 @@ Chronicles) gives the gap ("2 days", "a few hours", ...).
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -19,9 +19,26 @@ from .common import DatasetError, read_json
 from .types import Session, Turn
 
 ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
-DEFAULT_START = datetime(2024, 1, 1, 12, 0, tzinfo=timezone.utc)
-_COUNTS = {"a": 1, "an": 1, "one": 1, "a few": 3, "few": 3, "a couple of": 2, "couple of": 2, "two": 2, "three": 3,
-           "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "several": 5}
+DEFAULT_START = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
+_COUNTS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "a few": 3,
+    "few": 3,
+    "a couple of": 2,
+    "couple of": 2,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "several": 5,
+}
 _UNITS = {"minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
 
 
@@ -74,20 +91,31 @@ def load_msc(path: str | Path, gap: timedelta = timedelta(days=7), start: dateti
                 break
             who = ep.get(f"{ordinal}_session_speakers")
             if not isinstance(dialogue, list) or not isinstance(who, list) or len(who) != len(dialogue):
-                raise DatasetError(f"{where} ({eid}): {ordinal}_session_dialogue and _speakers must be lists "
-                                   "of the same length")
+                raise DatasetError(
+                    f"{where} ({eid}): {ordinal}_session_dialogue and _speakers must be lists of the same length"
+                )
             for field, values in ((f"{ordinal}_session_dialogue", dialogue), (f"{ordinal}_session_speakers", who)):
                 bad = next((i for i, v in enumerate(values) if not isinstance(v, str)), None)
                 if bad is not None:  # null or a number would be ingested as the text "None" / "3"
-                    raise DatasetError(f"{where} ({eid}): field '{field}' item {bad} should be a string, "
-                                       f"got {type(values[bad]).__name__}")
+                    raise DatasetError(
+                        f"{where} ({eid}): field '{field}' item {bad} should be a string, "
+                        f"got {type(values[bad]).__name__}"
+                    )
             if n:
-                interval = ep.get(f"{ordinal}_time_interval") or _listed_interval(ep.get("time_interval"), n, n_sessions)
+                interval = ep.get(f"{ordinal}_time_interval") or _listed_interval(
+                    ep.get("time_interval"), n, n_sessions
+                )
                 when = when + ((parse_interval(str(interval)) if interval else None) or gap)
             sid = f"{eid}-s{n + 1}"
-            sessions.append(Session(id=sid, date=when, turns=[
-                Turn(id=f"{sid}-t{i + 1}", role=s, content=u) for i, (s, u) in enumerate(zip(who, dialogue))
-            ]))
+            sessions.append(
+                Session(
+                    id=sid,
+                    date=when,
+                    turns=[
+                        Turn(id=f"{sid}-t{i + 1}", role=s, content=u) for i, (s, u) in enumerate(zip(who, dialogue))
+                    ],
+                )
+            )
             for s in who:
                 if s not in speakers:
                     speakers.append(s)

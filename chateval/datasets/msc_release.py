@@ -12,7 +12,7 @@ does not is an error).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from .checks import UniqueIds
 from .common import DatasetError, jsonl_objects, require
 from .types import Session, Turn
 
-ANCHOR = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)  # the (arbitrary) date of every last session
+ANCHOR = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)  # the (arbitrary) date of every last session
 SPEAKERS = ("Speaker 1", "Speaker 2")
 _UNIT_S = {"minute": 60, "hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
 
@@ -72,7 +72,9 @@ def load_msc_release(path: str | Path, anchor: datetime = ANCHOR) -> list[MSCDia
             meta = {}
         eid = meta.get("initial_data_id") or f"line{no}"
         if isinstance(eid, bool) or not isinstance(eid, (str, int)):
-            raise DatasetError(f"{where}: field 'metadata.initial_data_id' should be a string, got {type(eid).__name__}")
+            raise DatasetError(
+                f"{where}: field 'metadata.initial_data_id' should be a string, got {type(eid).__name__}"
+            )
         eid = str(eid)
         ids.add(eid, where, no)
         previous = require(row, "previous_dialogs", list, where)
@@ -87,15 +89,22 @@ def load_msc_release(path: str | Path, anchor: datetime = ANCHOR) -> list[MSCDia
             p_where = f"{where}: previous_dialogs[{k}]"
             p = previous[k]
             turns = require(p, "dialog", list, p_where)
-            when = when - gap(require(p, "time_num", (int, float, str), p_where),
-                              require(p, "time_unit", str, p_where), p_where)
+            when = when - gap(
+                require(p, "time_num", (int, float, str), p_where), require(p, "time_unit", str, p_where), p_where
+            )
             sid = f"{eid}-s{k + 1}"
             past.insert(0, Session(id=sid, date=when, turns=_turns(sid, turns, p_where)))
         personas = row.get("personas")
         if not isinstance(personas, list):
             personas = []
-        out.append(MSCDialogue(id=eid, past=past, current=current,
-                               personas=[[str(x) for x in p] for p in personas if isinstance(p, list)]))
+        out.append(
+            MSCDialogue(
+                id=eid,
+                past=past,
+                current=current,
+                personas=[[str(x) for x in p] for p in personas if isinstance(p, list)],
+            )
+        )
     if not out:
         raise DatasetError(f"{path}: no episodes")
     return out

@@ -45,11 +45,15 @@ class TeaQuestion(BaseModel):
 
     def dialogue(self) -> list[Turn]:
         """The new session as ``respond`` gets it, ending with the question."""
+
         def role(speaker: str) -> str:
             return f"{self.asker} (user)" if speaker == self.asker else f"{self.listener} (you)"
 
-        turns = [Turn(id=f"{self.id}-t{i + 1}", role=role(t.speaker), content=t.text)
-                 for i, t in enumerate(self.turns) if t.text.strip()]
+        turns = [
+            Turn(id=f"{self.id}-t{i + 1}", role=role(t.speaker), content=t.text)
+            for i, t in enumerate(self.turns)
+            if t.text.strip()
+        ]
         return turns + [Turn(id=f"{self.id}-q", role=role(self.asker), content=self.question)]
 
 
@@ -71,14 +75,15 @@ class TeaBag(BaseModel):
     conversations: list[TeaConversation] = Field(default_factory=list)
 
     @classmethod
-    def load(cls, path: str | Path) -> "TeaBag":
+    def load(cls, path: str | Path) -> TeaBag:
         raw = read_json(path, "TeaBag questions")
         try:
             bag = cls.model_validate(raw)
         except ValidationError as e:
             err = e.errors()[0]
-            raise DatasetError(f"{path}: not a TeaBag questions file ({'.'.join(map(str, err['loc']))}: "
-                               f"{err['msg'].lower()})") from None
+            raise DatasetError(
+                f"{path}: not a TeaBag questions file ({'.'.join(map(str, err['loc']))}: {err['msg'].lower()})"
+            ) from None
         if bag.format != TEABAG_FORMAT:
             raise DatasetError(f"{path}: TeaBag format '{bag.format}' (expected {TEABAG_FORMAT})")
         # Units are keyed conversation::question::system: each id once in its scope.

@@ -15,16 +15,35 @@ UNIEVAL = "topical_chat_unieval.json"
 USR = "tc_usr_data.json"
 ASPECTS = ("naturalness", "coherence", "engagingness", "groundedness")
 OTHER_SCORES = ("understandability", "overall")
-USR_FIELDS = {"naturalness": "Natural", "coherence": "Maintains Context", "engagingness": "Engaging",
-              "groundedness": "Uses Knowledge", "understandability": "Understandable", "overall": "Overall"}
-SCALES = {"naturalness": "1-3", "coherence": "1-3", "engagingness": "1-3", "groundedness": "0-1",
-          "understandability": "0-1", "overall": "1-5"}
+USR_FIELDS = {
+    "naturalness": "Natural",
+    "coherence": "Maintains Context",
+    "engagingness": "Engaging",
+    "groundedness": "Uses Knowledge",
+    "understandability": "Understandable",
+    "overall": "Overall",
+}
+SCALES = {
+    "naturalness": "1-3",
+    "coherence": "1-3",
+    "engagingness": "1-3",
+    "groundedness": "0-1",
+    "understandability": "0-1",
+    "overall": "1-5",
+}
 # The same scales as (lowest, highest) integers, for judges asked to rate on them.
 SCALE_RANGES: dict[str, tuple[int, int]] = {a: (int(v.split("-")[0]), int(v.split("-")[1])) for a, v in SCALES.items()}
 GROUND_TRUTH = "Original Ground Truth"
 NEW_HUMAN = "New Human Generated"
-SHORT = {"naturalness": "nat", "coherence": "coh", "engagingness": "eng", "groundedness": "gro",
-         "understandability": "und", "overall": "ovr"}
+SHORT = {
+    "naturalness": "nat",
+    "coherence": "coh",
+    "engagingness": "eng",
+    "groundedness": "gro",
+    "understandability": "und",
+    "overall": "ovr",
+}
+
 
 @dataclass
 class TCRow:
@@ -75,7 +94,9 @@ def _load_unieval(path: Path) -> list[TCRow]:
         response, system = _string(e, "system_output", where), _string(e, "system_id", where)
         scores = e.get("scores")
         if not isinstance(scores, dict):
-            raise DatasetError(f"{where}: field 'scores': " + ("missing" if "scores" not in e else "should be an object"))
+            raise DatasetError(
+                f"{where}: field 'scores': " + ("missing" if "scores" not in e else "should be an object")
+            )
         human = {}
         for a in ASPECTS + OTHER_SCORES:
             if a not in scores:
@@ -87,8 +108,17 @@ def _load_unieval(path: Path) -> list[TCRow]:
             human[a] = float(scores[a])
         idx = contexts.setdefault(source, len(contexts))
         keys.add(f"c{idx:02d}-{_slug(system)}", where, i)
-        rows.append(TCRow(key=f"c{idx:02d}-{_slug(system)}", context_index=idx, system=system,
-                          history=_turns(source), fact=fact.strip(), response=response.strip(), human=human))
+        rows.append(
+            TCRow(
+                key=f"c{idx:02d}-{_slug(system)}",
+                context_index=idx,
+                system=system,
+                history=_turns(source),
+                fact=fact.strip(),
+                response=response.strip(),
+                human=human,
+            )
+        )
     return rows
 
 
@@ -104,7 +134,9 @@ def _load_usr(path: Path) -> list[TCRow]:
         history, fact = _string(e, "context", where), _string(e, "fact", where)
         responses = e.get("responses")
         if not isinstance(responses, list):
-            raise DatasetError(f"{where}: field 'responses': " + ("missing" if "responses" not in e else "should be a list"))
+            raise DatasetError(
+                f"{where}: field 'responses': " + ("missing" if "responses" not in e else "should be a list")
+            )
         keys = UniqueIds("response (model)", "")  # the row key (context, model) is the unit key
         for j, r in enumerate(responses):
             rw = f"{where}: responses[{j}]"
@@ -122,9 +154,18 @@ def _load_usr(path: Path) -> list[TCRow]:
                     raise DatasetError(f"{rw}: field '{f}': {got}")
                 annotators[a] = [float(v) for v in vals]
                 human[a] = sum(annotators[a]) / len(annotators[a])
-            rows.append(TCRow(key=f"c{i:02d}-{_slug(system)}", context_index=i, system=system,
-                              history=_turns(history), fact=fact.strip(), response=response.strip(),
-                              human=human, annotators=annotators))
+            rows.append(
+                TCRow(
+                    key=f"c{i:02d}-{_slug(system)}",
+                    context_index=i,
+                    system=system,
+                    history=_turns(history),
+                    fact=fact.strip(),
+                    response=response.strip(),
+                    human=human,
+                    annotators=annotators,
+                )
+            )
     return rows
 
 
@@ -138,8 +179,10 @@ def _cross_check(main: list[TCRow], usr: list[TCRow], main_path: Path, usr_path:
             raise DatasetError(f"{usr_path}: response {i} ({b.key}) differs from {main_path} entry {i}")
         for asp, v in a.human.items():
             if asp in b.human and abs(v - b.human[asp]) > 1e-6:
-                raise DatasetError(f"{main_path}: entry {i}: field 'scores.{asp}': {v} is not the mean of "
-                                   f"{usr_path}'s annotators ({b.human[asp]:.6f})")
+                raise DatasetError(
+                    f"{main_path}: entry {i}: field 'scores.{asp}': {v} is not the mean of "
+                    f"{usr_path}'s annotators ({b.human[asp]:.6f})"
+                )
         a.annotators = b.annotators
 
 
@@ -164,13 +207,17 @@ def load_topical_chat(path: str | Path) -> list[TCRow]:
         elif isinstance(first, dict) and "system_output" in first:
             rows = _load_unieval(path)
         else:
-            raise DatasetError(f"{path}: not a Topical-Chat file (expected UniEval rows with 'system_output' "
-                               "or USR contexts with 'responses')")
+            raise DatasetError(
+                f"{path}: not a Topical-Chat file (expected UniEval rows with 'system_output' "
+                "or USR contexts with 'responses')"
+            )
     if not rows:
         raise DatasetError(f"{path}: no Topical-Chat rows")
     seen: dict[str, int] = {}
     for i, r in enumerate(rows):
         if r.key in seen:
-            raise DatasetError(f"{path}: two '{r.system}' responses for context {r.context_index} (rows {seen[r.key]} and {i})")
+            raise DatasetError(
+                f"{path}: two '{r.system}' responses for context {r.context_index} (rows {seen[r.key]} and {i})"
+            )
         seen[r.key] = i
     return rows

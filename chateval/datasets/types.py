@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, field_validator
 def as_utc(dt: datetime) -> datetime:
     """Naive datetimes are taken to be UTC; aware ones are converted to UTC. So naive and
     aware inputs can be mixed and still compare (the defined behaviour for bad input)."""
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
 
 
 class Turn(BaseModel):

@@ -9,7 +9,22 @@ from .tasks import TASKS, TaskFormat
 from .transcript import TranscriptTurn
 
 __all__ = [
-    "AgentVerdict", "JudgeResult", "NO_PERSONA", "Panel", "Persona", "PersonaLibrary", "STRATEGIES", "Sample", "Strategy",
-    "TASKS", "TaskFormat", "TranscriptTurn", "Verdict", "agent_names", "aggregate", "combine_swapped",
-    "load_persona", "strategy",
+    "AgentVerdict",
+    "JudgeResult",
+    "NO_PERSONA",
+    "Panel",
+    "Persona",
+    "PersonaLibrary",
+    "STRATEGIES",
+    "Sample",
+    "Strategy",
+    "TASKS",
+    "TaskFormat",
+    "TranscriptTurn",
+    "Verdict",
+    "agent_names",
+    "aggregate",
+    "combine_swapped",
+    "load_persona",
+    "strategy",
 ]

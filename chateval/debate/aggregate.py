@@ -8,8 +8,16 @@ from statistics import mean
 from .samples import AgentVerdict, Method, Verdict, Winner
 from .tasks import TaskFormat, get_task
 
-__all__ = ["Method", "aggregate", "combine_swapped", "correctness_verdict", "pairwise_verdict", "score_verdict",
-           "unswap", "winner_of"]
+__all__ = [
+    "Method",
+    "aggregate",
+    "combine_swapped",
+    "correctness_verdict",
+    "pairwise_verdict",
+    "score_verdict",
+    "unswap",
+    "winner_of",
+]
 _EPS = 1e-9
 
 

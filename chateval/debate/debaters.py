@@ -6,7 +6,7 @@ order with --swap); each agent is only ever called by one coroutine at a time.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from autogen_agentchat.agents import AssistantAgent
 from autogen_core.models import LLMMessage, UserMessage
@@ -63,8 +63,9 @@ class Debater:
         self._task, self._sample, self._turns, self._panel = task, sample, turns, panel
         self._schema = response_schema if structured else None
         self._prefix = prefix  # the provider cache hint: the shared start of the system message
-        self.client = layer.client(log=self.log, step=self._step, agent=name, response_format=self._format,
-                                   prepare=self._attribute)
+        self.client = layer.client(
+            log=self.log, step=self._step, agent=name, response_format=self._format, prepare=self._attribute
+        )
         self.agent = AssistantAgent(name=name, model_client=self.client, system_message=system_message)
 
     @property
@@ -114,4 +115,3 @@ class Debater:
         new = self.log.records[self._taken :]
         self._taken = len(self.log.records)
         return new
-

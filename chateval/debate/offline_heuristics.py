@@ -27,8 +27,17 @@ _ASPECT_WEIGHTS = {
     "groundedness": {"reference": 1.0, "context": 1.0},
     "understandability": {"detail": 0.6, "question": 0.6},
 }
-_ABSTAIN = ("not mentioned", "no information", "don't know", "do not know", "not available", "cannot answer",
-            "not enough information", "don't have that information", "do not have that information")
+_ABSTAIN = (
+    "not mentioned",
+    "no information",
+    "don't know",
+    "do not know",
+    "not available",
+    "cannot answer",
+    "not enough information",
+    "don't have that information",
+    "do not have that information",
+)
 
 
 def _jitter(persona: str, key: str) -> float:
@@ -95,14 +104,16 @@ def aspect_scores(inp: DebateTurnInputs) -> dict[str, int]:
     s, others = inp.sample, heard_personas(inp)
     names = s.aspects or ["Score"]
     return {
-        a: on_scale(persuaded(quality(s.answer, s, inp.persona, a), [quality(s.answer, s, p, a) for p in others]),
-                    s.scale)
+        a: on_scale(
+            persuaded(quality(s.answer, s, inp.persona, a), [quality(s.answer, s, p, a) for p in others]), s.scale
+        )
         for a in names
     }
 
 
-def heuristic_correct(answer: str | None, reference: str | None, *, abstention: bool = False,
-                      persona: str = "") -> bool:
+def heuristic_correct(
+    answer: str | None, reference: str | None, *, abstention: bool = False, persona: str = ""
+) -> bool:
     """Offline correctness: the reference is contained in the answer, or their token F1 is
     high enough; for unanswerable questions, the answer must say the information is missing."""
     ans, ref = (answer or "").lower(), (reference or "").lower()

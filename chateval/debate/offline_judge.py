@@ -29,8 +29,10 @@ def debate_turn(inp: DebateTurnInputs, fmt: type[BaseModel] | None) -> str | Bas
     lean = task.offline_lean(inp)
     heard = heard_personas(inp)
     after = f" Having heard {', '.join(sorted(set(heard)))}, I adjust my view halfway towards theirs." if heard else ""
-    text = (f"[offline heuristic] {inp.persona}, round {inp.round}: {describe(inp, task.offline_answers(inp.sample))} "
-            f"{lean}{after}").strip()
+    text = (
+        f"[offline heuristic] {inp.persona}, round {inp.round}: {describe(inp, task.offline_answers(inp.sample))} "
+        f"{lean}{after}"
+    ).strip()
     # --stop-early asks for a provisional verdict at the end of every non-final round.
     return _verdict_text(inp, fmt, reasoning=text) if inp.provisional else text
 
@@ -49,5 +51,7 @@ class SummaryInputs(BaseModel):
 @offline_step("summarize_round")
 def summarize_round(inp: SummaryInputs, fmt: type[BaseModel] | None) -> str:
     lines = [f"[offline summary] Round {inp.round}:"]
-    lines += [f"- {m['speaker']}: {first_sentence(m['text'].replace('[offline heuristic] ', ''))}" for m in inp.messages]
+    lines += [
+        f"- {m['speaker']}: {first_sentence(m['text'].replace('[offline heuristic] ', ''))}" for m in inp.messages
+    ]
     return "\n".join(([inp.previous] if inp.previous else []) + lines)

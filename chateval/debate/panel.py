@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..models import ModelLayer, ModelSpec, PromptPrefix, UsageTotals
 from ..util.errors import ChatevalError, ConfigError
 from ..util.interrupts import UserCodeExit, contain_exits
-from ..models import ModelLayer, ModelSpec, PromptPrefix, UsageTotals
 from ..util.prompts import Prompts
 from . import offline_judge  # noqa: F401  (registers the offline model's debate steps)
 from .aggregate import Method, aggregate, combine_swapped, unswap
@@ -117,9 +117,19 @@ class Panel:
         if escalate:
             if self.task.name != "pairwise":
                 raise ConfigError(f"--escalate applies only to the pairwise task (not {self.task.name})")
-            self.screen = Panel(task=task, personas=[NO_PERSONA], strategy="one_by_one", turns=1, aggregate=aggregate,
-                                layer=layer, prompts=prompts, swap=True, structured=structured, layout=layout,
-                                framing="none")
+            self.screen = Panel(
+                task=task,
+                personas=[NO_PERSONA],
+                strategy="one_by_one",
+                turns=1,
+                aggregate=aggregate,
+                layer=layer,
+                prompts=prompts,
+                swap=True,
+                structured=structured,
+                layout=layout,
+                framing="none",
+            )
         self._layers: dict[str, ModelLayer] = {}
         for p in personas:  # fail early on a bad per-persona model spec
             self.layer_for(p)
@@ -138,11 +148,18 @@ class Panel:
 
     def template_vars(self, sample: Sample) -> dict[str, Any]:
         return {
-            "n_agents": len(self.personas), "turns": self.turns, "plain": self.plain,
+            "n_agents": len(self.personas),
+            "turns": self.turns,
+            "plain": self.plain,
             "summarized": self.strategy_cls.uses_summarizer,
-            "question": sample.question, "answer": sample.answer, "answer_1": sample.answer_1,
-            "answer_2": sample.answer_2, "reference": sample.reference, "context": sample.context,
-            "aspects": sample.aspects or [], "guidelines": sample.guidelines,
+            "question": sample.question,
+            "answer": sample.answer,
+            "answer_1": sample.answer_1,
+            "answer_2": sample.answer_2,
+            "reference": sample.reference,
+            "context": sample.context,
+            "aspects": sample.aspects or [],
+            "guidelines": sample.guidelines,
         } | self._scale_vars(sample)
 
     def system_prompt(self, sample: Sample, name: str, persona: Persona, names: list[str]) -> SystemPrompt:
@@ -153,8 +170,9 @@ class Panel:
         if self.plain:  # ChatEval's single-agent setting: the task and data only
             return SystemPrompt(text=shared)
         framing = self.prompts.render("_panel_framing.j2", **variables)
-        own = self.prompts.render("_panel.j2", **variables, agent_name=name,
-                                  persona_role=persona.role, others=[n for n in names if n != name])
+        own = self.prompts.render(
+            "_panel.j2", **variables, agent_name=name, persona_role=persona.role, others=[n for n in names if n != name]
+        )
         if self.layout == "persona-first":
             return SystemPrompt(text=f"{own}\n{framing}\n\n{shared}")
         head = f"{shared}\n\n{framing}\n\n"
@@ -167,11 +185,19 @@ class Panel:
         return {"scale_min": low, "scale_max": high}
 
     def verdict_vars(self, sample: Sample, structured: bool) -> dict[str, Any]:
-        return {"task": self.task.name, "aspects": sample.aspects or [], "structured": structured} | self._scale_vars(sample)
+        return {"task": self.task.name, "aspects": sample.aspects or [], "structured": structured} | self._scale_vars(
+            sample
+        )
 
     def templates(self) -> list[str]:
-        names = self.task.templates + ["round.j2", "reask.j2", "_panel.j2", "_data_blocks.j2", "_fences_note.j2",
-                                             "_panel_framing.j2"]
+        names = self.task.templates + [
+            "round.j2",
+            "reask.j2",
+            "_panel.j2",
+            "_data_blocks.j2",
+            "_fences_note.j2",
+            "_panel_framing.j2",
+        ]
         if self.strategy_cls.uses_summarizer:
             names += ["summarizer.j2", "summarizer_system.j2"]
         if self.stop_early:
@@ -216,12 +242,18 @@ class Panel:
         screen_calls = model_calls(first.usage)
         planned = self.planned_calls()
         if first.status == "ok" and first.order_disagreement is False:
-            first.escalation = Escalation(escalated=False, screen=first.orders or {}, screen_calls=screen_calls,
-                                          panel_calls_planned=planned)
+            first.escalation = Escalation(
+                escalated=False, screen=first.orders or {}, screen_calls=screen_calls, panel_calls_planned=planned
+            )
             return first
         result = await self._judge(sample)
-        result.escalation = Escalation(escalated=True, screen=first.orders or {}, screen_calls=screen_calls,
-                                       panel_calls=result.calls, panel_calls_planned=planned)
+        result.escalation = Escalation(
+            escalated=True,
+            screen=first.orders or {},
+            screen_calls=screen_calls,
+            panel_calls=result.calls,
+            panel_calls_planned=planned,
+        )
         result.transcript = first.transcript + result.transcript
         result.usage.merge(first.usage)
         result.calls += screen_calls
@@ -230,8 +262,13 @@ class Panel:
 
     async def _judge(self, sample: Sample) -> JudgeResult:
         t0 = time.perf_counter()
-        result = JudgeResult(id=sample.id, task=self.task.name, label=sample.label, model=self.layer.label,  # type: ignore[arg-type]
-                             inputs=sample.model_dump(include=INPUT_FIELDS, exclude_none=True))
+        result = JudgeResult(
+            id=sample.id,
+            task=self.task.name,
+            label=sample.label,
+            model=self.layer.label,
+            inputs=sample.model_dump(include=INPUT_FIELDS, exclude_none=True),
+        )
         runs: list[DebateRun] = []
         try:
             run, verdicts = await self._debate(sample, "original")
@@ -239,15 +276,15 @@ class Panel:
             if self.swap:
                 srun, sverdicts = await self._debate(sample.swapped(), "swapped")
                 runs.append(srun)
-                v_orig = aggregate(self.task.name, self.aggregate, verdicts)  # type: ignore[arg-type]
-                v_swap = aggregate(self.task.name, self.aggregate, sverdicts)  # type: ignore[arg-type]
+                v_orig = aggregate(self.task.name, self.aggregate, verdicts)
+                v_swap = aggregate(self.task.name, self.aggregate, sverdicts)
                 v_swap = unswap(v_swap) if v_swap else None
                 result.orders = {"original": v_orig, "swapped": v_swap}
                 if v_orig and v_swap:
                     result.order_disagreement = v_orig.winner != v_swap.winner
                 verdicts = [combine_swapped(a, b) for a, b in zip(verdicts, sverdicts)]
             result.agents = verdicts
-            result.verdict = aggregate(self.task.name, self.aggregate, verdicts)  # type: ignore[arg-type]
+            result.verdict = aggregate(self.task.name, self.aggregate, verdicts)
             if result.verdict is None:
                 result.status = "failed"
                 result.error = f"no readable verdict from any of the {len(verdicts)} debaters"
@@ -261,8 +298,12 @@ class Panel:
         if self.stop_early and self.turns > 1:
             rounds = {r.order: r.last_round for r in runs}
             skipped = sum(self.turns - n for n in rounds.values())
-            result.stop_early = EarlyStop(planned_rounds=self.turns, rounds=rounds, rounds_skipped=skipped,
-                                          calls_skipped=skipped * self.calls_per_round())
+            result.stop_early = EarlyStop(
+                planned_rounds=self.turns,
+                rounds=rounds,
+                rounds_skipped=skipped,
+                calls_skipped=skipped * self.calls_per_round(),
+            )
         result.latency_s = time.perf_counter() - t0
         return result
 

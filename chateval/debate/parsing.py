@@ -8,7 +8,7 @@ that yields no valid verdict raises ``VerdictParseError``; it is never turned in
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field, ValidationError, create_model
@@ -46,7 +46,7 @@ Scale = tuple[int, int]
 DEFAULT_SCALE: Scale = (1, 10)
 
 
-@lru_cache(maxsize=None)
+@cache
 def score_schema(scale: Scale = DEFAULT_SCALE) -> type[ScoreOut]:
     """The score verdict's schema for a rating scale other than 1-10 (e.g. USR's 1-3 and 0-1),
     so guided decoding on the server keeps to the scale the prompt asks for. One class per
@@ -54,8 +54,11 @@ def score_schema(scale: Scale = DEFAULT_SCALE) -> type[ScoreOut]:
     if scale == DEFAULT_SCALE:
         return ScoreOut
     bounds = {"minimum": scale[0], "maximum": scale[1]}
-    return create_model(f"ScoreOut_{scale[0]}_{scale[1]}", __base__=ScoreOut,
-                        scores=(dict[str, Annotated[float, Field(json_schema_extra=bounds)]], Field(default_factory=dict)))
+    return create_model(
+        f"ScoreOut_{scale[0]}_{scale[1]}",
+        __base__=ScoreOut,
+        scores=(dict[str, Annotated[float, Field(json_schema_extra=bounds)]], Field(default_factory=dict)),
+    )
 
 
 class CorrectnessOut(BaseModel):

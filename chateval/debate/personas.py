@@ -35,8 +35,11 @@ class Persona(BaseModel):
 
 # The judge of ``framing: none`` (ChatEval's single-agent setting): its role is never rendered
 # into a prompt; the name labels it in transcripts and reports.
-NO_PERSONA = Persona(name="Judge", role="no persona (ChatEval's single-agent setting)",
-                     description="the single judge without persona or panel framing")
+NO_PERSONA = Persona(
+    name="Judge",
+    role="no persona (ChatEval's single-agent setting)",
+    description="the single judge without persona or panel framing",
+)
 
 
 def slugify(name: str) -> str:

@@ -90,7 +90,11 @@ class DebateRun:
             d.round, d.phase, d.provisional = r, "debate_turn", provisional
         verdict_vars = self.panel.verdict_vars(self.sample, self.panel.structured_for(None))
         text = self.panel.prompts.render(
-            "round.j2", round=r, turns=self.turns, final=r == self.turns, hold_scores=self.panel.hold_scores,
+            "round.j2",
+            round=r,
+            turns=self.turns,
+            final=r == self.turns,
+            hold_scores=self.panel.hold_scores,
             plain=self.panel.plain,
             **verdict_vars,
         )
@@ -131,25 +135,28 @@ class DebateRun:
         return None
 
     def record(self, debater: Debater, r: int, text: str, kind: str = "debate") -> None:
-        self.transcript.append(
-            TranscriptTurn.from_calls(debater.name, r, kind, text, self.order, debater.take_calls())
-        )
+        self.transcript.append(TranscriptTurn.from_calls(debater.name, r, kind, text, self.order, debater.take_calls()))
 
     async def summarize(self, r: int, texts: list[str], previous: str | None) -> str:
         messages = [{"speaker": d.name, "text": t} for d, t in zip(self.debaters, texts)]
         p = self.panel.prompts
         llm_messages: list[LLMMessage] = [
             SystemMessage(content=p.render("summarizer_system.j2", task_description=self.panel.task.description)),
-            UserMessage(content=p.render("summarizer.j2", round=r, messages=messages, previous=previous), source=MODERATOR),
+            UserMessage(
+                content=p.render("summarizer.j2", round=r, messages=messages, previous=previous), source=MODERATOR
+            ),
         ]
         comp = await self.panel.layer.complete(
             llm_messages,
-            step=StepContext(name="summarize_round", inputs=SummaryInputs(round=r, messages=messages, previous=previous)),
+            step=StepContext(
+                name="summarize_round", inputs=SummaryInputs(round=r, messages=messages, previous=previous)
+            ),
             log=self.summarizer_log,
             agent=SUMMARIZER,
         )
-        self.transcript.append(TranscriptTurn.from_calls(
-            SUMMARIZER, r, "summary", comp.text, self.order, self.summarizer_log.records[-1:]))
+        self.transcript.append(
+            TranscriptTurn.from_calls(SUMMARIZER, r, "summary", comp.text, self.order, self.summarizer_log.records[-1:])
+        )
         return comp.text
 
     def final_text(self, d: Debater) -> str | None:
@@ -171,8 +178,11 @@ class DebateRun:
         d.phase = "reask"
         v.reasked = True
         msg = TextMessage(
-            content=self.panel.prompts.render("reask.j2", problem=problem,
-                                              **self.panel.verdict_vars(self.sample, self.panel.structured_for(d.persona))),
+            content=self.panel.prompts.render(
+                "reask.j2",
+                problem=problem,
+                **self.panel.verdict_vars(self.sample, self.panel.structured_for(d.persona)),
+            ),
             source=self.panel.opener,
         )
         reply = await d.agent.on_messages([msg], self.cancellation)

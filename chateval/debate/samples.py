@@ -63,7 +63,7 @@ class Sample(BaseModel):
             raise ValueError(f"scale {v[0]}-{v[1]}: the lowest score must be below the highest")
         return v
 
-    def swapped(self) -> "Sample":
+    def swapped(self) -> Sample:
         return self.model_copy(update={"answer_1": self.answer_2, "answer_2": self.answer_1})
 
 

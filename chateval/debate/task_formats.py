@@ -16,8 +16,16 @@ from ..stats.labels import combine, leave_one_out, normalise_label, reference_la
 from .aggregate import correctness_verdict, pairwise_verdict, score_verdict, winner_of
 from .debaters import DebateTurnInputs
 from .offline_heuristics import aspect_scores, is_correct, pairwise_scores
-from .parsing import (DEFAULT_SCALE, CorrectnessOut, PairwiseOut, ScoreOut, parse_correctness, parse_pairwise,
-                      parse_scores, score_schema)
+from .parsing import (
+    DEFAULT_SCALE,
+    CorrectnessOut,
+    PairwiseOut,
+    ScoreOut,
+    parse_correctness,
+    parse_pairwise,
+    parse_scores,
+    score_schema,
+)
 from .samples import AgentVerdict, Method, Verdict
 from .tasks import MAX_NAME_CHARS, TASKS, TaskFormat
 
@@ -34,8 +42,10 @@ class _LabelledByStats(TaskFormat):
 
     def check_label(self, label: Any) -> None:
         if isinstance(label, dict) or self.normalise_label(label) is None:
-            raise ValueError(f"field 'label': {json.dumps(label)[:60]} is not a {self.name} label (expected "
-                             f"{self.expected} or a list of them, one per annotator)")
+            raise ValueError(
+                f"field 'label': {json.dumps(label)[:60]} is not a {self.name} label (expected "
+                f"{self.expected} or a list of them, one per annotator)"
+            )
 
     def combine_labels(self, labels: list[Any]) -> Any:
         return combine(self.name, labels)
@@ -118,11 +128,20 @@ class Score(_LabelledByStats):
 
     def check_label(self, label: Any) -> None:
         ok = (isinstance(label, (int, float)) and not isinstance(label, bool)) or (
-            isinstance(label, dict) and all(isinstance(k, str) and len(k) <= MAX_NAME_CHARS and isinstance(v, (int, float))
-                                            and not isinstance(v, bool) for k, v in label.items()))
+            isinstance(label, dict)
+            and all(
+                isinstance(k, str)
+                and len(k) <= MAX_NAME_CHARS
+                and isinstance(v, (int, float))
+                and not isinstance(v, bool)
+                for k, v in label.items()
+            )
+        )
         if not ok:
-            raise ValueError(f"field 'label': {json.dumps(label)[:60]} is not a score label "
-                             "(expected a number or {aspect: number}, or a list of them, one per annotator)")
+            raise ValueError(
+                f"field 'label': {json.dumps(label)[:60]} is not a score label "
+                "(expected a number or {aspect: number}, or a list of them, one per annotator)"
+            )
 
     def check_labels(self, labels: list[Any]) -> None:
         if len({isinstance(one, dict) for one in labels}) > 1:
@@ -164,20 +183,29 @@ class Score(_LabelledByStats):
     def agreement(self, ok: list[dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         aspects = sorted({a for r in ok for a in (r["verdict"].get("scores") or {})})
-        out["aspect_means"] = {a: mean(vals) if (vals := [r["verdict"]["scores"][a] for r in ok
-                                                          if a in (r["verdict"].get("scores") or {})]) else None
-                               for a in aspects}
+        out["aspect_means"] = {
+            a: mean(vals)
+            if (vals := [r["verdict"]["scores"][a] for r in ok if a in (r["verdict"].get("scores") or {})])
+            else None
+            for a in aspects
+        }
         labels = [self.reference(r.get("label")) for r in ok]  # several annotators: their mean
         if any(isinstance(lab, float) for lab in labels):
-            out["overall"] = correlations([r["verdict"].get("score") for r in ok],
-                                          [lab if isinstance(lab, float) else None for lab in labels],
-                                          x_name="the panel's score", y_name="the label")
+            out["overall"] = correlations(
+                [r["verdict"].get("score") for r in ok],
+                [lab if isinstance(lab, float) else None for lab in labels],
+                x_name="the panel's score",
+                y_name="the label",
+            )
         for a in aspects:
             human = [lab.get(a) if isinstance(lab, dict) else None for lab in labels]
             if any(h is not None for h in human):
                 out.setdefault("aspects", {})[a] = correlations(
-                    [(r["verdict"].get("scores") or {}).get(a) for r in ok], human,
-                    x_name=f"the panel's {a}", y_name=f"the labelled {a}")
+                    [(r["verdict"].get("scores") or {}).get(a) for r in ok],
+                    human,
+                    x_name=f"the panel's {a}",
+                    y_name=f"the labelled {a}",
+                )
         return out if len(out) > 1 or "overall" in out or out["aspect_means"] else {}
 
     def report_rows(self, summary):

@@ -79,8 +79,10 @@ class TaskFormat:
         """Raise ValueError when one annotator's label means nothing for the task."""
         if self.normalise_label(label) is None:
             expected = " or ".join(json.dumps(c) for c in self.classes) or "no labels"
-            raise ValueError(f"field 'label': {json.dumps(label)[:60]} is not a {self.name} label (expected "
-                             f"{expected} or a list of them, one per annotator)")
+            raise ValueError(
+                f"field 'label': {json.dumps(label)[:60]} is not a {self.name} label (expected "
+                f"{expected} or a list of them, one per annotator)"
+            )
 
     def check_labels(self, labels: list[Any]) -> None:
         """Raise ValueError when several annotators' labels do not go together."""
@@ -105,7 +107,7 @@ class TaskFormat:
         labels = self.annotator_labels(label)
         if len(labels) < 2:
             return []
-        pairs = [(own, self.combine_labels(labels[:i] + labels[i + 1:])) for i, own in enumerate(labels)]
+        pairs = [(own, self.combine_labels(labels[:i] + labels[i + 1 :])) for i, own in enumerate(labels)]
         return [(own, other) for own, other in pairs if other is not None]
 
     # --- reading a reply and combining the panel ---------------------------------------------
@@ -155,8 +157,13 @@ class TaskFormat:
         gold, pred = [g for g, _ in pairs], [p for _, p in pairs]
         acc = accuracy(gold, ["none" if p is None else p for p in pred])
         boot = kappa_ci95(gold, pred, classes)
-        return {"accuracy": acc, **baselines(gold, pred, classes), "kappa": cohen_kappa(gold, pred, classes),
-                "kappa_ci95": boot.pop("ci95"), "kappa_bootstrap": boot}
+        return {
+            "accuracy": acc,
+            **baselines(gold, pred, classes),
+            "kappa": cohen_kappa(gold, pred, classes),
+            "kappa_ci95": boot.pop("ci95"),
+            "kappa_bootstrap": boot,
+        }
 
     def report_rows(self, summary: dict[str, Any]) -> list[str]:
         """report.md's table rows about the verdicts (markdown, from summary.json)."""
@@ -180,8 +187,9 @@ class TaskFormat:
     def offline_verdict(self, inp: DebateTurnInputs, fmt: type[BaseModel] | None, reasoning: str) -> str | BaseModel:
         """The offline model's verdict: a ``fmt`` instance when the call asks for the schema,
         else a reply text that ``read`` understands."""
-        raise ConfigError(f"the offline model cannot judge the {self.name} task (its format defines no "
-                          "offline_verdict)")
+        raise ConfigError(
+            f"the offline model cannot judge the {self.name} task (its format defines no offline_verdict)"
+        )
 
 
 TASKS: Registry[type[TaskFormat]] = Registry("task", entry_points="chateval.tasks")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -23,11 +24,16 @@ class TranscriptTurn(BaseModel):
     latency_s: float = 0.0
 
     @classmethod
-    def from_calls(cls, speaker: str, round: int, kind: str, text: str, order: str,
-                   calls: Sequence[CallRecord]) -> "TranscriptTurn":
+    def from_calls(
+        cls, speaker: str, round: int, kind: str, text: str, order: str, calls: Sequence[CallRecord]
+    ) -> TranscriptTurn:
         """A turn with the usage of the model calls that produced it (a re-ask may add one)."""
         return cls(
-            speaker=speaker, round=round, kind=kind, text=text, order=order,  # type: ignore[arg-type]
+            speaker=speaker,
+            round=round,
+            kind=kind,
+            text=text,
+            order=order,
             prompt_tokens=sum(c.prompt_tokens for c in calls),
             completion_tokens=sum(c.completion_tokens for c in calls),
             tokens_approx=any(c.tokens_approx for c in calls),

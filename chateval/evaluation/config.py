@@ -9,7 +9,6 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-
 from ..util.errors import ConfigError
 from ..util.options import check_base_url, check_dir, check_names, merge_layers, opt
 from ..util.paths import search_path
@@ -27,20 +26,27 @@ class LayerSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     structured: Literal["auto", "on", "off"] = opt(
-        "auto", "JSON-schema response_format on typed steps and verdicts: auto asks and stops asking an "
-        "endpoint that answers it with HTTP 400; on always; off never (prompts describe the schema anyway)")
+        "auto",
+        "JSON-schema response_format on typed steps and verdicts: auto asks and stops asking an "
+        "endpoint that answers it with HTTP 400; on always; off never (prompts describe the schema anyway)",
+    )
     base_url: str | None = opt(
-        None, "the model endpoint (required for openai-compatible, else CHATEVAL_BASE_URL; overrides other providers' "
+        None,
+        "the model endpoint (required for openai-compatible, else CHATEVAL_BASE_URL; overrides other providers' "
         "defaults); several URLs, comma-separated or "
-        "with the flag repeated, form a pool: each call goes to the least busy endpoint", repeat=True)
+        "with the flag repeated, form a pool: each call goes to the least busy endpoint",
+        repeat=True,
+    )
     max_connections: int = opt(8, "model calls in flight at once, shared by all calls", ge=1)
     max_retries: int = opt(4, "retries on 429/5xx/timeouts/connection errors", ge=0)
     timeout_s: float = opt(120.0, "seconds per model call attempt", flags=["--timeout"], gt=0)
-    retry_base_delay_s: float = opt(1.0, "seconds before the first retry, doubled each retry, with jitter",
-                                    flags=["--retry-base-delay"], ge=0)
+    retry_base_delay_s: float = opt(
+        1.0, "seconds before the first retry, doubled each retry, with jitter", flags=["--retry-base-delay"], ge=0
+    )
     cache: bool = opt(True, "use the on-disk completion cache")
-    cache_dir: str | None = opt(None, "completion cache folder (default ~/.cache/chateval/completions or "
-                                      "CHATEVAL_CACHE_DIR)")
+    cache_dir: str | None = opt(
+        None, "completion cache folder (default ~/.cache/chateval/completions or CHATEVAL_CACHE_DIR)"
+    )
 
     _cache_dir = field_validator("cache_dir")(check_dir)
     _base_url = field_validator("base_url", mode="before")(check_base_url)
@@ -58,45 +64,66 @@ class EvalConfig(LayerSettings):
     agents: int | None = opt(None, "number of debaters", ge=1)
     turns: int = opt(2, "debate rounds", ge=1)
     aggregate: Literal["vote", "mean"] | None = opt(
-        None, "mean of the debaters' scores (default when the format asks for scores: pairwise, score) or "
-        "majority vote (default when it names a winner: correctness)")
+        None,
+        "mean of the debaters' scores (default when the format asks for scores: pairwise, score) or "
+        "majority vote (default when it names a winner: correctness)",
+    )
     swap: bool = opt(False, "pairwise: judge both answer orders and combine per agent (position calibration)")
     summary_mode: Literal["append", "replace"] = opt(
-        "append", "simultaneous_summarizer: append each round's summary to every debater's history (ChatEval) "
-        "or replace the history with the latest summary")
+        "append",
+        "simultaneous_summarizer: append each round's summary to every debater's history (ChatEval) "
+        "or replace the history with the latest summary",
+    )
     keep_raw_history: bool = opt(False, "older spelling of --summary-mode append", hidden=True)
     hold_scores: bool = opt(False, "tell debaters to hold their scores until the last round (ChatEval does not)")
     framing: Literal["panel", "none"] = opt(
-        "panel", "panel: each judge gets its persona and the panel framing; none: ChatEval's single-agent "
+        "panel",
+        "panel: each judge gets its persona and the panel framing; none: ChatEval's single-agent "
         "setting, one judge with no persona and no panel framing (needs --agents 1 --turns 1; personas are "
-        "not used; the `single` preset)")
+        "not used; the `single` preset)",
+    )
     prompt_layout: Literal["shared-prefix", "persona-first"] = opt(
-        "shared-prefix", "debater system prompts: the task and data first, identical for every debater so "
+        "shared-prefix",
+        "debater system prompts: the task and data first, identical for every debater so "
         "provider prompt caches reuse them (shared-prefix, as ChatEval's template orders them), or the "
-        "persona first (persona-first, the earlier layout)")
+        "persona first (persona-first, the earlier layout)",
+    )
     aspects: list[str] | None = opt(None, "score task: aspects to rate (e.g. naturalness,coherence)")
-    escalate: bool = opt(False, "pairwise: the single judge (one turn, no persona or panel framing) answers in both orders first; "
-                                "the panel debates only the items where its two verdicts differ (judge benchmarks: "
-                                "adds a multi-escalate setting beside the panel-only multi, compared paired)")
-    stop_early: bool = opt(False, "debaters end each round with a provisional verdict; once all state the same one "
-                                  "(pairwise: winner; correctness: verdict; score: identical scores), the remaining "
-                                  "rounds are skipped")
+    escalate: bool = opt(
+        False,
+        "pairwise: the single judge (one turn, no persona or panel framing) answers in both orders first; "
+        "the panel debates only the items where its two verdicts differ (judge benchmarks: "
+        "adds a multi-escalate setting beside the panel-only multi, compared paired)",
+    )
+    stop_early: bool = opt(
+        False,
+        "debaters end each round with a provisional verdict; once all state the same one "
+        "(pairwise: winner; correctness: verdict; score: identical scores), the remaining "
+        "rounds are skipped",
+    )
 
-    model: str = opt("offline", "offline (default) or PROVIDER/<model>: openai, openai-compatible, azure, gemini, anthropic, ollama")
+    model: str = opt(
+        "offline", "offline (default) or PROVIDER/<model>: openai, openai-compatible, azure, gemini, anthropic, ollama"
+    )
     temperature: float = opt(0.0, "sampling temperature", ge=0)
     max_tokens: int | None = opt(1024, "completion token limit per call", ge=1)
     seed: int | None = opt(None, "sampling seed, where the endpoint supports one")
 
     persona_dirs: list[str] = opt(list, "extra folder of persona YAML files", flags=["--persona-dir"], repeat=True)
-    prompt_dirs: list[str] = opt(list, "extra folder of prompt templates (overrides by name)",
-                                 flags=["--prompt-dir"], repeat=True)
-    plugins: list[str] = opt(list, "a .py file or module to import first (e.g. one registering a custom strategy)",
-                             flags=["--plugin"], repeat=True)
+    prompt_dirs: list[str] = opt(
+        list, "extra folder of prompt templates (overrides by name)", flags=["--prompt-dir"], repeat=True
+    )
+    plugins: list[str] = opt(
+        list,
+        "a .py file or module to import first (e.g. one registering a custom strategy)",
+        flags=["--plugin"],
+        repeat=True,
+    )
 
     _names = field_validator("personas", "aspects")(check_names)
 
     @model_validator(mode="after")
-    def _registered_task(self) -> "EvalConfig":
+    def _registered_task(self) -> EvalConfig:
         """The task must be registered: a built-in, or one of the plugins this config loads
         (they are imported here first, as the Evaluator would)."""
         load_plugins(self.plugins)
@@ -109,16 +136,32 @@ class EvalConfig(LayerSettings):
         return self
 
     @classmethod
-    def merged(cls, *layers: dict[str, Any]) -> "EvalConfig":
+    def merged(cls, *layers: dict[str, Any]) -> EvalConfig:
         """Later layers win; ``None`` in a layer means 'not given'."""
         return merge_layers(cls, *layers)
 
     # Settings that change verdicts; the run's config hash covers these (plus persona texts
     # and template sources), so --resume refuses a run made with different ones.
     JUDGING_FIELDS: ClassVar[tuple[str, ...]] = (
-        "task", "strategy", "turns", "aggregate", "swap", "keep_raw_history", "summary_mode", "hold_scores",
-        "framing", "prompt_layout", "structured", "aspects", "escalate", "stop_early",
-        "model", "base_url", "temperature", "max_tokens", "seed",
+        "task",
+        "strategy",
+        "turns",
+        "aggregate",
+        "swap",
+        "keep_raw_history",
+        "summary_mode",
+        "hold_scores",
+        "framing",
+        "prompt_layout",
+        "structured",
+        "aspects",
+        "escalate",
+        "stop_early",
+        "model",
+        "base_url",
+        "temperature",
+        "max_tokens",
+        "seed",
     )
 
     def judging_payload(self) -> dict[str, Any]:

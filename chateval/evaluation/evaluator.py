@@ -3,27 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from ..models.budget import cap_reached, set_unit, skip_unit
-from .config import EvalConfig, config_hash, find_preset, load_preset
 from ..debate import JudgeResult, Panel, Sample
+from ..models import ModelLayer
+from ..models.budget import cap_reached, set_unit, skip_unit
+from ..models.dryrun import DryRunEstimate, adaptive_notes, dry_run
+from ..models.reach import watch_endpoints
+from ..runs.directory import SAMPLES, RunDir, file_sha256, read_jsonl
+from ..util.interrupts import watch_sigint
+from ..util.plugins import load_plugins
+from .config import EvalConfig, config_hash, find_preset, load_preset
+from .inputs import InvalidLine, load_samples
 from .judges import Judges, layer_from_config, package_versions, resolve_personas
 from .report import label_agreement, write_report
-from .inputs import InvalidLine, load_samples
-from ..util.interrupts import watch_sigint
-from ..models.dryrun import DryRunEstimate, adaptive_notes, dry_run
-from ..models import ModelLayer
-from ..models.reach import watch_endpoints
-from ..util.plugins import load_plugins
-from ..runs.directory import SAMPLES, RunDir, file_sha256, read_jsonl
 from .summary import summarize_judged
 
 SampleCallback = Callable[[JudgeResult], None]
 
 
-def _rebuilt_evaluator(config: EvalConfig, layer: ModelLayer) -> "Evaluator":
+def _rebuilt_evaluator(config: EvalConfig, layer: ModelLayer) -> Evaluator:
     return Evaluator(config, layer=layer)
 
 
@@ -46,7 +47,7 @@ class Evaluator:
         return (_rebuilt_evaluator, (self.config, self.layer))
 
     @classmethod
-    def from_preset(cls, preset: str, **settings: Any) -> "Evaluator":
+    def from_preset(cls, preset: str, **settings: Any) -> Evaluator:
         dirs = settings.get("persona_dirs")  # presets are looked up in the built-in strategies/
         load_plugins(settings.get("plugins") or [])  # first: a preset may name a task a plugin registers
         data = load_preset(find_preset(preset, None if dirs is None else []))
@@ -63,20 +64,51 @@ class Evaluator:
     async def judge(self, sample: Sample, task: str | None = None) -> JudgeResult:
         return await self.judges.judge(sample, task)
 
-    async def compare(self, question: str, answer_1: str, answer_2: str, *, context: Any = None,
-                      reference: str | None = None, id: str = "sample") -> JudgeResult:
-        return await self.judge(Sample(id=id, question=question, answer_1=answer_1, answer_2=answer_2,
-                                       context=context, reference=reference), "pairwise")
+    async def compare(
+        self,
+        question: str,
+        answer_1: str,
+        answer_2: str,
+        *,
+        context: Any = None,
+        reference: str | None = None,
+        id: str = "sample",
+    ) -> JudgeResult:
+        return await self.judge(
+            Sample(
+                id=id, question=question, answer_1=answer_1, answer_2=answer_2, context=context, reference=reference
+            ),
+            "pairwise",
+        )
 
-    async def score(self, question: str, answer: str, *, context: Any = None, reference: str | None = None,
-                    aspects: list[str] | None = None, id: str = "sample") -> JudgeResult:
-        return await self.judge(Sample(id=id, question=question, answer=answer, context=context,
-                                       reference=reference, aspects=aspects or self.config.aspects), "score")
+    async def score(
+        self,
+        question: str,
+        answer: str,
+        *,
+        context: Any = None,
+        reference: str | None = None,
+        aspects: list[str] | None = None,
+        id: str = "sample",
+    ) -> JudgeResult:
+        return await self.judge(
+            Sample(
+                id=id,
+                question=question,
+                answer=answer,
+                context=context,
+                reference=reference,
+                aspects=aspects or self.config.aspects,
+            ),
+            "score",
+        )
 
-    async def check(self, question: str, answer: str, reference: str, *, context: Any = None,
-                    id: str = "sample") -> JudgeResult:
-        return await self.judge(Sample(id=id, question=question, answer=answer, reference=reference,
-                                       context=context), "correctness")
+    async def check(
+        self, question: str, answer: str, reference: str, *, context: Any = None, id: str = "sample"
+    ) -> JudgeResult:
+        return await self.judge(
+            Sample(id=id, question=question, answer=answer, reference=reference, context=context), "correctness"
+        )
 
     def compare_sync(self, *args: Any, **kwargs: Any) -> JudgeResult:
         return asyncio.run(self.compare(*args, **kwargs))
@@ -92,8 +124,9 @@ class Evaluator:
         """What config.json records: resolved settings, versions and the config hash."""
         return self.judges.run_config()
 
-    async def evaluate(self, samples: list[Sample], *, on_result: SampleCallback | None = None,
-                       concurrency: int | None = None) -> list[JudgeResult]:
+    async def evaluate(
+        self, samples: list[Sample], *, on_result: SampleCallback | None = None, concurrency: int | None = None
+    ) -> list[JudgeResult]:
         """Judge many samples concurrently (results in input order). Under a cost cap
         (``chateval.models.budget.cost_cap``) samples not started once it is reached are left out."""
         # Twice as many samples in flight as connections: a sample between two of its sequential
@@ -165,15 +198,22 @@ class Evaluator:
                     await self.evaluate(todo, on_result=record)
             finally:
                 wanted = {s.id for s in samples}
-                summary = self.run_summary([r for r in run.records() if r.get("id") in wanted], len(samples),
-                                           config, invalid)
+                summary = self.run_summary(
+                    [r for r in run.records() if r.get("id") in wanted], len(samples), config, invalid
+                )
                 run.write_summary(summary)  # adds n_expected, n_missing and complete from samples.jsonl
                 if run.write_error is None:
                     write_report(run.path, summary)
         return summary
 
-    async def dry_run_file(self, path: str | Path, *, limit: int | None = None, skip_invalid: bool = False,
-                           resume_from: str | Path | None = None) -> DryRunEstimate:
+    async def dry_run_file(
+        self,
+        path: str | Path,
+        *,
+        limit: int | None = None,
+        skip_invalid: bool = False,
+        resume_from: str | Path | None = None,
+    ) -> DryRunEstimate:
         """What judging the file would send (calls, tokens, cost), simulated: every call is
         answered locally and metered (``chateval.models.dryrun``); no run directory, no cache.
         ``resume_from``: a run directory whose finished samples (status ok) are left out, as
@@ -199,14 +239,23 @@ class Evaluator:
         config["config_hash"] = config_hash(config["judging"])
         return config
 
-    def run_summary(self, records: list[dict[str, Any]], n_samples: int, config: dict[str, Any],
-                    invalid: list[InvalidLine] | None = None) -> dict[str, Any]:
+    def run_summary(
+        self,
+        records: list[dict[str, Any]],
+        n_samples: int,
+        config: dict[str, Any],
+        invalid: list[InvalidLine] | None = None,
+    ) -> dict[str, Any]:
         """summary.json of a run over ``n_samples`` samples from its records (any order)."""
         cfg = self.config
         summary = summarize_judged(records, task=cfg.task, model=self.layer.label, offline=self.is_offline)
         return summary | {
-            "task": cfg.task, "strategy": cfg.strategy, "agents": len(self.personas), "turns": cfg.turns,
-            "config_hash": config["config_hash"], "complete": len(records) == n_samples,
+            "task": cfg.task,
+            "strategy": cfg.strategy,
+            "agents": len(self.personas),
+            "turns": cfg.turns,
+            "config_hash": config["config_hash"],
+            "complete": len(records) == n_samples,
             "invalid_lines": [i.model_dump() for i in invalid or []],
             "agreement": label_agreement(records, cfg.task),
         }
@@ -219,5 +268,12 @@ class Evaluator:
 
 
 # layer_from_config, package_versions and resolve_personas live with Judges; importable from here as before.
-__all__ = ["Evaluator", "InvalidLine", "Judges", "layer_from_config", "load_plugins", "package_versions",
-           "resolve_personas"]
+__all__ = [
+    "Evaluator",
+    "InvalidLine",
+    "Judges",
+    "layer_from_config",
+    "load_plugins",
+    "package_versions",
+    "resolve_personas",
+]

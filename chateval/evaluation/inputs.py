@@ -14,9 +14,9 @@ from pydantic import BaseModel
 
 from ..debate.samples import Sample
 from ..debate.tasks import MAX_NAME_CHARS, TaskFormat, get_task
+from ..stats.labels import MAX_ANNOTATORS
 from ..util.errors import InputError
 from ..util.jsonl import SURROGATE_HINT, lone_surrogate, may_hold_surrogate, split_lines
-from ..stats.labels import MAX_ANNOTATORS
 
 MAX_FIELD_CHARS = 200_000  # a runaway field (e.g. a 1 MB answer) is an input error, not a prompt
 MAX_ASPECTS = 20

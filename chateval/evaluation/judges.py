@@ -24,9 +24,11 @@ def resolve_personas(cfg: EvalConfig, library: PersonaLibrary) -> list[Persona]:
     if cfg.framing == "none":
         # ChatEval's single-agent setting: one judge, one turn, no persona to choose.
         if (cfg.agents or 1) != 1 or cfg.turns != 1:
-            raise ConfigError(f"--framing none is the single-agent setting: one agent for one turn "
-                              f"(got --agents {cfg.agents or 1} --turns {cfg.turns}); use --agents 1 --turns 1 "
-                              "or the `single` preset")
+            raise ConfigError(
+                f"--framing none is the single-agent setting: one agent for one turn "
+                f"(got --agents {cfg.agents or 1} --turns {cfg.turns}); use --agents 1 --turns 1 "
+                "or the `single` preset"
+            )
         return [NO_PERSONA]
     names = list(cfg.personas) if cfg.personas else DEFAULT_PERSONAS[: cfg.agents or 2]
     n = cfg.agents or len(names)
@@ -99,14 +101,24 @@ class Judges:
             fmt = get_task(task)
             method = cfg.aggregate or fmt.default_aggregate
             self._panels[task] = Panel(
-                task=task, personas=self.personas, strategy=cfg.strategy, turns=cfg.turns,
-                aggregate=method, layer=self.layer, prompts=self.prompts,
-                swap=cfg.swap and task == "pairwise", keep_raw_history=cfg.keep_raw_history,
-                structured=cfg.structured, summary_mode=cfg.summary_mode, hold_scores=cfg.hold_scores,
-                framing=cfg.framing, layout=cfg.prompt_layout,
+                task=task,
+                personas=self.personas,
+                strategy=cfg.strategy,
+                turns=cfg.turns,
+                aggregate=method,
+                layer=self.layer,
+                prompts=self.prompts,
+                swap=cfg.swap and task == "pairwise",
+                keep_raw_history=cfg.keep_raw_history,
+                structured=cfg.structured,
+                summary_mode=cfg.summary_mode,
+                hold_scores=cfg.hold_scores,
+                framing=cfg.framing,
+                layout=cfg.prompt_layout,
                 # --escalate is refused for a configured task it does not apply to; the API's other
                 # tasks (score/check on a pairwise judge) simply run without it, like --swap.
-                escalate=cfg.escalate and (task == "pairwise" or task == cfg.task), stop_early=cfg.stop_early,
+                escalate=cfg.escalate and (task == "pairwise" or task == cfg.task),
+                stop_early=cfg.stop_early,
             )
         return self._panels[task]
 

@@ -23,7 +23,9 @@ def label_agreement(records: list[dict[str, Any]], task: str) -> dict[str, Any]:
     """Agreement of the panel with the records' labels (the task format's measures); {} when no
     record has a usable label."""
     # In sample order, not finishing order: the kappa bootstrap draws by position.
-    ok = sorted((r for r in records if r.get("status") == "ok" and r.get("verdict")), key=lambda r: str(r.get("id", "")))
+    ok = sorted(
+        (r for r in records if r.get("status") == "ok" and r.get("verdict")), key=lambda r: str(r.get("id", ""))
+    )
     return get_task(task).agreement(ok)
 
 
@@ -45,38 +47,57 @@ def render_report(summary: dict[str, Any], run_path: Path) -> str:
     lines = [f"# chateval evaluate: {md(run_path.name)}", ""]
     if summary.get("note"):
         lines += [f"> {summary['note']}", ""]
-    lines += ["| | |", "|---|---|",
-              f"| model | {summary.get('model')} |",
-              f"| task | {summary.get('task')} |",
-              f"| panel | {summary.get('strategy')}, {summary.get('agents')} agents, {summary.get('turns')} turns |",
-              f"| samples | {summary.get('n_ok')} ok, {summary.get('n_failed')} failed of {summary.get('n_samples')}"
-              f"{'' if summary.get('complete', True) else ' (incomplete run)'} |"]
+    lines += [
+        "| | |",
+        "|---|---|",
+        f"| model | {summary.get('model')} |",
+        f"| task | {summary.get('task')} |",
+        f"| panel | {summary.get('strategy')}, {summary.get('agents')} agents, {summary.get('turns')} turns |",
+        f"| samples | {summary.get('n_ok')} ok, {summary.get('n_failed')} failed of {summary.get('n_samples')}"
+        f"{'' if summary.get('complete', True) else ' (incomplete run)'} |",
+    ]
     lines += task_rows(summary)
-    lines += [f"| parse failures | {summary.get('parse_errors', 0)} of {summary.get('agent_verdicts', 0)} agent verdicts"
-              f" ({summary.get('reasked', 0)} re-asked) |"]
+    lines += [
+        f"| parse failures | {summary.get('parse_errors', 0)} of {summary.get('agent_verdicts', 0)} agent verdicts"
+        f" ({summary.get('reasked', 0)} re-asked) |"
+    ]
     if "order_disagreement_rate" in summary:
         lines.append(f"| order disagreement (--swap) | {100 * summary['order_disagreement_rate']:.1f}% of samples |")
-    lines += [f"| model calls | {u.get('calls', 0)} (+{u.get('cached_calls', 0)} from cache) |",
-              f"| tokens | {u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
-              f"{' (approximate: counted locally)' if u.get('tokens_approx') else ''} |",
-              f"| provider prompt cache | {prompt_cache_text(u) or 'no cached input tokens reported'} |",
-              "| cost | " + ("unknown (a price is not known; see --price)" if u.get("cost_usd") is None
-                             else f"${u['cost_usd']:.4f}") + " |",
-              f"| wall time | {summary.get('wall_time_s', 0.0):.1f} s |", ""]
+    lines += [
+        f"| model calls | {u.get('calls', 0)} (+{u.get('cached_calls', 0)} from cache) |",
+        f"| tokens | {u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
+        f"{' (approximate: counted locally)' if u.get('tokens_approx') else ''} |",
+        f"| provider prompt cache | {prompt_cache_text(u) or 'no cached input tokens reported'} |",
+        "| cost | "
+        + ("unknown (a price is not known; see --price)" if u.get("cost_usd") is None else f"${u['cost_usd']:.4f}")
+        + " |",
+        f"| wall time | {summary.get('wall_time_s', 0.0):.1f} s |",
+        "",
+    ]
     saved = savings_lines(summary)
     if saved:
         lines += ["## Calls saved", "", *saved, ""]
     agr = summary.get("agreement") or {}
-    lines += ["## Scores and agreement with the labels" if agr.get("aspect_means") else "## Agreement with the labels", ""]
+    lines += [
+        "## Scores and agreement with the labels" if agr.get("aspect_means") else "## Agreement with the labels",
+        "",
+    ]
     if not agr:
         lines += ["No record carries a usable label, so there is nothing to agree with.", ""]
     if "accuracy" in agr:
         ci, boot = agr.get("kappa_ci95"), agr.get("kappa_bootstrap") or {}
-        interval = (f", 95% CI [{ci[0]:.3f}, {ci[1]:.3f}] (percentile bootstrap over samples: {boot['used']} of "
-                    f"{boot['resamples']} resamples usable, seed {boot['seed']})" if ci else "")
+        interval = (
+            f", 95% CI [{ci[0]:.3f}, {ci[1]:.3f}] (percentile bootstrap over samples: {boot['used']} of "
+            f"{boot['resamples']} resamples usable, seed {boot['seed']})"
+            if ci
+            else ""
+        )
         base = baseline_text(agr)
-        lines += [f"- accuracy: {_stat(agr['accuracy'], pct=True)}"] + ([f"  - read against: {base}"] if base else []) + [
-            f"- Cohen's kappa: {_stat(agr['kappa'])}{interval}", ""]
+        lines += (
+            [f"- accuracy: {_stat(agr['accuracy'], pct=True)}"]
+            + ([f"  - read against: {base}"] if base else [])
+            + [f"- Cohen's kappa: {_stat(agr['kappa'])}{interval}", ""]
+        )
     if agr.get("aspect_means"):
         lines += ["| aspect | panel mean | Spearman | Kendall |", "|---|---|---|---|"]
         for a, m in agr["aspect_means"].items():
@@ -85,8 +106,11 @@ def render_report(summary: dict[str, Any], run_path: Path) -> str:
             lines.append(f"| {a} | {'—' if m is None else f'{m:.2f}'} | {cells[0]} | {cells[1]} |")
         lines.append("")
     if "overall" in agr:
-        lines += [f"- overall score: Spearman {_stat(agr['overall']['spearman'])}, "
-                  f"Kendall {_stat(agr['overall']['kendall'])}", ""]
+        lines += [
+            f"- overall score: Spearman {_stat(agr['overall']['spearman'])}, "
+            f"Kendall {_stat(agr['overall']['kendall'])}",
+            "",
+        ]
     if summary.get("failed_ids"):
         lines += ["## Failed samples", "", ", ".join(str(i) for i in summary["failed_ids"]), ""]
     lines += ["## Read the debates", "", f"    chateval view {md(run_path)}", ""]

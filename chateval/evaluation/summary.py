@@ -7,8 +7,8 @@ from typing import Any
 
 from ..debate.tasks import get_task
 from ..models import UsageTotals
-from ..stats.labels import normalise_label
 from ..runs.savings import savings
+from ..stats.labels import normalise_label
 
 __all__ = ["OFFLINE_NOTE", "normalise_label", "summarize_judged"]
 

@@ -28,9 +28,17 @@ __all__ = ["DebateMetric"]
 
 
 class DebateMetric(BaseMetric):
-    def __init__(self, task: JudgeTask = "correctness", preset: str = "chateval_default", model: str = "offline",
-                 threshold: float = 0.5, *, strict_mode: bool = False, async_mode: bool = True,
-                 **settings: Any) -> None:
+    def __init__(
+        self,
+        task: JudgeTask = "correctness",
+        preset: str = "chateval_default",
+        model: str = "offline",
+        threshold: float = 0.5,
+        *,
+        strict_mode: bool = False,
+        async_mode: bool = True,
+        **settings: Any,
+    ) -> None:
         self.judge = DebateJudge(task, preset, model, **settings)
         self.threshold = 1.0 if strict_mode else threshold
         self.strict_mode, self.async_mode = strict_mode, async_mode
@@ -47,8 +55,13 @@ class DebateMetric(BaseMetric):
         self.error = None
         context = "\n".join([*(test_case.context or []), *map(str, test_case.retrieval_context or [])]) or None
         try:
-            j = await self.judge.judge(test_case.input, test_case.actual_output or "", test_case.expected_output,
-                                       context=context, id=test_case.name or "test_case")
+            j = await self.judge.judge(
+                test_case.input,
+                test_case.actual_output or "",
+                test_case.expected_output,
+                context=context,
+                id=test_case.name or "test_case",
+            )
         except Exception as e:
             self.error, self.score, self.success = str(e), None, False
             raise

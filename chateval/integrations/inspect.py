@@ -28,8 +28,9 @@ __all__ = ["debate_scorer"]
 
 
 @scorer(metrics=[mean(), stderr()])
-def debate_scorer(task: JudgeTask = "correctness", preset: str = "chateval_default", model: str = "offline",
-                  **settings: Any) -> Scorer:
+def debate_scorer(
+    task: JudgeTask = "correctness", preset: str = "chateval_default", model: str = "offline", **settings: Any
+) -> Scorer:
     """Judge ``state.output.completion`` with chateval's debate panel. ``settings``: any
     ``EvalConfig`` field (``agents``, ``turns``, ``strategy``, ``personas``, ``base_url``, ...)."""
     judge = DebateJudge(task, preset, model, **settings)  # fails here on a bad task or preset
@@ -43,10 +44,16 @@ def debate_scorer(task: JudgeTask = "correctness", preset: str = "chateval_defau
         else:
             value = j.score
         return Score(
-            value=value, answer=answer, explanation=transcript_text(j.result),
-            metadata={"agents": agent_verdicts(j.result), "votes": v.votes if v else {},
-                      "normalized": j.value, "panel_model": j.result.model,
-                      "usage": j.result.usage.model_dump()},
+            value=value,
+            answer=answer,
+            explanation=transcript_text(j.result),
+            metadata={
+                "agents": agent_verdicts(j.result),
+                "votes": v.votes if v else {},
+                "normalized": j.value,
+                "panel_model": j.result.model,
+                "usage": j.result.usage.model_dump(),
+            },
         )
 
     return score

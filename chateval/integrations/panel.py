@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..debate import JudgeResult, Sample
-from ..util.errors import ChatevalError
 from ..evaluation.evaluator import Evaluator
+from ..util.errors import ChatevalError
 
 JudgeTask = Literal["correctness", "score"]
 SCORE_MIN, SCORE_MAX = 1.0, 10.0  # the panel scores on 1..10 (prompts/score_verdict.j2)
@@ -29,8 +29,10 @@ class Judgement:
 
 def transcript_text(result: JudgeResult) -> str:
     """The debate as readable text: one paragraph per turn, speaker and round first."""
-    return "\n\n".join(f"[{t.speaker}, round {t.round}{'' if t.kind == 'debate' else ', ' + t.kind}]\n{t.text.strip()}"
-                       for t in result.transcript)
+    return "\n\n".join(
+        f"[{t.speaker}, round {t.round}{'' if t.kind == 'debate' else ', ' + t.kind}]\n{t.text.strip()}"
+        for t in result.transcript
+    )
 
 
 def agent_verdicts(result: JudgeResult) -> list[dict[str, Any]]:
@@ -40,8 +42,11 @@ def agent_verdicts(result: JudgeResult) -> list[dict[str, Any]]:
 def condensed(j: Judgement, *, per_turn: int = 300) -> str:
     """The verdict, then each debater's last word, cut to ``per_turn`` characters."""
     v = j.result.verdict
-    head = (f"Panel verdict: {'split' if j.correct is None else 'correct' if j.correct else 'incorrect'}"
-            if j.score is None else f"Panel score: {j.score:.1f}/10")
+    head = (
+        f"Panel verdict: {'split' if j.correct is None else 'correct' if j.correct else 'incorrect'}"
+        if j.score is None
+        else f"Panel score: {j.score:.1f}/10"
+    )
     if v is not None and v.votes:
         head += " (votes: " + ", ".join(f"{k} {n}" for k, n in v.votes.items()) + ")"
     last: dict[str, str] = {}
@@ -55,8 +60,9 @@ class DebateJudge:
     """A debate panel from a preset (``strategies/<name>.yaml`` or a YAML path) with ``model``
     and any EvalConfig setting on top. Built on first use, inside the harness's event loop."""
 
-    def __init__(self, task: JudgeTask = "correctness", preset: str = "chateval_default", model: str = "offline",
-                 **settings: Any) -> None:
+    def __init__(
+        self, task: JudgeTask = "correctness", preset: str = "chateval_default", model: str = "offline", **settings: Any
+    ) -> None:
         if task not in ("correctness", "score"):
             raise ChatevalError(f"task '{task}': the debate scorer judges 'correctness' or 'score'")
         self.task, self.preset, self.model, self.settings = task, preset, model, settings
@@ -70,12 +76,20 @@ class DebateJudge:
         loop = asyncio.get_running_loop()
         if self._evaluator is None or self._loop is not loop:
             self._loop = loop
-            self._evaluator = Evaluator.from_preset(self.preset, **(self.settings | {"task": self.task,
-                                                                                     "model": self.model}))
+            self._evaluator = Evaluator.from_preset(
+                self.preset, **(self.settings | {"task": self.task, "model": self.model})
+            )
         return self._evaluator
 
-    async def judge(self, question: str, answer: str, reference: str | None = None, *,
-                    context: str | None = None, id: str = "sample") -> Judgement:
+    async def judge(
+        self,
+        question: str,
+        answer: str,
+        reference: str | None = None,
+        *,
+        context: str | None = None,
+        id: str = "sample",
+    ) -> Judgement:
         if self.task == "correctness" and not (reference or "").strip():
             raise ChatevalError("the correctness panel needs a reference answer (the sample's target)")
         sample = Sample(id=id, question=question, answer=answer, reference=reference or None, context=context)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Callable, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..util.errors import ConfigError, InputError
 from ..models import CallLog, ModelLayer, UsageTotals, approx_tokens
+from ..util.errors import ConfigError, InputError
 from ..util.prompts import Prompts, get_prompts
 from ..util.registry import Registry
 from .answer import ANSWER, AnswerInputs, AnswerStyle, ReaderPrompt
@@ -90,11 +91,14 @@ class MemorySystem(ABC, Generic[SettingsT]):
             # A Settings model that does not choose refuses unknown keys, as the built-ins do: a
             # typo in --set must not be dropped silently (extra="allow"/"ignore" opts out).
             known = {n for n, f in cls.Settings.model_fields.items()} | {
-                f.alias for f in cls.Settings.model_fields.values() if f.alias}
+                f.alias for f in cls.Settings.model_fields.values() if f.alias
+            }
             unknown = [k for k in data if k not in known]
             if unknown:
-                raise ConfigError(f"memory system '{cls.name or cls.__name__}': setting '{unknown[0]}': unknown setting (known: "
-                                  f"{', '.join(cls.Settings.model_fields) or 'none'})")
+                raise ConfigError(
+                    f"memory system '{cls.name or cls.__name__}': setting '{unknown[0]}': unknown setting (known: "
+                    f"{', '.join(cls.Settings.model_fields) or 'none'})"
+                )
         try:
             return cls.Settings.model_validate(data)
         except ValidationError as e:
@@ -168,16 +172,28 @@ class MemorySystem(ABC, Generic[SettingsT]):
         items = await self.recall(question, now) if self.supports_recall else []
         context = await self.context(question, now, items)
         answer, prompt = await self.generate(
-            AnswerInputs(question=question, dialogue=dialogue, context=context, now=now,
-                         memories=[i.text for i in items] or context.splitlines(), style=self.answer_style,
-                         reader=self.reader_prompt))
+            AnswerInputs(
+                question=question,
+                dialogue=dialogue,
+                context=context,
+                now=now,
+                memories=[i.text for i in items] or context.splitlines(),
+                style=self.answer_style,
+                reader=self.reader_prompt,
+            )
+        )
         self._stats.respond_s += time.perf_counter() - t0
         from ..models import UsageTotals
 
         return Response(
-            answer=answer, context=context, context_tokens=approx_tokens(context), recalled=items,
-            usage=UsageTotals.of(self.log.records[before:]), latency_s=time.perf_counter() - t0,
-            prompt=prompt, trace=self.trace(),
+            answer=answer,
+            context=context,
+            context_tokens=approx_tokens(context),
+            recalled=items,
+            usage=UsageTotals.of(self.log.records[before:]),
+            latency_s=time.perf_counter() - t0,
+            prompt=prompt,
+            trace=self.trace(),
         )
 
     async def generate(self, inputs: AnswerInputs) -> tuple[str, str]:
@@ -210,9 +226,10 @@ class MemorySystem(ABC, Generic[SettingsT]):
         self.close()
 
     def stats(self) -> MemoryStats:
-        totals = UsageTotals.of(self.log.records[self._log_start:])
-        return self._stats.model_copy(update={"items": self.item_count(), "llm_calls": totals.calls,
-                                              "cached_calls": totals.cached_calls})
+        totals = UsageTotals.of(self.log.records[self._log_start :])
+        return self._stats.model_copy(
+            update={"items": self.item_count(), "llm_calls": totals.calls, "cached_calls": totals.cached_calls}
+        )
 
     @property
     def sessions(self) -> list[Session]:

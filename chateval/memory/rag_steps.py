@@ -41,7 +41,10 @@ def offline_keyphrases(inp: SessionInputs) -> Keyphrases:
 
 
 EXTRACT_KEYPHRASES: TypedStep[SessionInputs, Keyphrases] = TypedStep(
-    "rag_keyphrases", template="memory/rag_keyphrases.j2", inputs=SessionInputs, output=Keyphrases,
+    "rag_keyphrases",
+    template="memory/rag_keyphrases.j2",
+    inputs=SessionInputs,
+    output=Keyphrases,
     offline=offline_keyphrases,
 )
 
@@ -70,7 +73,11 @@ def offline_rerank(inp: RerankInputs) -> Reranking:
 
 
 RERANK: TypedStep[RerankInputs, Reranking] = TypedStep(
-    "rag_rerank", template="memory/rag_rerank.j2", inputs=RerankInputs, output=Reranking, offline=offline_rerank,
+    "rag_rerank",
+    template="memory/rag_rerank.j2",
+    inputs=RerankInputs,
+    output=Reranking,
+    offline=offline_rerank,
 )
 
 
@@ -105,5 +112,9 @@ def offline_notes(inp: NotesInputs) -> Notes:
 
 
 TAKE_NOTES: TypedStep[NotesInputs, Notes] = TypedStep(
-    "rag_notes", template="memory/rag_notes.j2", inputs=NotesInputs, output=Notes, offline=offline_notes,
+    "rag_notes",
+    template="memory/rag_notes.j2",
+    inputs=NotesInputs,
+    output=Notes,
+    offline=offline_notes,
 )

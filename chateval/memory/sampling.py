@@ -36,8 +36,15 @@ class Sampling(BaseModel):
 # relation-aware linking 0.5, timeline refinement and response generation 0.7. Only THEANINE's
 # own steps are named, so the baselines of the same run keep --temperature.
 SAMPLING_PRESETS: dict[str, Sampling] = {
-    "theanine": Sampling(steps={"theanine_events": 0.7, "theanine_relation_pair": 0.5, "theanine_relation": 0.5,
-                                "theanine_refine": 0.7, "theanine_response": 0.7}),
+    "theanine": Sampling(
+        steps={
+            "theanine_events": 0.7,
+            "theanine_relation_pair": 0.5,
+            "theanine_relation": 0.5,
+            "theanine_refine": 0.7,
+            "theanine_response": 0.7,
+        }
+    ),
 }
 
 
@@ -49,8 +56,9 @@ def load_sampling(spec: str | None) -> Sampling:
         return SAMPLING_PRESETS[spec]
     path = Path(spec)
     if not path.is_file():
-        raise ConfigError(f"--sampling '{spec}': neither a built-in preset ({', '.join(SAMPLING_PRESETS)}) "
-                          "nor a YAML file")
+        raise ConfigError(
+            f"--sampling '{spec}': neither a built-in preset ({', '.join(SAMPLING_PRESETS)}) nor a YAML file"
+        )
     try:
         steps = Sampling.model_validate(load_mapping(path, "sampling preset"))
     except ValidationError as e:
@@ -66,5 +74,6 @@ def load_sampling(spec: str | None) -> Sampling:
 def combine(preset: Sampling, temperature: float | None, step_temperatures: dict[str, float]) -> Sampling:
     """Command line over preset: --temperature replaces the preset's default, --step-temperature
     adds to or replaces its steps."""
-    return Sampling(temperature=preset.temperature if temperature is None else temperature,
-                    steps=preset.steps | step_temperatures)
+    return Sampling(
+        temperature=preset.temperature if temperature is None else temperature, steps=preset.steps | step_temperatures
+    )

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
 
 DAY_S = 86_400.0
 HOUR_S = 3_600.0
@@ -94,7 +94,9 @@ def min_max(values: Sequence[float]) -> list[float]:
 
 
 def ga_scores(
-    recency: Sequence[float], importance: Sequence[float], relevance: Sequence[float],
+    recency: Sequence[float],
+    importance: Sequence[float],
+    relevance: Sequence[float],
     weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
 ) -> list[float]:
     """score_i = a*norm(recency)_i + b*norm(importance)_i + c*norm(relevance)_i over the candidates."""

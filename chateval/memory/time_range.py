@@ -36,17 +36,36 @@ class TimeRange(BaseModel):
 
     def contains(self, day: date, slack_days: int = 0) -> bool:
         slack = timedelta(days=slack_days)
-        return ((self.start is None or day >= self.start - slack)
-                and (self.end is None or day <= self.end + slack))
+        return (self.start is None or day >= self.start - slack) and (self.end is None or day <= self.end + slack)
 
 
 MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 MONTHS |= {m.lower(): i for i, m in enumerate(calendar.month_abbr) if m and m != "May"}
 WEEKDAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}
-NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3,
-           "couple of": 2, "few": 3, "several": 3}
-_NUM = r"(\d+|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a few": 3,
+    "couple of": 2,
+    "few": 3,
+    "several": 3,
+}
+_NUM = (
+    r"(\d+|a couple of|couple of|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+)
 _UNIT = r"(day|week|month|year)s?"
 _MONTH = r"(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
@@ -95,8 +114,11 @@ def _span(today: date, text: str) -> tuple[date, date] | None:
     # "in the past three weeks", "over the last 10 days"
     if m := re.search(r"\b(?:past|last|previous) " + _NUM + r" " + _UNIT + r"\b", t):
         n, unit = _num(m.group(1)), m.group(2)
-        start = (today - timedelta(days=n * (7 if unit == "week" else 1)) if unit in ("day", "week")
-                 else _shift_months(today, -n * (12 if unit == "year" else 1)))
+        start = (
+            today - timedelta(days=n * (7 if unit == "week" else 1))
+            if unit in ("day", "week")
+            else _shift_months(today, -n * (12 if unit == "year" else 1))
+        )
         return start, today
     if re.search(r"\b(?:last|previous|past) weekend\b", t):
         sat = today - timedelta(days=(today.weekday() - 5) % 7 or 7)
@@ -138,16 +160,22 @@ def _span(today: date, text: str) -> tuple[date, date] | None:
         if day <= calendar.monthrange(year, month)[1]:
             return date(year, month, day), date(year, month, day)
     # "in March and April", "from July to October", "between May 2022 and June 2022": first to last
-    if m := re.search(r"\b(?:in|during|from|between) " + _MONTH + r"(?:,? " + _YEAR + r")? (?:and|to|through|till|"
-                      r"until|-) " + _MONTH + r"(?:,? " + _YEAR + r")?\b", t):
+    if m := re.search(
+        r"\b(?:in|during|from|between) " + _MONTH + r"(?:,? " + _YEAR + r")? (?:and|to|through|till|"
+        r"until|-) " + _MONTH + r"(?:,? " + _YEAR + r")?\b",
+        t,
+    ):
         first, last = MONTHS[m.group(1)], MONTHS[m.group(3)]
         y2 = int(m.group(4)) if m.group(4) else _latest_month(today, last)
         y1 = int(m.group(2)) if m.group(2) else (y2 if first <= last else y2 - 1)
         return _month_range(y1, first)[0], _month_range(y2, last)[1]
     # "in March", "during early June 2023", "of May" — a month name alone needs a preposition
     # ("May I ask" is not a date).
-    if m := re.search(r"\b(?:in|during|of|since|from|until|till|before|after|by) (?:(?:early|mid|late|the end of|"
-                      r"the beginning of) )?" + _MONTH + r"(?:,? " + _YEAR + r")?\b", t):
+    if m := re.search(
+        r"\b(?:in|during|of|since|from|until|till|before|after|by) (?:(?:early|mid|late|the end of|"
+        r"the beginning of) )?" + _MONTH + r"(?:,? " + _YEAR + r")?\b",
+        t,
+    ):
         month = MONTHS[m.group(1)]
         year = int(m.group(2)) if m.group(2) else _latest_month(today, month)
         return _month_range(year, month)
@@ -190,6 +218,9 @@ def offline_time_range(inp: TimeRangeInputs) -> TimeRange:
 
 
 TIME_RANGE: TypedStep[TimeRangeInputs, TimeRange] = TypedStep(
-    "rag_time_range", template="memory/rag_time_range.j2", inputs=TimeRangeInputs, output=TimeRange,
+    "rag_time_range",
+    template="memory/rag_time_range.j2",
+    inputs=TimeRangeInputs,
+    output=TimeRange,
     offline=offline_time_range,
 )

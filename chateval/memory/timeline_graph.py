@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 import networkx as nx
 
@@ -54,12 +55,29 @@ class TimelineGraph:
         self.meta: dict[str, Any] = {}  # saved with the graph (e.g. the ingested sessions)
 
     # --- nodes and edges ----------------------------------------------------------------
-    def add_memory(self, mid: str, *, text: str, time: datetime, session_id: str = "",
-                   turn_ids: Iterable[str] = (), source: str = "", **extra: Any) -> None:
+    def add_memory(
+        self,
+        mid: str,
+        *,
+        text: str,
+        time: datetime,
+        session_id: str = "",
+        turn_ids: Iterable[str] = (),
+        source: str = "",
+        **extra: Any,
+    ) -> None:
         if mid in self.g:
             raise ValueError(f"memory '{mid}' is already in the graph")
-        self.g.add_node(mid, text=text, time=as_utc(time), session_id=session_id, turn_ids=list(turn_ids),
-                        source=source, order=self._next, **extra)
+        self.g.add_node(
+            mid,
+            text=text,
+            time=as_utc(time),
+            session_id=session_id,
+            turn_ids=list(turn_ids),
+            source=source,
+            order=self._next,
+            **extra,
+        )
         self._next += 1
         self._parent[mid] = mid
         self._oldest[mid] = mid
@@ -248,7 +266,7 @@ class TimelineGraph:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], where: str = "graph") -> "TimelineGraph":
+    def from_json(cls, data: dict[str, Any], where: str = "graph") -> TimelineGraph:
         try:
             graph = data.get("graph", {})
             if graph.get("format") != GRAPH_FORMAT:
@@ -275,7 +293,7 @@ class TimelineGraph:
         atomic_write(path, json.dumps(self.to_json(), ensure_ascii=False) + "\n")
 
     @classmethod
-    def load(cls, path: str | Path) -> "TimelineGraph":
+    def load(cls, path: str | Path) -> TimelineGraph:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:

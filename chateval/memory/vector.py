@@ -13,7 +13,8 @@ import asyncio
 import os
 import re
 import uuid
-from typing import Any, Coroutine, Iterable
+from collections.abc import Coroutine, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -107,8 +108,9 @@ class VectorStore:
     an http(s):// URL of a Qdrant server (the same code path). The collection is created on
     first use."""
 
-    def __init__(self, dim: int, *, location: str = ":memory:", collection: str | None = None,
-                 prefix: str = "chateval") -> None:
+    def __init__(
+        self, dim: int, *, location: str = ":memory:", collection: str | None = None, prefix: str = "chateval"
+    ) -> None:
         from qdrant_client import AsyncQdrantClient, models
 
         self._models = models
@@ -134,7 +136,8 @@ class VectorStore:
             if not await self.client.collection_exists(self.collection):
                 await self.client.create_collection(
                     self.collection,
-                    vectors_config=self._models.VectorParams(size=self.dim, distance=self._models.Distance.COSINE))
+                    vectors_config=self._models.VectorParams(size=self.dim, distance=self._models.Distance.COSINE),
+                )
         except Exception as e:
             raise _unreachable(self.location, e) from None
         self._ready = True
@@ -159,24 +162,27 @@ class VectorStore:
                 return []
             query_filter = self._models.Filter(must=[self._models.HasIdCondition(has_id=[_point_id(x) for x in keys])])
         await self._ensure()
-        res = await self.client.query_points(self.collection, query=vector.tolist(), limit=max(1, k),
-                                             query_filter=query_filter, with_payload=["_key"])
+        res = await self.client.query_points(
+            self.collection, query=vector.tolist(), limit=max(1, k), query_filter=query_filter, with_payload=["_key"]
+        )
         return [(_key(p), float(p.score)) for p in res.points]
 
     async def vectors(self, ids: list[str]) -> np.ndarray:
         if not ids:
             return np.zeros((0, self.dim), dtype=np.float32)
         await self._ensure()
-        got = await self.client.retrieve(self.collection, ids=[_point_id(i) for i in ids], with_vectors=True,
-                                         with_payload=["_key"])
+        got = await self.client.retrieve(
+            self.collection, ids=[_point_id(i) for i in ids], with_vectors=True, with_payload=["_key"]
+        )
         by_key = {_key(p): p.vector for p in got}
         return np.asarray([by_key[i] for i in ids], dtype=np.float32)
 
     async def delete(self, ids: list[str]) -> None:
         if ids:
             await self._ensure()
-            await self.client.delete(self.collection,
-                                     points_selector=self._models.PointIdsList(points=[_point_id(i) for i in ids]))
+            await self.client.delete(
+                self.collection, points_selector=self._models.PointIdsList(points=[_point_id(i) for i in ids])
+            )
 
     async def count(self) -> int:
         await self._ensure()

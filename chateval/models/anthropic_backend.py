@@ -9,7 +9,8 @@ debater's call of a sample reads the task and data from Anthropic's prompt cache
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from autogen_core.models import AssistantMessage, LLMMessage, ModelInfo, SystemMessage, UserMessage
 
@@ -27,7 +28,9 @@ def min_cache_tokens(model: str) -> int:
     return MIN_CACHE_TOKENS_HAIKU if "haiku" in model.lower() else MIN_CACHE_TOKENS
 
 
-def request_body(model: str, messages: Sequence[LLMMessage], params: GenParams, prefix_chars: int = 0) -> dict[str, Any]:
+def request_body(
+    model: str, messages: Sequence[LLMMessage], params: GenParams, prefix_chars: int = 0
+) -> dict[str, Any]:
     """The Messages API body; ``prefix_chars`` > 0 puts a cache breakpoint after that many
     characters of the system prompt."""
     system = "\n".join(m.content for m in messages if isinstance(m, SystemMessage))
@@ -40,11 +43,17 @@ def request_body(model: str, messages: Sequence[LLMMessage], params: GenParams, 
         # Consecutive turns of one role are combined by the API; names travel in the content
         # (the debaters label other speakers' messages themselves).
         turns.append({"role": "user" if isinstance(m, UserMessage) else "assistant", "content": m.content})
-    body: dict[str, Any] = {"model": model, "messages": turns, "max_tokens": params.max_tokens or 4096,
-                            "temperature": params.temperature}
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": turns,
+        "max_tokens": params.max_tokens or 4096,
+        "temperature": params.temperature,
+    }
     if system and 0 < prefix_chars < len(system) and prefix_chars // 4 >= min_cache_tokens(model):
-        body["system"] = [{"type": "text", "text": system[:prefix_chars], "cache_control": {"type": "ephemeral"}},
-                          {"type": "text", "text": system[prefix_chars:]}]
+        body["system"] = [
+            {"type": "text", "text": system[:prefix_chars], "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": system[prefix_chars:]},
+        ]
     elif system:
         body["system"] = system
     return body
@@ -67,9 +76,14 @@ class AnthropicBackend(Backend):
             raise BadResponse(f"the reply is not a message ({type(exc).__name__}: {exc})") from None
         read = int(getattr(usage, "cache_read_input_tokens", None) or 0)
         write = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
-        return Completion(text=text, prompt_tokens=int(usage.input_tokens or 0) + read + write,
-                          completion_tokens=int(usage.output_tokens or 0), cache_read_tokens=read,
-                          cache_write_tokens=write, finish_reason=str(reply.stop_reason))
+        return Completion(
+            text=text,
+            prompt_tokens=int(usage.input_tokens or 0) + read + write,
+            completion_tokens=int(usage.output_tokens or 0),
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+            finish_reason=str(reply.stop_reason),
+        )
 
     async def close(self) -> None:
         await self.client.close()

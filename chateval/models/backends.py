@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import json
 from abc import ABC, abstractmethod
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from autogen_core.models import ChatCompletionClient, LLMMessage, ModelInfo
@@ -13,7 +14,7 @@ from pydantic import BaseModel
 
 from ..util.errors import ModelCallError
 from .offline import run_offline_step
-from .retry import BadResponse, RetryPolicy
+from .retry import BadResponse
 from .usage import approx_tokens
 
 
@@ -93,8 +94,11 @@ class AutogenBackend(Backend):
     not at all (the layer then relies on the schema the prompt describes). The reply text is
     validated by the caller so a bad reply is kept."""
 
-    def __init__(self, client: ChatCompletionClient,
-                 schema_arg: Literal["response_format", "json_output"] | None = "response_format") -> None:
+    def __init__(
+        self,
+        client: ChatCompletionClient,
+        schema_arg: Literal["response_format", "json_output"] | None = "response_format",
+    ) -> None:
         self.client = client
         self.model_info = client.model_info
         self.schema_arg = schema_arg
@@ -180,7 +184,8 @@ def split_query(url: str | None) -> tuple[str | None, dict[str, str] | None]:
     if not parts.query:
         return url, None
     return urlunsplit((parts.scheme, parts.netloc, parts.path, "", parts.fragment)), dict(
-        parse_qsl(parts.query, keep_blank_values=True))
+        parse_qsl(parts.query, keep_blank_values=True)
+    )
 
 
 def parse_json_reply(text: str) -> Any:

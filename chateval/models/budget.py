@@ -14,7 +14,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from typing import Any, Iterator, Protocol
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 
 class _Metered(Protocol):
@@ -61,14 +62,20 @@ class CostCap:
 
     def record(self) -> dict[str, Any]:
         """What summary.json says about a run the cap stopped."""
-        return {"stopped_at_cost_cap": True, "max_cost_usd": self.limit_usd, "cost_usd_at_stop": self.spent_usd,
-                "n_not_run": self.not_run}
+        return {
+            "stopped_at_cost_cap": True,
+            "max_cost_usd": self.limit_usd,
+            "cost_usd_at_stop": self.spent_usd,
+            "n_not_run": self.not_run,
+        }
 
     def message(self, unit: str = "units") -> str:
         spent = self.spent_usd
         spent_text = "an unknown amount (a model without a price)" if spent is None else f"${spent:.4f}"
-        return (f"stopped at the cost cap: {spent_text} of ${self.limit_usd:.4f}; {self.not_run} {unit} not run; "
-                "rerun with --resume and a higher --max-cost to continue")
+        return (
+            f"stopped at the cost cap: {spent_text} of ${self.limit_usd:.4f}; {self.not_run} {unit} not run; "
+            "rerun with --resume and a higher --max-cost to continue"
+        )
 
 
 _CAP: contextvars.ContextVar[CostCap | None] = contextvars.ContextVar("chateval_cost_cap", default=None)

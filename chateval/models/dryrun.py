@@ -15,22 +15,25 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
-from .budget import current_unit
 from ..util.errors import ModelCallError
 from ..util.text import common_prefix
 from .backends import Completion, StepContext
+from .budget import current_unit
 from .offline import run_offline_step
 from .prices import PRICES, cost_usd
 from .usage import CallRecord, approx_tokens
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4
-TOKEN_RULE = (f"about {CHARS_PER_TOKEN} characters per token, plus {MESSAGE_OVERHEAD_TOKENS} tokens per message "
-              "(no GPT tokenizer is installed; real counts differ by model and language, often by 10-20%)")
+TOKEN_RULE = (
+    f"about {CHARS_PER_TOKEN} characters per token, plus {MESSAGE_OVERHEAD_TOKENS} tokens per message "
+    "(no GPT tokenizer is installed; real counts differ by model and language, often by 10-20%)"
+)
 
 
 def _content(m: Any) -> str:
@@ -91,8 +94,15 @@ class DryRunMeter:
         """Units (samples) that made at least one call."""
         return sum(1 for u in self._earlier if u is not None)
 
-    def call(self, model: str, price_model: str, messages: Sequence[Any], step: StepContext | None,
-             agent: str | None, response_format: type[BaseModel] | None) -> tuple[Completion, CallRecord]:
+    def call(
+        self,
+        model: str,
+        price_model: str,
+        messages: Sequence[Any],
+        step: StepContext | None,
+        agent: str | None,
+        response_format: type[BaseModel] | None,
+    ) -> tuple[Completion, CallRecord]:
         """A dry run's model call (``ModelLayer.complete`` hands it over): the offline model's
         reply for the step stands in for the model's; the real prompt is metered at the model's
         price. No request, no cache read or write."""
@@ -100,15 +110,23 @@ class DryRunMeter:
             raise ModelCallError("--dry-run: this call names no step, so it cannot be simulated")
         out = run_offline_step(step.name, step.inputs, response_format)
         text = out.model_dump_json() if isinstance(out, BaseModel) else str(out)
-        prompt, done = self.count(model=model, price_model=price_model, unit=current_unit(), messages=messages,
-                                  reply=text)
+        prompt, done = self.count(
+            model=model, price_model=price_model, unit=current_unit(), messages=messages, reply=text
+        )
         comp = Completion(text=text, prompt_tokens=prompt, completion_tokens=done, tokens_approx=True)
-        return comp, CallRecord(model=model, step=step.name, agent=agent, prompt_tokens=prompt,
-                                completion_tokens=done, tokens_approx=True,
-                                cost_usd=cost_usd(price_model, prompt, done))
+        return comp, CallRecord(
+            model=model,
+            step=step.name,
+            agent=agent,
+            prompt_tokens=prompt,
+            completion_tokens=done,
+            tokens_approx=True,
+            cost_usd=cost_usd(price_model, prompt, done),
+        )
 
-    def count(self, *, model: str, price_model: str, unit: str | None, messages: Sequence[Any],
-              reply: str) -> tuple[int, int]:
+    def count(
+        self, *, model: str, price_model: str, unit: str | None, messages: Sequence[Any], reply: str
+    ) -> tuple[int, int]:
         """Meter one call; returns its (input, output) token estimates."""
         prompt = estimate_prompt_tokens(messages)
         completion = approx_tokens(reply)
@@ -117,15 +135,17 @@ class DryRunMeter:
         shared = max((common_prefix(text, e) for e in earlier), default=0)
         earlier.append(text)
         eligible = min(prompt, prompt * shared // max(1, len(text)))
-        row = self._models.setdefault((model, price_model), ModelEstimate(model=model, price_model=price_model,
-                                                                          price_known=price_model in PRICES))
+        row = self._models.setdefault(
+            (model, price_model), ModelEstimate(model=model, price_model=price_model, price_known=price_model in PRICES)
+        )
         row.calls += 1
         row.prompt_tokens += prompt
         row.completion_tokens += completion
         row.cache_eligible_tokens += eligible
         row.cost_usd = cost_usd(price_model, row.prompt_tokens, row.completion_tokens)
-        row.cost_if_cached_usd = cost_usd(price_model, row.prompt_tokens, row.completion_tokens,
-                                          cache_read=row.cache_eligible_tokens)
+        row.cost_if_cached_usd = cost_usd(
+            price_model, row.prompt_tokens, row.completion_tokens, cache_read=row.cache_eligible_tokens
+        )
         return prompt, completion
 
     def estimate(self, *, units: int = 0, failed_units: int = 0, notes: Sequence[str] = ()) -> DryRunEstimate:
@@ -137,14 +157,19 @@ class DryRunMeter:
             est.completion_tokens += r.completion_tokens
             est.cache_eligible_tokens += r.cache_eligible_tokens
             est.cost_usd = None if est.cost_usd is None or r.cost_usd is None else est.cost_usd + r.cost_usd
-            est.cost_if_cached_usd = (None if est.cost_if_cached_usd is None or r.cost_if_cached_usd is None
-                                      else est.cost_if_cached_usd + r.cost_if_cached_usd)
+            est.cost_if_cached_usd = (
+                None
+                if est.cost_if_cached_usd is None or r.cost_if_cached_usd is None
+                else est.cost_if_cached_usd + r.cost_if_cached_usd
+            )
         est.cache_eligible_share = est.cache_eligible_tokens / est.prompt_tokens if est.prompt_tokens else None
         return est
 
 
-ADAPTIVE_NOTE = ("--escalate / --stop-early: how many items go to the full panel or skip rounds depends on the "
-                 "judge's verdicts; the estimate counts what the offline model's verdicts lead to")
+ADAPTIVE_NOTE = (
+    "--escalate / --stop-early: how many items go to the full panel or skip rounds depends on the "
+    "judge's verdicts; the estimate counts what the offline model's verdicts lead to"
+)
 
 
 def adaptive_notes(escalate: bool | None, stop_early: bool | None) -> list[str]:
@@ -169,5 +194,14 @@ def dry_run() -> Iterator[DryRunMeter]:
         _METER.reset(token)
 
 
-__all__ = ["CHARS_PER_TOKEN", "DryRunEstimate", "DryRunMeter", "ModelEstimate", "TOKEN_RULE", "active_dry_run",
-           "common_prefix", "dry_run", "estimate_prompt_tokens"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "DryRunEstimate",
+    "DryRunMeter",
+    "ModelEstimate",
+    "TOKEN_RULE",
+    "active_dry_run",
+    "common_prefix",
+    "dry_run",
+    "estimate_prompt_tokens",
+]

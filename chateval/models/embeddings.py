@@ -20,8 +20,9 @@ from .usage import CallLog
 
 
 class EmbeddingClient:
-    def __init__(self, spec: str, *, layer: ModelLayer | None = None, base_url: str | None = None,
-                 batch_size: int = 128) -> None:
+    def __init__(
+        self, spec: str, *, layer: ModelLayer | None = None, base_url: str | None = None, batch_size: int = 128
+    ) -> None:
         provider, _, model = spec.partition("/")
         if provider == "openai":
             key = os.environ.get("OPENAI_API_KEY")
@@ -32,8 +33,10 @@ class EmbeddingClient:
             key = os.environ.get("CHATEVAL_API_KEY") or None
             url = base_url or os.environ.get("CHATEVAL_BASE_URL")
             if not url:
-                raise ConfigError(f"embedding model '{spec}' needs --embedder-base-url (or --base-url, "
-                                  "CHATEVAL_BASE_URL), e.g. http://localhost:8080/v1")
+                raise ConfigError(
+                    f"embedding model '{spec}' needs --embedder-base-url (or --base-url, "
+                    "CHATEVAL_BASE_URL), e.g. http://localhost:8080/v1"
+                )
         else:
             raise ConfigError(f"embedding spec '{spec}': expected openai/<model> or openai-compatible/<model>")
         if batch_size < 1:
@@ -54,8 +57,11 @@ class EmbeddingClient:
     async def _batch(self, texts: list[str]) -> Any:
         from openai.types import CreateEmbeddingResponse
 
-        reply = await self._client.post("/embeddings", cast_to=CreateEmbeddingResponse,
-                                        body={"model": self.model, "input": texts, "encoding_format": "float"})
+        reply = await self._client.post(
+            "/embeddings",
+            cast_to=CreateEmbeddingResponse,
+            body={"model": self.model, "input": texts, "encoding_format": "float"},
+        )
         data = getattr(reply, "data", None)
         if not isinstance(reply, CreateEmbeddingResponse) or not data or len(data) != len(texts):
             raise BadResponse(f"the reply is not {len(texts)} embedding(s)")
@@ -63,13 +69,24 @@ class EmbeddingClient:
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """One vector per text, in order; batches run concurrently under the layer's limit."""
+
         def usage(reply: Any) -> int:
             return reply.usage.prompt_tokens if getattr(reply, "usage", None) else 0
 
         batches = [texts[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
-        replies = await asyncio.gather(*(
-            self.layer.call(functools.partial(self._batch, b), model=self.label, step="embed", price_model=self.model,
-                            tokens=usage, log=self.log) for b in batches))
+        replies = await asyncio.gather(
+            *(
+                self.layer.call(
+                    functools.partial(self._batch, b),
+                    model=self.label,
+                    step="embed",
+                    price_model=self.model,
+                    tokens=usage,
+                    log=self.log,
+                )
+                for b in batches
+            )
+        )
         return [d.embedding for reply in replies for d in sorted(reply.data, key=lambda d: d.index)]
 
     async def close(self) -> None:

@@ -10,15 +10,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Awaitable, Callable, Mapping, Sequence, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from autogen_core.models import LLMMessage, ModelInfo
 from pydantic import BaseModel
 
-from .budget import active_cap
 from ..util.errors import ConfigError, EndpointUnreachable, ModelCallError
 from ..util.secrets import redact_url, register, register_url, scrub
 from .backends import Backend, Completion, GenParams, StepContext, Structured, json_schema
+from .budget import active_cap
 from .cache import CompletionCache, cache_key
 from .dryrun import active_dry_run
 from .layer_client import LayerClient
@@ -41,11 +42,28 @@ def _message_key(m: LLMMessage) -> dict[str, Any]:
     return {"type": type(m).__name__, "source": getattr(m, "source", None), "content": content}
 
 
-def _rebuilt_layer(spec: ModelSpec, backend: Backend | None, params: GenParams, retry: RetryPolicy,
-                   max_connections: int, cache: CompletionCache | None, structured: Structured,
-                   secrets: tuple[str, ...], step_temperatures: dict[str, float] | None = None) -> "ModelLayer":
-    return ModelLayer(spec, backend=backend, params=params, retry=retry, max_connections=max_connections,
-                      cache=cache, structured=structured, secrets=secrets, step_temperatures=step_temperatures)
+def _rebuilt_layer(
+    spec: ModelSpec,
+    backend: Backend | None,
+    params: GenParams,
+    retry: RetryPolicy,
+    max_connections: int,
+    cache: CompletionCache | None,
+    structured: Structured,
+    secrets: tuple[str, ...],
+    step_temperatures: dict[str, float] | None = None,
+) -> ModelLayer:
+    return ModelLayer(
+        spec,
+        backend=backend,
+        params=params,
+        retry=retry,
+        max_connections=max_connections,
+        cache=cache,
+        structured=structured,
+        secrets=secrets,
+        step_temperatures=step_temperatures,
+    )
 
 
 class ModelLayer:
@@ -104,28 +122,52 @@ class ModelLayer:
         if cap is None or active_dry_run() is not None:
             return
         if self.spec.model not in PRICES:
-            raise ConfigError(f"--max-cost: no price is known for the model '{self.spec.model}', so its cost "
-                              f"cannot be capped; give one with --price {self.spec.model}=IN,OUT (USD per million "
-                              "input/output tokens)")
+            raise ConfigError(
+                f"--max-cost: no price is known for the model '{self.spec.model}', so its cost "
+                f"cannot be capped; give one with --price {self.spec.model}=IN,OUT (USD per million "
+                "input/output tokens)"
+            )
         cap.watch(self.totals)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Sent to a Ray worker as its settings: clients, semaphores and meters stay in this
         # process; the copy opens its own (a backend given by the caller travels as it is).
-        return (_rebuilt_layer, (self.spec, None if self.own_backend else self.backend, self.params, self.retry,
-                                 self.max_connections, self.cache, self.structured, tuple(self._secrets),
-                                 self.step_temperatures))
+        return (
+            _rebuilt_layer,
+            (
+                self.spec,
+                None if self.own_backend else self.backend,
+                self.params,
+                self.retry,
+                self.max_connections,
+                self.cache,
+                self.structured,
+                tuple(self._secrets),
+                self.step_temperatures,
+            ),
+        )
 
-    def derive(self, spec: ModelSpec | None = None, *, params: GenParams | None = None,
-               step_temperatures: Mapping[str, float] | None = None) -> "ModelLayer":
+    def derive(
+        self,
+        spec: ModelSpec | None = None,
+        *,
+        params: GenParams | None = None,
+        step_temperatures: Mapping[str, float] | None = None,
+    ) -> ModelLayer:
         """A layer for another model (a persona's override) or other generation parameters
         (a step that needs longer outputs), sharing this one's cache, concurrency limit,
         totals and observers: still one limit for every call. Per-step temperatures carry
         over unless given."""
-        other = ModelLayer(spec or self.spec, params=params or self.params, retry=self.retry,
-                           max_connections=self.max_connections, cache=self.cache, secrets=self._secrets,
-                           structured=self.structured,
-                           step_temperatures=self.step_temperatures if step_temperatures is None else step_temperatures)
+        other = ModelLayer(
+            spec or self.spec,
+            params=params or self.params,
+            retry=self.retry,
+            max_connections=self.max_connections,
+            cache=self.cache,
+            secrets=self._secrets,
+            structured=self.structured,
+            step_temperatures=self.step_temperatures if step_temperatures is None else step_temperatures,
+        )
         other._semaphores = self._semaphores
         other.schema_rejected = self.schema_rejected
         other.totals = self.totals
@@ -156,8 +198,11 @@ class ModelLayer:
             return False
         if self._endpoint not in self.schema_rejected:
             self.schema_rejected.add(self._endpoint)
-            log.warning("%s rejected a JSON-schema response_format (HTTP 400); continuing with schemas "
-                        "described in the prompt (--structured off skips the attempt)", self.label)
+            log.warning(
+                "%s rejected a JSON-schema response_format (HTTP 400); continuing with schemas "
+                "described in the prompt (--structured off skips the attempt)",
+                self.label,
+            )
         return True
 
     def _semaphore(self) -> asyncio.Semaphore:
@@ -176,17 +221,17 @@ class ModelLayer:
         agent: str | None = None,
         response_format: Callable[[], type[BaseModel] | None] | None = None,
         prepare: Callable[[Sequence[LLMMessage]], list[LLMMessage]] | None = None,
-    ) -> "LayerClient":
-        return LayerClient(self, log=log, step=step, agent=agent, response_format=response_format,
-                           prepare=prepare)
+    ) -> LayerClient:
+        return LayerClient(self, log=log, step=step, agent=agent, response_format=response_format, prepare=prepare)
 
     def params_for(self, step: str | None) -> GenParams:
         """The generation parameters of one call: the layer's, with the step's own temperature."""
         t = self.step_temperatures.get(step) if step else None
         return self.params if t is None else self.params.model_copy(update={"temperature": t})
 
-    def _key(self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None,
-             params: GenParams | None = None) -> str:
+    def _key(
+        self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None, params: GenParams | None = None
+    ) -> str:
         return cache_key(
             {
                 "model": self.spec.label,
@@ -220,10 +265,21 @@ class ModelLayer:
             if hit is not None:
                 comp = Completion.model_validate(hit)
                 comp.cached = True
-                self._record(CallRecord(model=self.label, step=step_name, agent=agent, cached=True,
-                                        prompt_tokens=comp.prompt_tokens, completion_tokens=comp.completion_tokens,
-                                        tokens_approx=comp.tokens_approx, cost_usd=cost_usd(self.spec.model, 0, 0)),
-                             log, messages, comp)
+                self._record(
+                    CallRecord(
+                        model=self.label,
+                        step=step_name,
+                        agent=agent,
+                        cached=True,
+                        prompt_tokens=comp.prompt_tokens,
+                        completion_tokens=comp.completion_tokens,
+                        tokens_approx=comp.tokens_approx,
+                        cost_usd=cost_usd(self.spec.model, 0, 0),
+                    ),
+                    log,
+                    messages,
+                    comp,
+                )
                 return comp
 
         attempt = 0
@@ -278,40 +334,77 @@ class ModelLayer:
             attempts=attempt,
             cache_read_tokens=comp.cache_read_tokens,
             cache_write_tokens=comp.cache_write_tokens,
-            cost_usd=cost_usd(self.spec.model, comp.prompt_tokens, comp.completion_tokens,
-                              cache_read=comp.cache_read_tokens, cache_write=comp.cache_write_tokens),
+            cost_usd=cost_usd(
+                self.spec.model,
+                comp.prompt_tokens,
+                comp.completion_tokens,
+                cache_read=comp.cache_read_tokens,
+                cache_write=comp.cache_write_tokens,
+            ),
         )
         self._record(rec, log, messages, comp)
         if self.cache is not None:
             self.cache.set(key, comp.model_dump(exclude={"cached"}))
         return comp
 
-    def _give_up(self, model: str, why: str, attempts: int, step: str | None, agent: str | None,
-                 log: CallLog | None, price_model: str | None = None) -> ModelCallError:
+    def _give_up(
+        self,
+        model: str,
+        why: str,
+        attempts: int,
+        step: str | None,
+        agent: str | None,
+        log: CallLog | None,
+        price_model: str | None = None,
+    ) -> ModelCallError:
         """Record a call that failed for good; the error to raise (one line, no secrets)."""
         message = scrub(f"model call to {model} failed after {attempts} attempt(s): {why}")
-        failed = CallRecord(model=model, step=step, agent=agent, failed=True, attempts=attempts,  # unknown price:
-                            cost_usd=cost_usd(price_model or self.spec.model, 0, 0))  # unknown cost, not $0
+        failed = CallRecord(
+            model=model,
+            step=step,
+            agent=agent,
+            failed=True,
+            attempts=attempts,  # unknown price:
+            cost_usd=cost_usd(price_model or self.spec.model, 0, 0),
+        )  # unknown cost, not $0
         self.totals.add(failed)
         if log is not None:
             log.add(failed)
             log.errors.append(message)
         return ModelCallError(message)
 
-    def _unreachable(self, model: str, attempts: int, step: str | None, agent: str | None,
-                     log: CallLog | None, price_model: str | None = None) -> EndpointUnreachable:
+    def _unreachable(
+        self,
+        model: str,
+        attempts: int,
+        step: str | None,
+        agent: str | None,
+        log: CallLog | None,
+        price_model: str | None = None,
+    ) -> EndpointUnreachable:
         """A call that could not connect after its retries: recorded as failed, and the run
         watching (``reach.watch_endpoints``) is told to stop."""
         where = redact_url(self.spec.base_url) if self.spec.base_url else f"of {model} (the provider's default URL)"
         self._give_up(model, "connection refused", attempts, step, agent, log, price_model)
-        error = EndpointUnreachable(scrub(
-            f"model endpoint {where} cannot be reached (connection refused after {attempts} attempt(s)); is the "
-            "server running and the base URL right? Finished samples are kept: rerun with --resume"))
+        error = EndpointUnreachable(
+            scrub(
+                f"model endpoint {where} cannot be reached (connection refused after {attempts} attempt(s)); is the "
+                "server running and the base URL right? Finished samples are kept: rerun with --resume"
+            )
+        )
         mark_down(error)
         return error
 
-    async def call(self, attempt: Callable[[], Awaitable[T]], *, model: str, step: str, price_model: str,
-                   tokens: Callable[[T], int], log: CallLog | None = None) -> T:
+    async def call(
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        *,
+        model: str,
+        step: str,
+        price_model: str,
+        tokens: Callable[[T], int],
+        log: CallLog | None = None,
+    ) -> T:
         """One non-chat request (an embedding batch) under this layer's concurrency limit, retry
         policy and metering: ``attempt`` makes the request; ``tokens`` reads its input tokens."""
         if active_dry_run() is not None:  # dry runs embed with the hash embedder: no request may leave
@@ -332,15 +425,22 @@ class ModelLayer:
                         raise self._unreachable(model, n, step, None, log, price_model) from None
                     raise self._give_up(model, describe(exc), n, step, None, log, price_model) from None
                 await asyncio.sleep(self.retry.delay(n, retry_after_seconds(exc)))
-        rec = CallRecord(model=model, step=step, prompt_tokens=tokens(result), latency_s=time.perf_counter() - t0,
-                         attempts=n, cost_usd=cost_usd(price_model, tokens(result), 0))
+        rec = CallRecord(
+            model=model,
+            step=step,
+            prompt_tokens=tokens(result),
+            latency_s=time.perf_counter() - t0,
+            attempts=n,
+            cost_usd=cost_usd(price_model, tokens(result), 0),
+        )
         self.totals.add(rec)
         if log is not None:
             log.add(rec)
         return result
 
-    def forget(self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None = None, *,
-               step: str | None = None) -> None:
+    def forget(
+        self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None = None, *, step: str | None = None
+    ) -> None:
         """Drop a cached reply its caller could not read, so a rerun asks the model again."""
         if self.cache is not None:
             self.cache.delete(self._key(messages, response_format, self.params_for(step)))

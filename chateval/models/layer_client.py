@@ -3,7 +3,8 @@ call log, so autogen's agents call through chateval's cache, metering, retries a
 
 from __future__ import annotations
 
-from typing import Any, AsyncGenerator, Callable, Literal, Mapping, Optional, Protocol, Sequence, Union
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from typing import Any, Literal, Protocol
 
 from autogen_core import CancellationToken
 from autogen_core.models import (
@@ -21,7 +22,6 @@ from .backends import Completion, StepContext
 from .usage import CallLog, approx_tokens
 
 
-
 class CompletionLayer(Protocol):
     """What a client needs of the model layer (``layer.ModelLayer`` is one). A protocol, not an
     import: the layer builds its clients, so the client module stays below it."""
@@ -29,12 +29,19 @@ class CompletionLayer(Protocol):
     @property
     def model_info(self) -> ModelInfo: ...
 
-    async def complete(self, messages: Sequence[LLMMessage], *, step: StepContext | None = None,
-                       log: CallLog | None = None, agent: str | None = None,
-                       response_format: type[BaseModel] | None = None) -> Completion: ...
+    async def complete(
+        self,
+        messages: Sequence[LLMMessage],
+        *,
+        step: StepContext | None = None,
+        log: CallLog | None = None,
+        agent: str | None = None,
+        response_format: type[BaseModel] | None = None,
+    ) -> Completion: ...
 
-    def forget(self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None = None, *,
-               step: str | None = None) -> None: ...
+    def forget(
+        self, messages: Sequence[LLMMessage], response_format: type[BaseModel] | None = None, *, step: str | None = None
+    ) -> None: ...
 
 
 class LayerClient(ChatCompletionClient):
@@ -73,9 +80,9 @@ class LayerClient(ChatCompletionClient):
         *,
         tools: Sequence[Tool | ToolSchema] = [],
         tool_choice: Tool | Literal["auto", "required", "none"] = "auto",
-        json_output: Optional[bool | type[BaseModel]] = None,
+        json_output: bool | type[BaseModel] | None = None,
         extra_create_args: Mapping[str, Any] = {},
-        cancellation_token: Optional[CancellationToken] = None,
+        cancellation_token: CancellationToken | None = None,
     ) -> CreateResult:
         fmt = json_output if isinstance(json_output, type) else None
         if fmt is None and self._response_format is not None:
@@ -93,7 +100,7 @@ class LayerClient(ChatCompletionClient):
 
     async def create_stream(
         self, messages: Sequence[LLMMessage], **kwargs: Any
-    ) -> AsyncGenerator[Union[str, CreateResult], None]:
+    ) -> AsyncGenerator[str | CreateResult, None]:
         # Debaters do not stream; yield the whole result so streaming callers still work.
         result = await self.create(messages, **kwargs)
         yield result
@@ -116,9 +123,13 @@ class LayerClient(ChatCompletionClient):
         return 1_000_000 - self.count_tokens(messages)
 
     @property
-    def capabilities(self) -> ModelCapabilities:  # type: ignore[override]
+    def capabilities(self) -> ModelCapabilities:
         info = self.layer.model_info
-        return {"vision": info["vision"], "function_calling": info["function_calling"], "json_output": info["json_output"]}
+        return {
+            "vision": info["vision"],
+            "function_calling": info["function_calling"],
+            "json_output": info["json_output"],
+        }
 
     @property
     def model_info(self) -> ModelInfo:

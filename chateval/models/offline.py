@@ -8,7 +8,8 @@ labelled ``offline`` wherever they appear.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import BaseModel
 

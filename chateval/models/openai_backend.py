@@ -10,7 +10,8 @@ skipped. Messages go on the wire as autogen's OpenAI client would send them (spe
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from autogen_core.models import AssistantMessage, LLMMessage, ModelInfo, SystemMessage, UserMessage
 
@@ -46,8 +47,11 @@ class OpenAIBackend(Backend):
     async def complete(self, messages: Sequence[LLMMessage], *, step, response_format, params: GenParams) -> Completion:
         from openai.types.chat import ChatCompletion
 
-        body: dict[str, Any] = {"model": self.model, "messages": [wire_message(m) for m in messages],
-                                "temperature": params.temperature}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [wire_message(m) for m in messages],
+            "temperature": params.temperature,
+        }
         if params.max_tokens is not None:
             body["max_tokens"] = params.max_tokens
         if params.seed is not None:
@@ -64,14 +68,19 @@ class OpenAIBackend(Backend):
             raise BadResponse("the reply is not a chat completion (no choices)")
         choice = choices[0]
         if choice.message.content is None:
-            raise BadResponse("the model returned a tool call instead of text" if choice.message.tool_calls
-                              else "the endpoint returned an empty reply")
+            raise BadResponse(
+                "the model returned a tool call instead of text"
+                if choice.message.tool_calls
+                else "the endpoint returned an empty reply"
+            )
         usage = getattr(reply, "usage", None)
-        return Completion(text=choice.message.content,
-                          prompt_tokens=usage.prompt_tokens if usage else 0,
-                          completion_tokens=usage.completion_tokens if usage else 0,
-                          cache_read_tokens=cached_tokens(usage) if usage else 0,
-                          finish_reason=str(choice.finish_reason))
+        return Completion(
+            text=choice.message.content,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            cache_read_tokens=cached_tokens(usage) if usage else 0,
+            finish_reason=str(choice.finish_reason),
+        )
 
     async def close(self) -> None:
         await self.client.close()

@@ -37,13 +37,19 @@ PRICES: dict[str, Price] = {
 }
 
 
-def register_price(model: str, input_per_m: float, output_per_m: float, cached_input_per_m: float | None = None,
-                   cache_write_per_m: float | None = None) -> None:
+def register_price(
+    model: str,
+    input_per_m: float,
+    output_per_m: float,
+    cached_input_per_m: float | None = None,
+    cache_write_per_m: float | None = None,
+) -> None:
     PRICES[model] = Price(input_per_m, output_per_m, cached_input_per_m, cache_write_per_m)
 
 
-def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, *, cache_read: int = 0,
-             cache_write: int = 0) -> float | None:
+def cost_usd(
+    model: str, prompt_tokens: int, completion_tokens: int, *, cache_read: int = 0, cache_write: int = 0
+) -> float | None:
     """``prompt_tokens`` counts every input token; ``cache_read``/``cache_write`` say how many of
     them the provider's prompt cache served or stored."""
     price = PRICES.get(model)
@@ -53,8 +59,9 @@ def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, *, cache_re
     read_price = p.input if p.cached_input is None else p.cached_input
     write_price = p.input if p.cache_write is None else p.cache_write
     fresh = max(0, prompt_tokens - cache_read - cache_write)
-    return (fresh * p.input + cache_read * read_price + cache_write * write_price
-            + completion_tokens * p.output) / 1_000_000
+    return (
+        fresh * p.input + cache_read * read_price + cache_write * write_price + completion_tokens * p.output
+    ) / 1_000_000
 
 
 def apply_price_specs(specs: list[str]) -> None:

@@ -30,7 +30,6 @@ OLLAMA_URL = "http://localhost:11434"
 AZURE_API_VERSION = "2024-10-21"  # the latest GA version of the Azure OpenAI data-plane API at writing
 
 
-
 def build_backend(spec: ModelSpec, params: GenParams, retry: RetryPolicy, structured: Structured = "auto") -> Backend:
     """The backend for ``spec`` (its provider's builder; several base URLs make a pool).
     ``structured``: "on"/"off" force JSON-schema requests on or off; "auto" asks for them wherever
@@ -46,9 +45,14 @@ def build_backend(spec: ModelSpec, params: GenParams, retry: RetryPolicy, struct
 
 def info(structured: Structured, auto: bool, **extra: Any) -> ModelInfo:
     """Model info for names autogen's tables do not know; ``auto``: whether "auto" asks for schemas."""
-    base: ModelInfo = {"vision": False, "function_calling": False, "json_output": True, "family": "unknown",
-                       "structured_output": auto if structured == "auto" else structured == "on",
-                       "multiple_system_messages": True}
+    base: ModelInfo = {
+        "vision": False,
+        "function_calling": False,
+        "json_output": True,
+        "family": "unknown",
+        "structured_output": auto if structured == "auto" else structured == "on",
+        "multiple_system_messages": True,
+    }
     # ``extra`` names further ModelInfo keys (family=..., vision=...), which a TypedDict cannot take as **kwargs.
     return cast(ModelInfo, {**base, **extra})
 
@@ -74,8 +78,10 @@ def needs_extra(module: str) -> None:
     try:
         __import__(module)
     except ImportError:
-        raise ConfigError(f"models of this provider need the extra: pip install 'chateval[providers]' "
-                          f"(missing module '{module.split('.')[0]}')") from None
+        raise ConfigError(
+            f"models of this provider need the extra: pip install 'chateval[providers]' "
+            f"(missing module '{module.split('.')[0]}')"
+        ) from None
 
 
 # --- OpenAI's wire format --------------------------------------------------------------------
@@ -97,8 +103,9 @@ def openai_sdk(api_key: str | None, url: str | None, retry: RetryPolicy) -> Any:
         url = without_credentials(url)
     url, query = split_query(url)
     # The layer retries (honouring Retry-After) and meters each attempt: the SDK must not.
-    return openai.AsyncOpenAI(api_key=api_key or "not-needed", base_url=url, default_query=query, max_retries=0,
-                              timeout=retry.timeout_s)
+    return openai.AsyncOpenAI(
+        api_key=api_key or "not-needed", base_url=url, default_query=query, max_retries=0, timeout=retry.timeout_s
+    )
 
 
 @provider("openai", url_env=("OPENAI_BASE_URL",))
@@ -109,10 +116,16 @@ def _build_openai(spec, url, params, retry, structured) -> Backend:
         known: ModelInfo = get_info(spec.model)
     except (KeyError, ValueError):
         known = info("auto", True)
-    model_info = {**known, "structured_output": known.get("structured_output", True) if structured == "auto"
-                  else structured == "on"}
-    return _openai(spec, openai_sdk(key(spec, "OPENAI_API_KEY"), url, retry), model_info,  # type: ignore[arg-type]
-                   cache_key_param=True)
+    model_info = {
+        **known,
+        "structured_output": known.get("structured_output", True) if structured == "auto" else structured == "on",
+    }
+    return _openai(
+        spec,
+        openai_sdk(key(spec, "OPENAI_API_KEY"), url, retry),
+        model_info,  # type: ignore[arg-type]
+        cache_key_param=True,
+    )
 
 
 @provider("openai-compatible", url_env=("CHATEVAL_BASE_URL",), needs_url=True)
@@ -135,9 +148,14 @@ def _build_azure(spec, url, params, retry, structured) -> Backend:
     secrets.register_url(url)
     url, query = split_query(url)
     # The SDK routes /chat/completions to /openai/deployments/{model}/...: the spec's model is the deployment.
-    client = openai.AsyncAzureOpenAI(azure_endpoint=url, api_key=key(spec, "AZURE_OPENAI_API_KEY"),
-                                     api_version=version, default_query=query, max_retries=0,
-                                     timeout=retry.timeout_s)
+    client = openai.AsyncAzureOpenAI(
+        azure_endpoint=url,
+        api_key=key(spec, "AZURE_OPENAI_API_KEY"),
+        api_version=version,
+        default_query=query,
+        max_retries=0,
+        timeout=retry.timeout_s,
+    )
     return _openai(spec, client, info(structured, True))
 
 
@@ -168,18 +186,23 @@ def _build_ollama(spec, url, params, retry, structured) -> Backend:
     parts = urlsplit(url or "")
     if parts.query or "@" in parts.netloc:
         # The ollama client keeps only scheme, host, port and path: it would drop these silently.
-        raise ConfigError(f"ollama endpoint '{secrets.redact_url(url)}': the ollama client cannot send a query "
-                          "string or user:password; put a proxy in front, or use openai-compatible/<model> with "
-                          "Ollama's /v1 endpoint")
+        raise ConfigError(
+            f"ollama endpoint '{secrets.redact_url(url)}': the ollama client cannot send a query "
+            "string or user:password; put a proxy in front, or use openai-compatible/<model> with "
+            "Ollama's /v1 endpoint"
+        )
 
     options: dict[str, Any] = {"temperature": params.temperature}
     if params.max_tokens is not None:
         options["num_predict"] = params.max_tokens
     if params.seed is not None:
         options["seed"] = params.seed
-    client = OllamaChatCompletionClient(model=spec.model, host=url,
-                                        timeout=retry.timeout_s, options=options,
-                                        model_info=info(structured, True, family="unknown"))
+    client = OllamaChatCompletionClient(
+        model=spec.model,
+        host=url,
+        timeout=retry.timeout_s,
+        options=options,
+        model_info=info(structured, True, family="unknown"),
+    )
     # Ollama's native API takes the JSON schema as `format` (autogen's json_output).
     return AutogenBackend(client, schema_arg="json_output")
-

@@ -5,9 +5,9 @@ the runner schedules nothing more."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
 
 from ..util.errors import EndpointUnreachable
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import random
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from datetime import datetime, timezone
 
 from pydantic import BaseModel
 
@@ -45,7 +45,7 @@ def retry_after_seconds(exc: BaseException) -> float | None:
     except ValueError:
         try:  # HTTP-date form
             when = parsedate_to_datetime(value)
-            return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+            return max(0.0, (when - datetime.now(UTC)).total_seconds())
         except (TypeError, ValueError):
             return None
 

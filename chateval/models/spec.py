@@ -7,8 +7,9 @@ base types and the import graph has no cycle."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -18,7 +19,6 @@ from .backends import Backend, GenParams, Structured
 from .retry import RetryPolicy
 
 Builder = Callable[["ModelSpec", "str | None", GenParams, RetryPolicy, Structured], Backend]
-
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,14 @@ def _as_provider(obj: Any) -> Provider:
 PROVIDERS: Registry[Provider] = Registry("provider", entry_points="chateval.providers", from_entry_point=_as_provider)
 
 
-def provider(name: str, *, url_env: tuple[str, ...] = (), default_url: str | None = None,
-             needs_url: bool = False, replace: bool = False) -> Callable[[Builder], Builder]:
+def provider(
+    name: str,
+    *,
+    url_env: tuple[str, ...] = (),
+    default_url: str | None = None,
+    needs_url: bool = False,
+    replace: bool = False,
+) -> Callable[[Builder], Builder]:
     """Register a provider's backend builder under ``name`` (usable as ``name/<model>``). A name
     that is taken (a built-in, another plugin) is an error unless ``replace=True``."""
     if "/" in name or not name.strip() or name == "offline":
@@ -75,7 +81,7 @@ class ModelSpec(BaseModel):
     base_url: str | None = None  # the effective endpoint: given, from the provider's variable, or its default
 
     @classmethod
-    def parse(cls, spec: str, base_url: str | None = None) -> "ModelSpec":
+    def parse(cls, spec: str, base_url: str | None = None) -> ModelSpec:
         spec = spec.strip()
         if spec == "offline":
             return cls(provider="offline", model="offline")

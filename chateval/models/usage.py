@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 from pydantic import BaseModel
 
@@ -45,29 +45,45 @@ class UsageTotals(BaseModel):
     tokens_approx: bool = False  # some counts were estimated locally
 
     def add(self, rec: CallRecord) -> None:
-        self.merge(UsageTotals(
-            calls=int(not rec.cached and not rec.failed), cached_calls=int(rec.cached), failed_calls=int(rec.failed),
-            retries=0 if rec.cached else rec.attempts - 1,
-            prompt_tokens=0 if rec.cached else rec.prompt_tokens,
-            completion_tokens=0 if rec.cached else rec.completion_tokens,
-            cached_prompt_tokens=rec.prompt_tokens if rec.cached else 0,
-            cached_completion_tokens=rec.completion_tokens if rec.cached else 0,
-            cache_read_tokens=0 if rec.cached else rec.cache_read_tokens,
-            cache_write_tokens=0 if rec.cached else rec.cache_write_tokens,
-            cost_usd=rec.cost_usd, latency_s=0.0 if rec.cached else rec.latency_s,
-            tokens_approx=rec.tokens_approx))
+        self.merge(
+            UsageTotals(
+                calls=int(not rec.cached and not rec.failed),
+                cached_calls=int(rec.cached),
+                failed_calls=int(rec.failed),
+                retries=0 if rec.cached else rec.attempts - 1,
+                prompt_tokens=0 if rec.cached else rec.prompt_tokens,
+                completion_tokens=0 if rec.cached else rec.completion_tokens,
+                cached_prompt_tokens=rec.prompt_tokens if rec.cached else 0,
+                cached_completion_tokens=rec.completion_tokens if rec.cached else 0,
+                cache_read_tokens=0 if rec.cached else rec.cache_read_tokens,
+                cache_write_tokens=0 if rec.cached else rec.cache_write_tokens,
+                cost_usd=rec.cost_usd,
+                latency_s=0.0 if rec.cached else rec.latency_s,
+                tokens_approx=rec.tokens_approx,
+            )
+        )
 
-    def merge(self, other: "UsageTotals") -> None:
-        for name in ("calls", "cached_calls", "failed_calls", "retries", "prompt_tokens", "completion_tokens",
-                     "cached_prompt_tokens", "cached_completion_tokens", "cache_read_tokens", "cache_write_tokens",
-                     "latency_s"):
+    def merge(self, other: UsageTotals) -> None:
+        for name in (
+            "calls",
+            "cached_calls",
+            "failed_calls",
+            "retries",
+            "prompt_tokens",
+            "completion_tokens",
+            "cached_prompt_tokens",
+            "cached_completion_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "latency_s",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.tokens_approx = self.tokens_approx or other.tokens_approx
         if self.cost_usd is not None:
             self.cost_usd = None if other.cost_usd is None else self.cost_usd + other.cost_usd
 
     @classmethod
-    def of(cls, records: Iterable[CallRecord]) -> "UsageTotals":
+    def of(cls, records: Iterable[CallRecord]) -> UsageTotals:
         t = cls()
         for r in records:
             t.add(r)
@@ -93,12 +109,14 @@ def approx_tokens(text: str) -> int:
     return max(1, math.ceil(len(text) / 4)) if text else 0
 
 
-def prompt_cache_text(usage: "UsageTotals | dict") -> str:
+def prompt_cache_text(usage: UsageTotals | dict) -> str:
     """'N read from the provider's prompt cache (P% of prompt tokens), M written', or '' when the
     provider reported none (Ollama never reports any; OpenAI only from 1,024-token prompts)."""
     u = usage.model_dump() if isinstance(usage, UsageTotals) else usage
     read, write, prompt = u.get("cache_read_tokens", 0), u.get("cache_write_tokens", 0), u.get("prompt_tokens", 0)
     if not read and not write:
         return ""
-    text = f"{read:,} read from the provider's prompt cache" + (f" ({read / prompt:.0%} of prompt tokens)" if prompt else "")
+    text = f"{read:,} read from the provider's prompt cache" + (
+        f" ({read / prompt:.0%} of prompt tokens)" if prompt else ""
+    )
     return text + (f", {write:,} written to it" if write else "")

@@ -29,17 +29,41 @@ from .model import MAX_ALL_PAIRS, MIN_ITEMS, RESAMPLES, SEED, PairedDifference, 
 # The computing half loads numpy on first use: the records (``PairedDifference``) are read by
 # config modules that `chateval ... --help` imports.
 _EXPORTS = {
-    "paired_difference": "difference", "paired_metric_difference": "difference",
-    "STATISTICS": "statistics", "BatchStatistic": "statistics", "accuracy_statistic": "statistics",
-    "kappa_statistic": "statistics", "kendall_statistic": "statistics", "per_resample": "statistics",
+    "paired_difference": "difference",
+    "paired_metric_difference": "difference",
+    "STATISTICS": "statistics",
+    "BatchStatistic": "statistics",
+    "accuracy_statistic": "statistics",
+    "kappa_statistic": "statistics",
+    "kendall_statistic": "statistics",
+    "per_resample": "statistics",
     "spearman_statistic": "statistics",
-    "choose_pairs": "systems", "compare_systems": "systems", "comparisons_markdown": "systems",
+    "choose_pairs": "systems",
+    "compare_systems": "systems",
+    "comparisons_markdown": "systems",
 }
 
-__all__ = ["MAX_ALL_PAIRS", "MIN_ITEMS", "RESAMPLES", "SEED", "STATISTICS", "BatchStatistic", "PairedDifference",
-           "accuracy_statistic", "choose_pairs", "compare_systems", "comparisons_markdown", "dump_comparisons",
-           "kappa_statistic", "kendall_statistic", "paired_difference", "paired_metric_difference", "per_resample",
-           "read_comparisons", "spearman_statistic"]
+__all__ = [
+    "MAX_ALL_PAIRS",
+    "MIN_ITEMS",
+    "RESAMPLES",
+    "SEED",
+    "STATISTICS",
+    "BatchStatistic",
+    "PairedDifference",
+    "accuracy_statistic",
+    "choose_pairs",
+    "compare_systems",
+    "comparisons_markdown",
+    "dump_comparisons",
+    "kappa_statistic",
+    "kendall_statistic",
+    "paired_difference",
+    "paired_metric_difference",
+    "per_resample",
+    "read_comparisons",
+    "spearman_statistic",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -56,6 +80,13 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs
     from .difference import paired_difference, paired_metric_difference
-    from .statistics import (STATISTICS, BatchStatistic, accuracy_statistic, kappa_statistic, kendall_statistic,
-                             per_resample, spearman_statistic)
+    from .statistics import (
+        STATISTICS,
+        BatchStatistic,
+        accuracy_statistic,
+        kappa_statistic,
+        kendall_statistic,
+        per_resample,
+        spearman_statistic,
+    )
     from .systems import choose_pairs, compare_systems, comparisons_markdown

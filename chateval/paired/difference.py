@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Hashable, Sequence
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -98,15 +99,23 @@ def _test_name(base: str, clustered: bool, exact: bool) -> str:
 def _mcnemar_p(a: np.ndarray, b: np.ndarray) -> float:
     from statsmodels.stats.contingency_tables import mcnemar
 
-    table = [[int(((a == 1) & (b == 1)).sum()), int(((a == 1) & (b == 0)).sum())],
-             [int(((a == 0) & (b == 1)).sum()), int(((a == 0) & (b == 0)).sum())]]
+    table = [
+        [int(((a == 1) & (b == 1)).sum()), int(((a == 1) & (b == 0)).sum())],
+        [int(((a == 0) & (b == 1)).sum()), int(((a == 0) & (b == 0)).sum())],
+    ]
     return float(mcnemar(table, exact=True).pvalue)
 
 
-def paired_difference(a: Sequence[float | bool | None], b: Sequence[float | bool | None], *,
-                      names: tuple[str, str] = ("A", "B"), metric: str = "accuracy",
-                      clusters: Sequence[Hashable] | None = None, resamples: int = RESAMPLES,
-                      seed: int = SEED) -> PairedDifference:
+def paired_difference(
+    a: Sequence[float | bool | None],
+    b: Sequence[float | bool | None],
+    *,
+    names: tuple[str, str] = ("A", "B"),
+    metric: str = "accuracy",
+    clusters: Sequence[Hashable] | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> PairedDifference:
     """The difference of the means of per-item values, ``mean(a) - mean(b)``, on the same items.
 
     ``a[i]`` and ``b[i]`` belong to item i; an item with None (or NaN) on either side is dropped
@@ -125,8 +134,9 @@ def paired_difference(a: Sequence[float | bool | None], b: Sequence[float | bool
     if n == 0:
         return _null(metric, names, 0, "no items with a value on both sides", **base)
     value_a, value_b = float(xa.mean()), float(xb.mean())
-    out = dict(metric=metric, a=names[0], b=names[1], n=n, value_a=value_a, value_b=value_b,
-               diff=value_a - value_b, **base)
+    out = dict(
+        metric=metric, a=names[0], b=names[1], n=n, value_a=value_a, value_b=value_b, diff=value_a - value_b, **base
+    )
     d = xa - xb
     rng = np.random.default_rng(seed)
     if clusters is not None:
@@ -161,8 +171,9 @@ def _stat_rows(stat: BatchStatistic, gold: np.ndarray, pred: np.ndarray) -> np.n
     return np.asarray(stat(gold, pred), dtype=float).reshape(len(gold))
 
 
-def _undefined_reason(metric: str, names: tuple[str, str], g: np.ndarray, pa: np.ndarray, pb: np.ndarray,
-                      va: float, vb: float) -> str:
+def _undefined_reason(
+    metric: str, names: tuple[str, str], g: np.ndarray, pa: np.ndarray, pb: np.ndarray, va: float, vb: float
+) -> str:
     bad = [name for name, v in zip(names, (va, vb)) if math.isnan(v)]
     if len(set(g.tolist())) == 1:
         return f"{metric} undefined: the reference is constant on these items"
@@ -172,11 +183,19 @@ def _undefined_reason(metric: str, names: tuple[str, str], g: np.ndarray, pa: np
     return f"{metric} undefined for {' and '.join(bad)} on these items"
 
 
-def paired_metric_difference(gold: Sequence[Any], pred_a: Sequence[Any], pred_b: Sequence[Any],
-                             statistic: str | BatchStatistic, *, names: tuple[str, str] = ("A", "B"),
-                             metric: str | None = None, clusters: Sequence[Hashable] | None = None,
-                             min_items: int | None = None, resamples: int = RESAMPLES,
-                             seed: int = SEED) -> PairedDifference:
+def paired_metric_difference(
+    gold: Sequence[Any],
+    pred_a: Sequence[Any],
+    pred_b: Sequence[Any],
+    statistic: str | BatchStatistic,
+    *,
+    names: tuple[str, str] = ("A", "B"),
+    metric: str | None = None,
+    clusters: Sequence[Hashable] | None = None,
+    min_items: int | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> PairedDifference:
     """``statistic(gold, pred_a) - statistic(gold, pred_b)`` for a whole-sample statistic.
 
     ``statistic`` is a name in :data:`STATISTICS` ("accuracy", "kappa", "spearman", "kendall")
@@ -208,14 +227,17 @@ def paired_metric_difference(gold: Sequence[Any], pred_a: Sequence[Any], pred_b:
     if clusters is not None:
         ids, n_clusters = _cluster_ids([c for c, k in zip(clusters, keep) if k])
     if n < min_items:
-        return _null(metric, names, n, f"{n} items: {metric} needs at least {min_items}",
-                     n_clusters=n_clusters, **base)
+        return _null(metric, names, n, f"{n} items: {metric} needs at least {min_items}", n_clusters=n_clusters, **base)
     va = float(_stat_rows(statistic, g[None], pa[None])[0])
     vb = float(_stat_rows(statistic, g[None], pb[None])[0])
     out: dict[str, Any] = dict(metric=metric, a=names[0], b=names[1], n=n, n_clusters=n_clusters, **base)
     if math.isnan(va) or math.isnan(vb):
-        return PairedDifference(**out, value_a=None if math.isnan(va) else va, value_b=None if math.isnan(vb) else vb,
-                                reason=_undefined_reason(metric, names, g, pa, pb, va, vb))
+        return PairedDifference(
+            **out,
+            value_a=None if math.isnan(va) else va,
+            value_b=None if math.isnan(vb) else vb,
+            reason=_undefined_reason(metric, names, g, pa, pb, va, vb),
+        )
     out.update(value_a=va, value_b=vb, diff=va - vb)
     if n_clusters is not None and n_clusters < MIN_ITEMS:
         return PairedDifference(**out, reason=f"{n_clusters} cluster: an interval needs at least {MIN_ITEMS}")
@@ -254,7 +276,9 @@ def paired_metric_difference(gold: Sequence[Any], pred_a: Sequence[Any], pred_b:
     gg = np.broadcast_to(g, sa.shape)
     null = _stat_rows(statistic, gg, sa) - _stat_rows(statistic, gg, sb)
     p = _p_two_sided(null, va - vb, exact)
-    return PairedDifference(**out, p_value=p, test=_test_name("permutation", ids is not None, exact),
-                            reason=None if used else "the difference was undefined in every resample")
-
-
+    return PairedDifference(
+        **out,
+        p_value=p,
+        test=_test_name("permutation", ids is not None, exact),
+        reason=None if used else "the difference was undefined in every resample",
+    )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, computed_field
 
@@ -49,4 +50,3 @@ def dump_comparisons(comparisons: Sequence[PairedDifference]) -> list[dict[str, 
 def read_comparisons(summary: Mapping[str, Any]) -> list[PairedDifference]:
     """The ``comparisons`` of a summary.json (or of any dict holding that list)."""
     return [PairedDifference.model_validate(c) for c in summary.get("comparisons") or []]
-

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -114,8 +114,10 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 STATISTICS: dict[str, Callable[[], BatchStatistic]] = {
-    "accuracy": accuracy_statistic, "kappa": kappa_statistic,
-    "spearman": spearman_statistic, "kendall": kendall_statistic,
+    "accuracy": accuracy_statistic,
+    "kappa": kappa_statistic,
+    "spearman": spearman_statistic,
+    "kendall": kendall_statistic,
 }
 MIN_FOR = {"spearman": 3, "kendall": 3}  # a rank correlation of two points is always +-1
 
@@ -128,5 +130,3 @@ def per_resample(fn: Callable[[np.ndarray, np.ndarray], float | None]) -> BatchS
         return np.array([np.nan if v is None else float(v) for v in vals], dtype=float)
 
     return stat
-
-

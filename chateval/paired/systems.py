@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from typing import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 from .difference import paired_difference
 from .model import MAX_ALL_PAIRS, RESAMPLES, SEED, PairedDifference
@@ -24,9 +24,15 @@ def choose_pairs(names: Sequence[str], *, baseline: str | None = None) -> list[t
     return [(x, names[0]) for x in names[1:]]
 
 
-def compare_systems(values: Mapping[str, Mapping[Hashable, float | bool | None]], *, metric: str,
-                    clusters: Mapping[Hashable, Hashable] | None = None, baseline: str | None = None,
-                    resamples: int = RESAMPLES, seed: int = SEED) -> list[PairedDifference]:
+def compare_systems(
+    values: Mapping[str, Mapping[Hashable, float | bool | None]],
+    *,
+    metric: str,
+    clusters: Mapping[Hashable, Hashable] | None = None,
+    baseline: str | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> list[PairedDifference]:
     """Paired differences between systems given as {system: {item id: value}}. Items are aligned
     by id (an id missing on one side is dropped from that pair); ``clusters`` maps an item id to
     its cluster. Pairs as :func:`choose_pairs`."""
@@ -34,8 +40,17 @@ def compare_systems(values: Mapping[str, Mapping[Hashable, float | bool | None]]
     for x, y in choose_pairs(list(values), baseline=baseline):
         ids = sorted(set(values[x]) | set(values[y]), key=str)
         cl = None if clusters is None else [clusters.get(i, i) for i in ids]
-        out.append(paired_difference([values[x].get(i) for i in ids], [values[y].get(i) for i in ids],
-                                     names=(x, y), metric=metric, clusters=cl, resamples=resamples, seed=seed))
+        out.append(
+            paired_difference(
+                [values[x].get(i) for i in ids],
+                [values[y].get(i) for i in ids],
+                names=(x, y),
+                metric=metric,
+                clusters=cl,
+                resamples=resamples,
+                seed=seed,
+            )
+        )
     return out
 
 
@@ -57,23 +72,31 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def comparisons_markdown(comparisons: Sequence[PairedDifference], *, title: str = "## Paired comparisons",
-                         digits: int = 3) -> list[str]:
+def comparisons_markdown(
+    comparisons: Sequence[PairedDifference], *, title: str = "## Paired comparisons", digits: int = 3
+) -> list[str]:
     """A report section: one row per comparison (pair, metric, diff, 95% CI, p, test, n)."""
     if not comparisons:
         return []
     c0 = comparisons[0]
-    lines = [title, "",
-             f"Difference A − B on the items both have, 95% percentile-bootstrap interval "
-             f"({c0.resamples} resamples, seed {c0.seed}; items resampled together, clusters whole) "
-             "and a paired two-sided p-value.", "",
-             "| A vs B | metric | A | B | diff | 95% CI | p | test | n |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        title,
+        "",
+        f"Difference A − B on the items both have, 95% percentile-bootstrap interval "
+        f"({c0.resamples} resamples, seed {c0.seed}; items resampled together, clusters whole) "
+        "and a paired two-sided p-value.",
+        "",
+        "| A vs B | metric | A | B | diff | 95% CI | p | test | n |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for c in comparisons:
         ci = "—" if c.ci95 is None else f"[{_num(c.ci95[0], digits)}, {_num(c.ci95[1], digits)}]"
         n = f"{c.n}" + (f" ({c.n_clusters} clusters)" if c.n_clusters is not None else "")
-        lines.append(f"| {_cell(c.a)} vs {_cell(c.b)} | {_cell(c.metric)} | {_value(c.value_a, digits)} | "
-                     f"{_value(c.value_b, digits)} | {_num(c.diff, digits)} | {ci} | "
-                     f"{_p(c.p_value)} | {c.test or '—'} | {n} |")
+        lines.append(
+            f"| {_cell(c.a)} vs {_cell(c.b)} | {_cell(c.metric)} | {_value(c.value_a, digits)} | "
+            f"{_value(c.value_b, digits)} | {_num(c.diff, digits)} | {ci} | "
+            f"{_p(c.p_value)} | {c.test or '—'} | {n} |"
+        )
     notes = [c for c in comparisons if c.reason]
     if notes:
         lines.append("")
@@ -81,7 +104,10 @@ def comparisons_markdown(comparisons: Sequence[PairedDifference], *, title: str 
     few = sorted({c.n_clusters for c in comparisons if c.n_clusters is not None and c.n_clusters <= FEW_CLUSTERS})
     if few:
         # A cluster-level test cannot reach small p-values with a handful of clusters: say so.
-        lines += ["", f"With {' or '.join(map(str, few))} clusters the permutation test has only 2^k sign patterns: "
-                  f"the smallest p it can give is {', '.join(f'{2 / 2 ** k:.3g}' for k in few)}, and the "
-                  "interval rests on that many independent units."]
+        lines += [
+            "",
+            f"With {' or '.join(map(str, few))} clusters the permutation test has only 2^k sign patterns: "
+            f"the smallest p it can give is {', '.join(f'{2 / 2**k:.3g}' for k in few)}, and the "
+            "interval rests on that many independent units.",
+        ]
     return lines + [""]

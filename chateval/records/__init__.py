@@ -6,5 +6,17 @@ from ..runs.envelope import FORMAT_VERSION, ConfigRecord, Envelope, SampleRecord
 from .judged import EvaluateSummary, JudgedRecord
 from .run import NotARunDir, Run, RunTypes, read_run, run_kind
 
-__all__ = ["FORMAT_VERSION", "ConfigRecord", "Envelope", "EvaluateSummary", "JudgedRecord", "NotARunDir", "Run",
-           "RunTypes", "SampleRecord", "SummaryRecord", "read_run", "run_kind"]
+__all__ = [
+    "FORMAT_VERSION",
+    "ConfigRecord",
+    "Envelope",
+    "EvaluateSummary",
+    "JudgedRecord",
+    "NotARunDir",
+    "Run",
+    "RunTypes",
+    "SampleRecord",
+    "SummaryRecord",
+    "read_run",
+    "run_kind",
+]

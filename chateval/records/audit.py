@@ -15,9 +15,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from ..debate.panel import JudgeResult
-from ..util.errors import InputError
 from ..runs.envelope import check
 from ..runs.folder import SUMMARY
+from ..util.errors import InputError
 from .run import read_run
 
 FORMAT_VERSION = 1

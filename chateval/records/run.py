@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import importlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,7 +61,7 @@ class Run(BaseModel):
     summary: SummaryRecord | None = None  # None: stopped before its first summary
     records: list[SampleRecord] = Field(default_factory=list)  # samples.jsonl, in file order
     files: list[str] = Field(default_factory=list)  # every file of the run, relative to ``path``
-    runs: dict[str, "Run"] = Field(default_factory=dict)
+    runs: dict[str, Run] = Field(default_factory=dict)
     unreadable_lines: int = 0  # a torn last line (a run killed mid-write), skipped
 
     @property
@@ -138,8 +139,10 @@ def read_samples(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
     rest = [no for no in bad if no != torn]
     if rest:
         more = f", nor are {len(rest) - 1} more line(s)" if len(rest) > 1 else ""
-        raise InputError(f"{path}:{rest[0]}: not valid JSON (or not UTF-8 text){more}; a run's samples.jsonl holds "
-                         "one JSON record per line")
+        raise InputError(
+            f"{path}:{rest[0]}: not valid JSON (or not UTF-8 text){more}; a run's samples.jsonl holds "
+            "one JSON record per line"
+        )
     return records, int(torn in bad)
 
 
@@ -165,9 +168,13 @@ def _read(path: Path, *, setting_of: str | None = None, with_files: bool = True,
     # A benchmark's setting (a sub-run, or one read on its own) has the per-setting summary.
     setting = setting_of is not None or (config is not None and "setting" in config and kind not in KINDS)
     summary_type = types.setting_summary if setting else types.summary
-    run = Run(path=path, kind=kind, files=_files(path) if with_files else [],
-              config=check(ConfigRecord, config, str(path / CONFIG)) if config is not None else None,
-              summary=check(summary_type, summary, str(path / SUMMARY)) if summary is not None else None)
+    run = Run(
+        path=path,
+        kind=kind,
+        files=_files(path) if with_files else [],
+        config=check(ConfigRecord, config, str(path / CONFIG)) if config is not None else None,
+        summary=check(summary_type, summary, str(path / SUMMARY)) if summary is not None else None,
+    )
     if samples and (path / SAMPLES).is_file():
         records, run.unreadable_lines = read_samples(path / SAMPLES)
         run.records = [check(types.record, rec, f"{path / SAMPLES}:{no}") for no, rec in records]

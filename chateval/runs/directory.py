@@ -16,8 +16,9 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..util.errors import ConfigError, RunWriteError
 from ..util.jsonl import dumps_line, read_records
@@ -43,10 +44,33 @@ from .folder import (
     run_path,
 )
 
-__all__ = ["CONFIG", "LOCK", "PID", "RUN_FILES", "SAMPLES", "SUMMARY", "WRITE_ERRNOS", "RunDir", "RunLock", "account",
-           "atomic_write", "check_not_foreign", "check_top_folder", "clear_top_report", "ensure_dir", "file_sha256",
-           "merge_accounts", "move_aside", "read_jsonl", "report_plots", "restore", "run_files", "run_path",
-           "write_json", "write_summary_file"]
+__all__ = [
+    "CONFIG",
+    "LOCK",
+    "PID",
+    "RUN_FILES",
+    "SAMPLES",
+    "SUMMARY",
+    "WRITE_ERRNOS",
+    "RunDir",
+    "RunLock",
+    "account",
+    "atomic_write",
+    "check_not_foreign",
+    "check_top_folder",
+    "clear_top_report",
+    "ensure_dir",
+    "file_sha256",
+    "merge_accounts",
+    "move_aside",
+    "read_jsonl",
+    "report_plots",
+    "restore",
+    "run_files",
+    "run_path",
+    "write_json",
+    "write_summary_file",
+]
 
 MISSING_SHOWN = 20  # missing keys listed in a summary (the count is always whole)
 
@@ -78,17 +102,28 @@ def merge_accounts(parts: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The accounting of several sub-runs (settings of one benchmark) as one."""
     parts = list(parts)
     missing = [k for p in parts for k in p.get("missing_keys") or []]
-    return {"n_expected": sum(p.get("n_expected", 0) for p in parts),
-            "n_missing": sum(p.get("n_missing", 0) for p in parts), "missing_keys": missing[:MISSING_SHOWN]}
+    return {
+        "n_expected": sum(p.get("n_expected", 0) for p in parts),
+        "n_missing": sum(p.get("n_missing", 0) for p in parts),
+        "missing_keys": missing[:MISSING_SHOWN],
+    }
 
 
 class RunDir:
     """One run's output folder, locked while open. Keyed by sample id; ``status == 'ok'`` lines
     are kept on resume. ``overwrite`` replaces an earlier run only once this one can start."""
 
-    def __init__(self, path: str | Path, config: dict[str, Any], *, resume: bool = False, overwrite: bool = False,
-                 key: str = "id", record_type: type[Envelope] = SampleRecord,
-                 summary_type: type[Envelope] = SummaryRecord) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        config: dict[str, Any],
+        *,
+        resume: bool = False,
+        overwrite: bool = False,
+        key: str = "id",
+        record_type: type[Envelope] = SampleRecord,
+        summary_type: type[Envelope] = SummaryRecord,
+    ) -> None:
         self.path = run_path(path)
         self.key = key
         # What this run writes is checked against its kind's models (chateval.records) and versioned.
@@ -107,8 +142,10 @@ class RunDir:
         check_not_foreign(self.path)
         existing = (self.path / CONFIG).exists() or self.samples_path.exists()
         if existing and not resume and not overwrite:
-            raise ConfigError(f"{self.path}: already holds a run; use --resume to continue it, --overwrite to "
-                              "replace it, or choose another --out")
+            raise ConfigError(
+                f"{self.path}: already holds a run; use --resume to continue it, --overwrite to "
+                "replace it, or choose another --out"
+            )
         self.done: dict[str, dict[str, Any]] = {}
         self.started = time.perf_counter()
         self.earlier_wall_times: list[float] = self._earlier_wall_times() if resume and existing else []
@@ -138,7 +175,9 @@ class RunDir:
         try:
             old = json.loads((self.path / CONFIG).read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
-            raise ConfigError(f"{self.path / CONFIG}: unreadable; cannot check that --resume uses the same settings") from None
+            raise ConfigError(
+                f"{self.path / CONFIG}: unreadable; cannot check that --resume uses the same settings"
+            ) from None
         if old.get("config_hash") != config.get("config_hash"):
             diff = [k for k in config.get("judging", {}) if old.get("judging", {}).get(k) != config["judging"][k]]
             what = f" (changed: {', '.join(diff)})" if diff else " (personas or prompt templates changed)"
@@ -161,7 +200,7 @@ class RunDir:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         except OSError as e:
             try:
@@ -202,8 +241,9 @@ class RunDir:
         summary["wall_time_attempts_s"] = attempts
         if self.expected:
             summary |= self.accounting()
-            summary["complete"] = bool(summary.get("complete", True)) and summary["n_missing"] == 0 \
-                and self.write_error is None
+            summary["complete"] = (
+                bool(summary.get("complete", True)) and summary["n_missing"] == 0 and self.write_error is None
+            )
             # Imported here: the models package loads openai and autogen, and config modules that
             # write run files import this one (`--help` builds options from them).
             from ..models.budget import active_cap
@@ -229,7 +269,7 @@ class RunDir:
         finally:
             self.lock.release()
 
-    def __enter__(self) -> "RunDir":
+    def __enter__(self) -> RunDir:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:

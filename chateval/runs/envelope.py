@@ -68,7 +68,6 @@ class SampleRecord(Envelope):
     usage: dict[str, Any] | None = None  # the unit's model usage (UsageTotals fields)
     wall_s: float | None = None  # a benchmark unit's wall time
 
-
     # What the viewer shows of a record (chateval.view): a benchmark's record type overrides these.
     def samples(self) -> list[dict[str, Any]]:
         """The viewer's samples of this record, one dict each: the record itself; a record that

@@ -57,8 +57,6 @@ def write_json(path: Path, data: Any) -> None:
     atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-
-
 def file_sha256(path: str | Path) -> str | None:
     """The content hash of an input file (part of a run's identity); None if it cannot be read."""
     import hashlib

@@ -59,7 +59,7 @@ class RunLock:
         self.path = ensure_dir(path)
         self._lock = FileLock(str(self.path / LOCK))
 
-    def acquire(self) -> "RunLock":
+    def acquire(self) -> RunLock:
         try:
             self._lock.acquire(timeout=0)
         except Timeout:
@@ -67,8 +67,10 @@ class RunLock:
                 holder = (self.path / PID).read_text(encoding="utf-8").strip() or "?"
             except OSError:
                 holder = "?"
-            raise ConfigError(f"{self.path}: another chateval process (pid {holder}) is writing this run; wait for it "
-                              "to finish or choose another --out") from None
+            raise ConfigError(
+                f"{self.path}: another chateval process (pid {holder}) is writing this run; wait for it "
+                "to finish or choose another --out"
+            ) from None
         except OSError as e:
             raise InputError(f"{self.path}: cannot lock the run directory ({e.strerror or e})") from None
         try:
@@ -83,7 +85,7 @@ class RunLock:
             (self.path / PID).unlink(missing_ok=True)
             self._lock.release()
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         return self.acquire()
 
     def __exit__(self, *exc: Any) -> None:
@@ -97,8 +99,10 @@ def check_not_foreign(path: Path) -> None:
         return
     clash = [name for name in RUN_FILES if (path / name).exists()]
     if clash:
-        raise ConfigError(f"{path}: holds {', '.join(clash)} but is not a chateval run (no {CONFIG}); a run there "
-                          "would replace them: choose another --out")
+        raise ConfigError(
+            f"{path}: holds {', '.join(clash)} but is not a chateval run (no {CONFIG}); a run there "
+            "would replace them: choose another --out"
+        )
 
 
 def report_plots(path: Path) -> list[Path]:
@@ -127,8 +131,10 @@ def check_top_folder(path: Path) -> None:
     except (OSError, ValueError):
         ours = False
     if not ours:
-        raise ConfigError(f"{path}: holds report.md or summary.json that are not a chateval benchmark run's; a run "
-                          "there would replace them: choose another --out")
+        raise ConfigError(
+            f"{path}: holds report.md or summary.json that are not a chateval benchmark run's; a run "
+            "there would replace them: choose another --out"
+        )
 
 
 def clear_top_report(path: Path) -> None:

@@ -37,8 +37,9 @@ def parse_gates(specs: list[str] | None, known: list[str], *, flag: str = "--fai
     for spec in specs or []:
         m = _SPEC.match(spec.strip())
         if not m:
-            raise ConfigError(f"{flag} '{spec}': expected METRIC=VALUE or METRIC:SYSTEM=VALUE "
-                              f"(metrics: {', '.join(known)})")
+            raise ConfigError(
+                f"{flag} '{spec}': expected METRIC=VALUE or METRIC:SYSTEM=VALUE (metrics: {', '.join(known)})"
+            )
         try:
             value = float(m["value"])
         except ValueError:
@@ -113,7 +114,6 @@ def calibrate_measures(summary: dict[str, Any]) -> Measures:
             out.setdefault(m, {})[name] = (stat or {}).get("value")
     best = summary.get("best")
     return {m: ({None: vals[best], **vals} if best in vals else vals) for m, vals in out.items()}
-
 
 
 # --- what `audit` measures (gated from above: --fail-over) --------------------------------------

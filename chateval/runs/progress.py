@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
-from ..stats.agreement import baseline_text
 from ..models import UsageTotals, prompt_cache_text
+from ..stats.agreement import baseline_text
 
 
 def _cost(c: float | None) -> str:
@@ -33,8 +33,13 @@ class RunProgress:
         """The run's counters, most useful first, as many as fit in ``room`` characters."""
         t = self.totals
         cache = f" ({t.cache_read_tokens:,} prompt-cached)" if t.cache_read_tokens else ""
-        parts = [f"failed {self.failed}", f"calls {t.calls}", f"cost {_cost(t.cost_usd)}",
-                 f"tokens {t.prompt_tokens + t.completion_tokens:,}{cache}", f"cached {t.cached_calls}"]
+        parts = [
+            f"failed {self.failed}",
+            f"calls {t.calls}",
+            f"cost {_cost(t.cost_usd)}",
+            f"tokens {t.prompt_tokens + t.completion_tokens:,}{cache}",
+            f"cached {t.cached_calls}",
+        ]
         if room is None:
             return " · ".join(parts)
         out = ""
@@ -51,8 +56,10 @@ class RunProgress:
         first, then the counters drop from the least useful (cached, tokens, cost)."""
         width = self.console.width
         counter = 2 * len(str(total)) + 1
-        fixed = [TextColumn(f"[bold]{self.label}", table_column=Column(no_wrap=True)),
-                 MofNCompleteColumn(table_column=Column(no_wrap=True, min_width=counter))]
+        fixed = [
+            TextColumn(f"[bold]{self.label}", table_column=Column(no_wrap=True)),
+            MofNCompleteColumn(table_column=Column(no_wrap=True, min_width=counter)),
+        ]
         used = len(self.label) + 1 + counter + 1
         cols: list[ProgressColumn] = [fixed[0]]
         bar = 40 if width >= 140 else 20 if width >= 110 else 10 if width >= 80 else 0
@@ -78,8 +85,9 @@ class RunProgress:
             columns, self._room = self._layout(total)
             self._progress = Progress(*columns, console=self.console, transient=False)
             self._progress.start()
-            self._task = self._progress.add_task(self.label, total=total, completed=already,
-                                                 stats=self._stats(self._room))
+            self._task = self._progress.add_task(
+                self.label, total=total, completed=already, stats=self._stats(self._room)
+            )
 
     def advance(self, ok: bool, ident: str = "", detail: str = "") -> None:
         self.done += 1
@@ -103,11 +111,20 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
     table.add_column("value")
     rows = [
         ("model", summary.get("model")),
-        ("samples", f"{summary.get('n_ok')} ok, {summary.get('n_failed')} failed of {summary.get('n_samples')}"
-                    + (f"; {summary['n_missing']} of {summary.get('n_expected')} inputs have no result"
-                       if summary.get("n_missing") else "")),
-        ("parse errors", f"{summary.get('parse_errors')} of {summary.get('agent_verdicts')} agent verdicts"
-                         f" ({summary.get('reasked')} re-asked)"),
+        (
+            "samples",
+            f"{summary.get('n_ok')} ok, {summary.get('n_failed')} failed of {summary.get('n_samples')}"
+            + (
+                f"; {summary['n_missing']} of {summary.get('n_expected')} inputs have no result"
+                if summary.get("n_missing")
+                else ""
+            ),
+        ),
+        (
+            "parse errors",
+            f"{summary.get('parse_errors')} of {summary.get('agent_verdicts')} agent verdicts"
+            f" ({summary.get('reasked')} re-asked)",
+        ),
     ]
     if "verdicts" in summary:
         rows.append(("verdicts", ", ".join(f"{k}: {v}" for k, v in sorted(summary["verdicts"].items(), key=str))))
@@ -117,32 +134,50 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
         rows.append(("order disagreement (swap)", f"{summary['order_disagreement_rate']:.1%}"))
     if summary.get("escalation"):
         e = summary["escalation"]
-        rows.append(("escalated (--escalate)", f"{e['n_escalated']} of {e['n_items']} to the panel; "
-                                               f"{e['calls_saved']:.0f} calls saved"))
+        rows.append(
+            (
+                "escalated (--escalate)",
+                f"{e['n_escalated']} of {e['n_items']} to the panel; {e['calls_saved']:.0f} calls saved",
+            )
+        )
     if summary.get("stop_early"):
         st = summary["stop_early"]
-        rows.append(("stopped early", f"{st['n_debates_stopped']} of {st['n_debates']} debates; "
-                                      f"{st['calls_skipped']} calls skipped"))
+        rows.append(
+            (
+                "stopped early",
+                f"{st['n_debates_stopped']} of {st['n_debates']} debates; {st['calls_skipped']} calls skipped",
+            )
+        )
     if "label_accuracy" in summary:
         la = summary["label_accuracy"]
         base = baseline_text(summary.get("agreement") or {})
         rows.append(("agreement with labels", f"{la['accuracy']:.1%} of {la['n']}" + (f" ({base})" if base else "")))
     u = summary.get("usage", {})
     rows += [
-        ("model calls", f"{u.get('calls', 0)} answered, {u.get('cached_calls', 0)} from cache, "
-                        f"{u.get('failed_calls', 0)} failed; {u.get('retries', 0)} retries"),
-        ("tokens", f"{u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
-                   + (" (approx: counted locally)" if u.get("tokens_approx") else "")),
-        ("tokens from cache", f"{u.get('cached_prompt_tokens', 0):,} prompt + "
-                              f"{u.get('cached_completion_tokens', 0):,} completion"),
+        (
+            "model calls",
+            f"{u.get('calls', 0)} answered, {u.get('cached_calls', 0)} from cache, "
+            f"{u.get('failed_calls', 0)} failed; {u.get('retries', 0)} retries",
+        ),
+        (
+            "tokens",
+            f"{u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
+            + (" (approx: counted locally)" if u.get("tokens_approx") else ""),
+        ),
+        (
+            "tokens from cache",
+            f"{u.get('cached_prompt_tokens', 0):,} prompt + {u.get('cached_completion_tokens', 0):,} completion",
+        ),
         ("provider prompt cache", prompt_cache_text(u) or "no cached input tokens reported"),
         ("cost", _cost(u.get("cost_usd"))),
-        ("wall time", f"{summary.get('wall_time_s', 0):.1f} s"
-                      + (f" over {len(a)} attempts" if len(a := summary.get("wall_time_attempts_s") or []) > 1 else "")),
+        (
+            "wall time",
+            f"{summary.get('wall_time_s', 0):.1f} s"
+            + (f" over {len(a)} attempts" if len(a := summary.get("wall_time_attempts_s") or []) > 1 else ""),
+        ),
     ]
     for k, v in rows:
         table.add_row(k, str(v))
     console.print(table)
     if summary.get("note"):
         console.print(f"[yellow]note:[/yellow] {summary['note']}")
-

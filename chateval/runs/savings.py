@@ -22,7 +22,8 @@ def escalation_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     used = sum(int(r.get("calls") or 0) for r, _ in rows)
     panel_only = per_item * len(rows)
     return {
-        "n_items": len(rows), "n_escalated": len(escalated),
+        "n_items": len(rows),
+        "n_escalated": len(escalated),
         "escalated_rate": len(escalated) / len(rows),
         "screen_calls": sum(e["screen_calls"] for _, e in rows),
         "panel_calls": sum(measured),
@@ -42,8 +43,10 @@ def stop_early_summary(records: list[dict[str, Any]]) -> dict[str, Any] | None:
     debates = [n for s in stops for n in s["rounds"].values()]
     planned = stops[0]["planned_rounds"]
     return {
-        "n_samples": len(stops), "n_samples_stopped": sum(1 for s in stops if s["rounds_skipped"]),
-        "n_debates": len(debates), "n_debates_stopped": sum(1 for n in debates if n < planned),
+        "n_samples": len(stops),
+        "n_samples_stopped": sum(1 for s in stops if s["rounds_skipped"]),
+        "n_debates": len(debates),
+        "n_debates_stopped": sum(1 for n in debates if n < planned),
         "planned_rounds": planned,
         "rounds_skipped": sum(s["rounds_skipped"] for s in stops),
         "calls_skipped": sum(s["calls_skipped"] for s in stops),
@@ -67,11 +70,13 @@ def savings_lines(summary: dict[str, Any]) -> list[str]:
             f"({100 * e['escalated_rate']:.0f}%); {e['calls_used']} calls ({e['screen_calls']} single-judge, "
             f"{e['panel_calls']} panel) against {e['panel_only_calls']:.0f} for the panel on every item "
             f"({e['panel_calls_per_item']:.2f} per item, {e['panel_calls_basis']}): "
-            f"{e['calls_saved']:.0f} calls saved{rate}")
+            f"{e['calls_saved']:.0f} calls saved{rate}"
+        )
     s = summary.get("stop_early")
     if s:
         lines.append(
             f"- early stopping: {s['n_debates_stopped']} of {s['n_debates']} debates ended before round "
             f"{s['planned_rounds']} ({s['n_samples_stopped']} of {s['n_samples']} samples); "
-            f"{s['rounds_skipped']} rounds and {s['calls_skipped']} calls skipped")
+            f"{s['rounds_skipped']} rounds and {s['calls_skipped']} calls skipped"
+        )
     return lines

@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
-from typing import Any, Hashable, Sequence
+from collections.abc import Hashable, Sequence
+from typing import Any
 
 MIN_PAIRS = 3  # a rank correlation of two points is always +-1: not a measurement
 KAPPA_RESAMPLES = 1000  # bootstrap resamples behind a kappa interval
@@ -42,8 +43,9 @@ def accuracy(gold: Sequence[Hashable | None], pred: Sequence[Hashable | None]) -
     return {"value": correct / len(g), "n": len(g), "reason": None, "correct": correct}
 
 
-def cohen_kappa(gold: Sequence[Hashable | None], pred: Sequence[Hashable | None],
-                labels: Sequence[Hashable]) -> dict[str, Any]:
+def cohen_kappa(
+    gold: Sequence[Hashable | None], pred: Sequence[Hashable | None], labels: Sequence[Hashable]
+) -> dict[str, Any]:
     """Cohen's kappa over the given label set (scikit-learn's cohen_kappa_score, unweighted)."""
     from sklearn.metrics import cohen_kappa_score
 
@@ -60,8 +62,14 @@ def cohen_kappa(gold: Sequence[Hashable | None], pred: Sequence[Hashable | None]
     return {"value": float(cohen_kappa_score(g, p, labels=list(labels))), "n": len(g), "reason": None}
 
 
-def kappa_ci95(gold: Sequence[Hashable | None], pred: Sequence[Hashable | None], labels: Sequence[Hashable], *,
-               resamples: int = KAPPA_RESAMPLES, seed: int = KAPPA_SEED) -> dict[str, Any]:
+def kappa_ci95(
+    gold: Sequence[Hashable | None],
+    pred: Sequence[Hashable | None],
+    labels: Sequence[Hashable],
+    *,
+    resamples: int = KAPPA_RESAMPLES,
+    seed: int = KAPPA_SEED,
+) -> dict[str, Any]:
     """95% percentile-bootstrap interval of Cohen's kappa over items (pairs resampled together).
 
     The indices are drawn as one (resamples, n) matrix from ``numpy.random.default_rng(seed)``;
@@ -118,11 +126,15 @@ def _correlation(kind: str, x: Sequence[Any], y: Sequence[Any], x_name: str, y_n
     return {"value": value, "n": len(a), "reason": None, "p_value": None if math.isnan(p) else p}
 
 
-def spearman(x: Sequence[Any], y: Sequence[Any], *, x_name: str = "the metric", y_name: str = "the human score") -> dict[str, Any]:
+def spearman(
+    x: Sequence[Any], y: Sequence[Any], *, x_name: str = "the metric", y_name: str = "the human score"
+) -> dict[str, Any]:
     return _correlation("spearman", x, y, x_name, y_name)
 
 
-def kendall(x: Sequence[Any], y: Sequence[Any], *, x_name: str = "the metric", y_name: str = "the human score") -> dict[str, Any]:
+def kendall(
+    x: Sequence[Any], y: Sequence[Any], *, x_name: str = "the metric", y_name: str = "the human score"
+) -> dict[str, Any]:
     """Kendall's tau-b (scipy's default), which accounts for ties in either input."""
     return _correlation("kendall", x, y, x_name, y_name)
 
@@ -131,8 +143,9 @@ def correlations(x: Sequence[Any], y: Sequence[Any], **names: str) -> dict[str, 
     return {"spearman": spearman(x, y, **names), "kendall": kendall(x, y, **names)}
 
 
-def confusion(gold: Sequence[Hashable | None], pred: Sequence[Hashable | None],
-              labels: Sequence[Hashable]) -> dict[str, dict[str, int]]:
+def confusion(
+    gold: Sequence[Hashable | None], pred: Sequence[Hashable | None], labels: Sequence[Hashable]
+) -> dict[str, dict[str, int]]:
     """{gold label: {predicted label: count}} over pairs where both are known."""
     g, p = paired(gold, pred)
     out = {str(a): {str(b): 0 for b in labels} for a in labels}
@@ -149,8 +162,10 @@ def baselines(gold: list[Any], pred: list[Any], labels: list[Any]) -> dict[str, 
     n = len(gold)
     g, p = Counter(gold), Counter(pred)
     label, count = g.most_common(1)[0]
-    return {"majority_baseline": {"label": label, "value": count / n, "n": n},
-            "chance": {"value": sum(g[k] * p[k] for k in g) / (n * n), "uniform": 1 / len(labels), "k": len(labels)}}
+    return {
+        "majority_baseline": {"label": label, "value": count / n, "n": n},
+        "chance": {"value": sum(g[k] * p[k] for k in g) / (n * n), "uniform": 1 / len(labels), "k": len(labels)},
+    }
 
 
 def baseline_text(agr: dict[str, Any]) -> str:
@@ -159,6 +174,8 @@ def baseline_text(agr: dict[str, Any]) -> str:
     if not maj or not chance:
         return ""
     label = {True: "correct", False: "incorrect"}.get(maj["label"], maj["label"])
-    return (f"always answering the majority label '{label}': {100 * maj['value']:.1f}%; chance agreement "
-            f"{100 * chance['value']:.1f}% (verdict and label mixes independent; 1/{chance['k']} = "
-            f"{100 * chance['uniform']:.1f}%)")
+    return (
+        f"always answering the majority label '{label}': {100 * maj['value']:.1f}%; chance agreement "
+        f"{100 * chance['value']:.1f}% (verdict and label mixes independent; 1/{chance['k']} = "
+        f"{100 * chance['uniform']:.1f}%)"
+    )

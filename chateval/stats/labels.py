@@ -88,7 +88,7 @@ def leave_one_out(task: str, label: Any) -> list[tuple[Any, Any]]:
         return []
     pairs = []
     for i, own in enumerate(labels):
-        others = combine(task, labels[:i] + labels[i + 1:])
+        others = combine(task, labels[:i] + labels[i + 1 :])
         if others is not None:
             pairs.append((own, others))
     return pairs

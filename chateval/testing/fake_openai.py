@@ -29,8 +29,9 @@ import socket
 import struct
 import threading
 from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from . import protocols
 from .faults import FAULT_KINDS, GARBAGE_BODY, MAX_SLEEP_S, Action, Fault, FaultMix
@@ -60,7 +61,7 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = False
     request_queue_size = 256  # many clients connect at once (the default backlog of 5 refuses them)
 
-    owner: "FakeOpenAIServer"
+    owner: FakeOpenAIServer
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -86,8 +87,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.owner._track(self.connection, add=False)
 
     # --- responses ------------------------------------------------------------------------
-    def _send(self, status: int, body: bytes, content_type: str = "application/json",
-              headers: Mapping[str, str] | None = None) -> bool:
+    def _send(
+        self, status: int, body: bytes, content_type: str = "application/json", headers: Mapping[str, str] | None = None
+    ) -> bool:
         try:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
@@ -112,10 +114,12 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._send_json(200, payload):  # the client gave up: it never got this one
             self.server.owner._unsent(payload)
 
-    def _error(self, status: int, message: str, type_: str, code: str | None = None,
-               headers: Mapping[str, str] | None = None) -> None:
-        self._send_json(status, protocols.error(getattr(self, "protocol", protocols.OPENAI), message, type_, code),
-                        headers)
+    def _error(
+        self, status: int, message: str, type_: str, code: str | None = None, headers: Mapping[str, str] | None = None
+    ) -> None:
+        self._send_json(
+            status, protocols.error(getattr(self, "protocol", protocols.OPENAI), message, type_, code), headers
+        )
 
     def _reset(self) -> None:
         """Drop the connection with a TCP RST and no response at all."""
@@ -132,7 +136,9 @@ class _Handler(BaseHTTPRequestHandler):
     # --- routes ---------------------------------------------------------------------------
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
-            self._send_json(200, {"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "fake"}]})
+            self._send_json(
+                200, {"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "fake"}]}
+            )
         else:
             self._error(404, f"no route for GET {self.path}", "invalid_request_error")
 
@@ -164,8 +170,13 @@ class _Handler(BaseHTTPRequestHandler):
         kind = action.kind
         if kind == "429":
             headers = {} if action.retry_after is None else {"Retry-After": f"{action.retry_after:g}"}
-            self._error(429, "Rate limit reached for test-model. Please try again later.",
-                        "rate_limit_error", "rate_limit_exceeded", headers)
+            self._error(
+                429,
+                "Rate limit reached for test-model. Please try again later.",
+                "rate_limit_error",
+                "rate_limit_exceeded",
+                headers,
+            )
         elif kind == "500":
             self._error(500, "The server had an error while processing your request.", "server_error")
         elif kind == "401":
@@ -226,8 +237,10 @@ class FakeOpenAIServer:
         self._httpd.owner = self
         self.port: int = self._httpd.server_address[1]
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-            name=f"fake-openai-{self.port}", daemon=True,
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"fake-openai-{self.port}",
+            daemon=True,
         )
         self._thread.start()
 
@@ -272,7 +285,7 @@ class FakeOpenAIServer:
         with self._lock:
             return len(self._queue)
 
-    def script(self, actions: Iterable[Action]) -> "FakeOpenAIServer":
+    def script(self, actions: Iterable[Action]) -> FakeOpenAIServer:
         """Queue actions (reply texts or ``Fault``s) consumed one per request, in order."""
         items = list(actions)
         for a in items:
@@ -308,7 +321,7 @@ class FakeOpenAIServer:
                 pass
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -55,7 +55,7 @@ class FakeQdrantServer:
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FakeQdrantServer":
+    def __enter__(self) -> FakeQdrantServer:
         self._thread.start()
         return self
 
@@ -95,8 +95,13 @@ class FakeQdrantServer:
         if rest == ["points", "query"]:
             return 200, _ok({"points": self._query(coll, body)})
         if rest == ["points"] and method == "POST":  # retrieve by ids
-            return 200, _ok([{"id": pid, "payload": coll.points[pid]["payload"], "vector": coll.points[pid]["vector"]}
-                             for pid in body["ids"] if pid in coll.points])
+            return 200, _ok(
+                [
+                    {"id": pid, "payload": coll.points[pid]["payload"], "vector": coll.points[pid]["vector"]}
+                    for pid in body["ids"]
+                    if pid in coll.points
+                ]
+            )
         return 404, {"status": {"error": f"not supported by the fake: {method} {path}"}}
 
     @staticmethod

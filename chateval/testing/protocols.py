@@ -81,14 +81,19 @@ def embeddings(body: dict[str, Any], dim: int, empty: bool) -> dict[str, Any]:
     inputs = body.get("input")
     texts = [inputs] if isinstance(inputs, str) else [str(t) for t in inputs or []]
     tokens = sum(approx_tokens(t) for t in texts)
-    return {"object": "list", "model": str(body.get("model", "test-model")),
-            "data": [] if empty else [{"object": "embedding", "index": i, "embedding": vector(t, dim)}
-                                      for i, t in enumerate(texts)],
-            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+    return {
+        "object": "list",
+        "model": str(body.get("model", "test-model")),
+        "data": []
+        if empty
+        else [{"object": "embedding", "index": i, "embedding": vector(t, dim)} for i, t in enumerate(texts)],
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
 
 
-def completion(protocol: str, body: dict[str, Any], text: str, n: int, dim: int = 8, cache_read: int = 0,
-               cache_write: int = 0) -> dict[str, Any]:
+def completion(
+    protocol: str, body: dict[str, Any], text: str, n: int, dim: int = 8, cache_read: int = 0, cache_write: int = 0
+) -> dict[str, Any]:
     """``cache_read``/``cache_write``: prompt tokens the simulated prompt cache served / stored
     (reported in each protocol's own fields; Ollama has none)."""
     if protocol == EMBEDDINGS:  # the reply text plays no part; an "empty" fault sends no vectors
@@ -97,21 +102,53 @@ def completion(protocol: str, body: dict[str, Any], text: str, n: int, dim: int 
     model = str(body.get("model", "test-model"))
     if protocol == ANTHROPIC:  # input_tokens excludes the cached part, as Anthropic reports it
         read, write = min(cache_read, prompt), min(cache_write, prompt - min(cache_read, prompt))
-        return {"id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": model,
-                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-                "usage": {"input_tokens": prompt - read - write, "output_tokens": done,
-                          "cache_read_input_tokens": read, "cache_creation_input_tokens": write}}
+        return {
+            "id": f"msg_fake_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": prompt - read - write,
+                "output_tokens": done,
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": write,
+            },
+        }
     if protocol == OLLAMA:
-        return {"model": model, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "message": {"role": "assistant", "content": text}, "done": True, "done_reason": "stop",
-                "prompt_eval_count": prompt, "eval_count": done, "total_duration": 1, "eval_duration": 1}
+        return {
+            "model": model,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "message": {"role": "assistant", "content": text},
+            "done": True,
+            "done_reason": "stop",
+            "prompt_eval_count": prompt,
+            "eval_count": done,
+            "total_duration": 1,
+            "eval_duration": 1,
+        }
     return {
-        "id": f"chatcmpl-fake-{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "id": f"chatcmpl-fake-{n}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
         "system_fingerprint": "fp_fake",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None},
-                     "logprobs": None, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done,
-                  "prompt_tokens_details": {"cached_tokens": min(cache_read, prompt)}},
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": None},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": done,
+            "total_tokens": prompt + done,
+            "prompt_tokens_details": {"cached_tokens": min(cache_read, prompt)},
+        },
     }
 
 

@@ -5,7 +5,8 @@ JSON schema, and then returns an object of that schema (as vLLM's guided decodin
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .protocols import requested_schema
 
@@ -35,8 +36,11 @@ def instance_of(schema: dict[str, Any], root: dict[str, Any] | None = None, dept
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object":
         props = schema.get("properties", {})
-        return {name: instance_of(sub, root, depth + 1) for name, sub in props.items()
-                if name in schema.get("required", props)}
+        return {
+            name: instance_of(sub, root, depth + 1)
+            for name, sub in props.items()
+            if name in schema.get("required", props)
+        }
     if kind == "array":
         n = max(1, schema.get("minItems", 1)) if depth < 6 else schema.get("minItems", 0)
         return [instance_of(schema.get("items", {}), root, depth + 1) for _ in range(n)]
@@ -53,6 +57,7 @@ def instance_of(schema: dict[str, Any], root: dict[str, Any] | None = None, dept
 
 def schema_responder(plain: str | Callable[[dict[str, Any]], str] = PLAIN_REPLY) -> Callable[[dict[str, Any]], str]:
     """A responder for ``FakeOpenAIServer``: JSON of the requested schema, else ``plain`` text."""
+
     def respond(body: dict[str, Any]) -> str:
         schema = requested_schema(body)
         if schema is not None:

@@ -36,8 +36,10 @@ class RunWriteError(ChatevalError):
         reason = self.error.strerror or str(self.error)
         out = f"cannot write {self.path}: {reason}"
         if self.missing is not None:
-            out += (f"; the run is incomplete: {self.missing[0]} of {self.missing[1]} input records have no result "
-                    "(summary.json says so if it could be written)")
+            out += (
+                f"; the run is incomplete: {self.missing[0]} of {self.missing[1]} input records have no result "
+                "(summary.json says so if it could be written)"
+            )
         return out + "; make room and rerun with --resume to finish it"
 
 

@@ -14,7 +14,8 @@ import asyncio
 import contextlib
 import signal
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .errors import ChatevalError
 
@@ -71,7 +72,7 @@ def watch_sigint() -> Iterator[None]:
     def noted(signum: int, frame: Any) -> Any:
         global _sigints
         _sigints += 1
-        return prev(signum, frame)  # type: ignore[operator]
+        return prev(signum, frame)
 
     if _watching == 0:
         _sigints = 0  # an earlier run's Ctrl-C (in the same Python session) does not count

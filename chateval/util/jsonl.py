@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 # A lone surrogate as a JSON escape: a high one not followed by a low one, or a low one not
 # preceded by a high one (an escaped backslash before the 'u' is text, not an escape).
-_LONE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*(\\u[dD][89aAbB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-                          r"|(?<!\\u[dD][89aAbB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})")
+_LONE_ESCAPE = re.compile(
+    r"(?<!\\)(?:\\\\)*(\\u[dD][89aAbB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89aAbB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

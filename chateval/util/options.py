@@ -16,8 +16,17 @@ from .yamlfiles import load_mapping
 M = TypeVar("M", bound=BaseModel)
 
 
-def opt(default: Any = ..., help: str = "", *, flags: list[str] | None = None, metavar: str | None = None,
-        repeat: bool = False, cli: bool = True, hidden: bool = False, **constraints: Any) -> Any:
+def opt(
+    default: Any = ...,
+    help: str = "",
+    *,
+    flags: list[str] | None = None,
+    metavar: str | None = None,
+    repeat: bool = False,
+    cli: bool = True,
+    hidden: bool = False,
+    **constraints: Any,
+) -> Any:
     """A settings field. ``flags``: the option strings (default ``--field-name``); ``repeat``: a
     list given by repeating the flag instead of comma-separated; ``cli=False``: API/file only;
     ``hidden``: accepted on the command line (to explain why it does not apply) but not listed."""
@@ -41,7 +50,7 @@ def validation_message(model: type[BaseModel], e: ValidationError, source: str |
     field = loc[0] if loc else "?"
     msg = err["msg"]
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     if err["type"] == "missing":
         msg = "required"
     if err["type"] == "extra_forbidden":

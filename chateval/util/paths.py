@@ -10,9 +10,9 @@ returning one).
 from __future__ import annotations
 
 import importlib.metadata as md
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Sequence
 
 from .errors import ConfigError
 
@@ -41,8 +41,9 @@ def entry_point_dirs(name: str) -> tuple[Path, ...]:
             obj = ep.load()
             folder = Path(obj() if callable(obj) else obj)
         except BaseException as e:  # noqa: BLE001 - a broken package is one line, not an exit
-            raise ConfigError(f"entry point '{ep.name}' ({group}) of {dist}: failed to load "
-                              f"({type(e).__name__}: {e})") from None
+            raise ConfigError(
+                f"entry point '{ep.name}' ({group}) of {dist}: failed to load ({type(e).__name__}: {e})"
+            ) from None
         if not folder.is_dir():
             raise ConfigError(f"entry point '{ep.name}' ({group}) of {dist}: {folder} is not a folder")
         out.append(folder)

@@ -8,8 +8,9 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .errors import ConfigError
 from .registry import Registry
@@ -68,8 +69,10 @@ def load_plugins(specs: Iterable[str] = ()) -> None:
             raise ConfigError(f"{spec}: plugin failed to import ({_describe(e)})") from None
         added = [n for r in Registry.ALL for n, obj in r.snapshot().items() if before.get(id(r), {}).get(n) is not obj]
         if not added:
-            raise ConfigError(f"{spec}: plugin registered nothing (expected @memory_system, @strategy, "
-                              "@benchmark, @perturbation, @provider or a task registration)")
+            raise ConfigError(
+                f"{spec}: plugin registered nothing (expected @memory_system, @strategy, "
+                "@benchmark, @perturbation, @provider or a task registration)"
+            )
         _loaded.add(spec)
 
 
@@ -96,8 +99,11 @@ def import_object(path: str) -> Any:
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001
-        hint = (f"; run from the folder that holds {module.split('.')[0]}/, or add it to PYTHONPATH"
-                if isinstance(e, ModuleNotFoundError) and (e.name or "").split(".")[0] == module.split(".")[0] else "")
+        hint = (
+            f"; run from the folder that holds {module.split('.')[0]}/, or add it to PYTHONPATH"
+            if isinstance(e, ModuleNotFoundError) and (e.name or "").split(".")[0] == module.split(".")[0]
+            else ""
+        )
         raise ConfigError(f"'{path}': cannot import {module} ({_describe(e)}){hint}") from None
     for part in attr.split("."):
         try:

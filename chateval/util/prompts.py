@@ -9,12 +9,22 @@ look-alikes inside the data. They are never compiled as template source, so ``{{
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from jinja2 import (BaseLoader, ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined, Template, TemplateNotFound,
-                    TemplateSyntaxError, UndefinedError)
+from jinja2 import (
+    BaseLoader,
+    ChoiceLoader,
+    DictLoader,
+    FileSystemLoader,
+    StrictUndefined,
+    Template,
+    TemplateNotFound,
+    TemplateSyntaxError,
+    UndefinedError,
+)
 from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -70,7 +80,7 @@ class Prompts:
         self.env.filters["inline"] = inline
         self.dirs = dirs
 
-    def with_templates(self, templates: Mapping[str, str]) -> "Prompts":
+    def with_templates(self, templates: Mapping[str, str]) -> Prompts:
         """These prompts and ``templates`` (name -> source) behind them."""
         return Prompts(self._extra_dirs, {**templates, **self._templates})
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as md
 import importlib.util
-from typing import Any, Callable, ClassVar, Generic, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, Generic, TypeVar
 
 from .errors import ConfigError
 
@@ -24,17 +25,20 @@ def _same_definition(a: Any, b: Any) -> bool:
     and by name) is not a clash; another object under a taken name is."""
     a, b = _definition(a), _definition(b)
     return a is b or (getattr(a, "__module__", None), getattr(a, "__qualname__", None)) == (
-        getattr(b, "__module__", None), getattr(b, "__qualname__", None))
+        getattr(b, "__module__", None),
+        getattr(b, "__qualname__", None),
+    )
 
 
 class Registry(Generic[T]):
     """Names -> objects. ``entry_points`` names the group (e.g. ``chateval.memory_systems``) whose
     entries an installed package declares; they are loaded the first time the registry is read."""
 
-    ALL: ClassVar[list["Registry[Any]"]] = []
+    ALL: ClassVar[list[Registry[Any]]] = []
 
-    def __init__(self, kind: str, entry_points: str | None = None,
-                 from_entry_point: Callable[[Any], T] | None = None) -> None:
+    def __init__(
+        self, kind: str, entry_points: str | None = None, from_entry_point: Callable[[Any], T] | None = None
+    ) -> None:
         self.kind = kind
         # What an entry point's object becomes (e.g. a bare builder function -> a Provider).
         self._from_entry_point = from_entry_point
@@ -54,16 +58,24 @@ class Registry(Generic[T]):
         def deco(obj: T) -> T:
             old = self._items.get(name)
             lazy = self._lazy.get(name) if old is None else None
-            if lazy is not None and getattr(_definition(obj), "__module__", None) != lazy[0] and self._lazy_available(name):
+            if (
+                lazy is not None
+                and getattr(_definition(obj), "__module__", None) != lazy[0]
+                and self._lazy_available(name)
+            ):
                 if not replace:  # a built-in that is not imported yet holds the name all the same
-                    raise ConfigError(f"{self.kind} '{name}' is already registered (by {lazy[0]}); "
-                                      "choose another name or register it with replace=True")
+                    raise ConfigError(
+                        f"{self.kind} '{name}' is already registered (by {lazy[0]}); "
+                        "choose another name or register it with replace=True"
+                    )
             if lazy is not None:
                 del self._lazy[name]  # registered now: by its own module, or replaced
             if old is not None and not replace and not _same_definition(old, obj):
                 where = getattr(_definition(old), "__module__", "?")
-                raise ConfigError(f"{self.kind} '{name}' is already registered (by {where}); "
-                                  "choose another name or register it with replace=True")
+                raise ConfigError(
+                    f"{self.kind} '{name}' is already registered (by {where}); "
+                    "choose another name or register it with replace=True"
+                )
             self._items[name] = obj
             return obj
 
@@ -89,8 +101,9 @@ class Registry(Generic[T]):
         except ImportError as e:
             if (e.name or "").split(".")[0] not in requires:
                 raise
-            raise ConfigError(f"{self.kind} '{name}' needs {', '.join(requires)}, "
-                              f"which failed to import ({e})") from None
+            raise ConfigError(
+                f"{self.kind} '{name}' needs {', '.join(requires)}, which failed to import ({e})"
+            ) from None
 
     def _entry_points(self) -> None:
         if self._eps_loaded:
@@ -103,8 +116,9 @@ class Registry(Generic[T]):
             try:
                 obj = ep.load()
             except BaseException as e:  # noqa: BLE001 - SystemExit included: report, don't exit
-                raise ConfigError(f"entry point '{ep.name}' ({self.group}) of {dist}: failed to load "
-                                  f"({type(e).__name__}: {e})") from None
+                raise ConfigError(
+                    f"entry point '{ep.name}' ({self.group}) of {dist}: failed to load ({type(e).__name__}: {e})"
+                ) from None
             if ep.name not in self._items:
                 if self._from_entry_point is not None:
                     obj = self._from_entry_point(obj)
@@ -119,8 +133,10 @@ class Registry(Generic[T]):
         if name in self._lazy and name not in self._items and name in self._extras:
             # Known, but its optional dependencies are not installed: say how to get them.
             missing = [p for p in self._lazy[name][1] if not _importable(p)]
-            raise ConfigError(f"{self.kind} '{name}' needs the {self._extras[name]} extra: pip install "
-                              f"'chateval[{self._extras[name]}]' (missing module '{(missing or ['?'])[0]}')")
+            raise ConfigError(
+                f"{self.kind} '{name}' needs the {self._extras[name]} extra: pip install "
+                f"'chateval[{self._extras[name]}]' (missing module '{(missing or ['?'])[0]}')"
+            )
         try:
             return self._items[name]
         except KeyError:

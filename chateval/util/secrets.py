@@ -23,8 +23,9 @@ import os
 import re
 import sys
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator, TextIO
+from typing import Any, TextIO
 from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 MASK = "***"
@@ -45,9 +46,15 @@ _log_hook_installed = False
 def _spellings(secret: str) -> set[str]:
     """The forms a secret takes in the files we write: raw, inside JSON strings (either
     ensure_ascii setting), HTML-escaped (jinja's and the stdlib's spelling) and URL-quoted."""
-    forms = {secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1],
-             html.escape(secret), html.escape(secret).replace("&#x27;", "&#39;").replace("&quot;", "&#34;"),
-             quote(secret, safe=""), quote_plus(secret)}
+    forms = {
+        secret,
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        json.dumps(secret)[1:-1],
+        html.escape(secret),
+        html.escape(secret).replace("&#x27;", "&#39;").replace("&quot;", "&#34;"),
+        quote(secret, safe=""),
+        quote_plus(secret),
+    }
     return {f for f in forms if f}
 
 

@@ -51,8 +51,22 @@ def first_sentence(text: str, limit: int = 200) -> str:
 # Markdown/HTML that text from data (a question type, a system or aspect name, an id, an error)
 # must not carry into report.md: tags and entities, table-cell breakers (| and line breaks),
 # code-span and link delimiters.
-_MD = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "'", "[": "\\[", "]": "\\]",
-                     "\n": " ", "\r": " ", "\u2028": " ", "\u2029": " ", "\x85": " "})
+_MD = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "|": "\\|",
+        "`": "'",
+        "[": "\\[",
+        "]": "\\]",
+        "\n": " ",
+        "\r": " ",
+        "\u2028": " ",
+        "\u2029": " ",
+        "\x85": " ",
+    }
+)
 
 
 def md(text: object) -> str:

@@ -8,8 +8,8 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, Undefined, select_autoescape
 
-from ..util.errors import InputError, RunWriteError
 from ..runs.directory import atomic_write
+from ..util.errors import InputError, RunWriteError
 from .format import headline_table, money, num
 from .load import NotARunDir, RunView, load_run
 from .runlist import RunEntry, list_runs
@@ -20,22 +20,61 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e
 
 # Settings worth a line in the header, looked up in the run's config (evaluate: "config", benchmarks:
 # "judging") and then in its summary; everything else is in the "full config" block.
-CONFIG_KEYS = ("benchmark", "data", "model", "answer_model", "judge", "judge_model", "judge_protocol",
-               "reader_prompt", "task", "strategy", "agents", "turns", "personas", "aggregate", "swap", "panel",
-               "systems", "settings", "embedder", "context", "dataset", "judge_panel")
+CONFIG_KEYS = (
+    "benchmark",
+    "data",
+    "model",
+    "answer_model",
+    "judge",
+    "judge_model",
+    "judge_protocol",
+    "reader_prompt",
+    "task",
+    "strategy",
+    "agents",
+    "turns",
+    "personas",
+    "aggregate",
+    "swap",
+    "panel",
+    "systems",
+    "settings",
+    "embedder",
+    "context",
+    "dataset",
+    "judge_panel",
+)
 
 
-SUMMARY_SETTINGS = {"benchmark", "data", "model", "judge", "judge_model", "answer_model", "task", "strategy", "agents",
-                    "turns", "context", "dataset"}
+SUMMARY_SETTINGS = {
+    "benchmark",
+    "data",
+    "model",
+    "judge",
+    "judge_model",
+    "answer_model",
+    "task",
+    "strategy",
+    "agents",
+    "turns",
+    "context",
+    "dataset",
+}
 
 
 def _env() -> Environment:
-    env = Environment(loader=PackageLoader("chateval.view", "templates"), autoescape=select_autoescape(default=True),
-                      trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("chateval.view", "templates"),
+        autoescape=select_autoescape(default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["pretty"] = _pretty
     env.filters["num"] = _num
     env.filters["fmt"] = num
-    env.globals.update(anchor=anchor, card=card, pct=_pct, ci=_ci, headline_table=headline_table, money=money, rate=_is_rate)
+    env.globals.update(
+        anchor=anchor, card=card, pct=_pct, ci=_ci, headline_table=headline_table, money=money, rate=_is_rate
+    )
     return env
 
 
@@ -100,8 +139,11 @@ def settings(run: RunView) -> dict[str, Any]:
                 out[k] = source[k]
                 break
     # Judge meta-benchmarks: each setting's panel, from its sub-run summary.
-    panels = {n: s["panel"] for n, s in (run.summary.get("settings") or {}).items()
-              if isinstance(s, dict) and isinstance(s.get("panel"), dict)}
+    panels = {
+        n: s["panel"]
+        for n, s in (run.summary.get("settings") or {}).items()
+        if isinstance(s, dict) and isinstance(s.get("panel"), dict)
+    }
     if panels:
         out["panels"] = panels
     return out
@@ -144,8 +186,11 @@ def headline(run: RunView) -> list[dict[str, Any]] | dict[str, Any]:
     s = run.summary
     if isinstance(s.get("headline"), (list, dict)):
         return s["headline"]
-    out: dict[str, Any] = {k: s[k] for k in ("n_samples", "n_ok", "n_failed", "verdicts", "mean_score", "order_disagreement_rate",
-                             "parse_errors") if k in s}
+    out: dict[str, Any] = {
+        k: s[k]
+        for k in ("n_samples", "n_ok", "n_failed", "verdicts", "mean_score", "order_disagreement_rate", "parse_errors")
+        if k in s
+    }
     for name, stat in (s.get("agreement") or {}).items():
         if isinstance(stat, dict) and "value" in stat:
             out[name] = stat["value"]
@@ -164,9 +209,12 @@ def cap_context(s: SampleView, limit: int) -> None:
     s.context_gold = kept
     contexts = s.memory.get("contexts")
     if isinstance(contexts, dict):  # head-to-head: each system's context, cut the same way
-        s.memory["contexts"] = {name: c if not isinstance(c, str) or len(c) <= limit else
-                                f"{c[:limit]}\n… {len(c) - limit} more characters not shown (--context-chars)"
-                                for name, c in contexts.items()}
+        s.memory["contexts"] = {
+            name: c
+            if not isinstance(c, str) or len(c) <= limit
+            else f"{c[:limit]}\n… {len(c) - limit} more characters not shown (--context-chars)"
+            for name, c in contexts.items()
+        }
 
 
 def build_view(run_dirs: list[Path], out: Path | None = None, *, context_chars: int | None = None) -> Path:
@@ -181,16 +229,20 @@ def build_view(run_dirs: list[Path], out: Path | None = None, *, context_chars: 
     if not run_dirs:
         raise NotARunDir("no run directory given")
     if out is not None and not str(out).strip():
-        raise InputError("--out is empty: give the HTML file to write (default: RUN_DIR/view.html; "
-                         "compare.html for two or more runs)")
+        raise InputError(
+            "--out is empty: give the HTML file to write (default: RUN_DIR/view.html; "
+            "compare.html for two or more runs)"
+        )
     if len(run_dirs) == 1:
         out = Path(out) if out is not None else Path(run_dirs[0]) / "view.html"
     else:
         out = Path(out) if out is not None else Path("compare.html")
         own = next((p for p in run_dirs if (Path(p) / "view.html").resolve() == out.resolve()), None)
         if own is not None:
-            raise InputError(f"--out {out}: that is the page of the run {own}; a comparison of {len(run_dirs)} runs "
-                             "goes to a file of its own (default: compare.html in the current directory)")
+            raise InputError(
+                f"--out {out}: that is the page of the run {own}; a comparison of {len(run_dirs)} runs "
+                "goes to a file of its own (default: compare.html in the current directory)"
+            )
     if out.is_dir():  # checked before any run is read: a wrong --out costs nothing
         raise InputError(f"{out}: --out is a directory; give the HTML file to write (e.g. {out / 'view.html'})")
     html = render_view(run_dirs, context_chars=context_chars)
@@ -212,12 +264,21 @@ def render_view(run_dirs: list[Path], *, context_chars: int | None = None, live:
         "system": sorted({s.system for s in samples if s.system}),
         "category": sorted({s.category for s in samples if s.category}),
     }
-    return _env().get_template("view.html.j2").render(
-        runs=runs, rows=_rows(runs), colours=_colours(runs), facets=facets, headline=headline, settings=flat_settings,
-        compared=compared_settings(runs) if len(runs) > 1 else None,
-        has_labels=any(s.disagrees is not None for s in samples),
-        has_swap=any(len(d.order_turns) > 1 or d.orders for s in samples for d in s.debates),
-        live=live,
+    return (
+        _env()
+        .get_template("view.html.j2")
+        .render(
+            runs=runs,
+            rows=_rows(runs),
+            colours=_colours(runs),
+            facets=facets,
+            headline=headline,
+            settings=flat_settings,
+            compared=compared_settings(runs) if len(runs) > 1 else None,
+            has_labels=any(s.disagrees is not None for s in samples),
+            has_swap=any(len(d.order_turns) > 1 or d.orders for s in samples for d in s.debates),
+            live=live,
+        )
     )
 
 

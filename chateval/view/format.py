@@ -6,12 +6,24 @@ from __future__ import annotations
 from typing import Any
 
 # Summary numbers that are rates (shown as percentages); anything else that is a float gets 3 decimals.
-RATES = {"accuracy", "majority_baseline", "chance", "order_disagreement_rate", "label_accuracy", "success_rate",
-         "value", "ties", "A losses", "flip rate"}
+RATES = {
+    "accuracy",
+    "majority_baseline",
+    "chance",
+    "order_disagreement_rate",
+    "label_accuracy",
+    "success_rate",
+    "value",
+    "ties",
+    "A losses",
+    "flip rate",
+}
 
 
 def pct(x: Any) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+    return (
+        "–" if x is None else f"{100 * x:.1f}%" if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+    )
 
 
 def money(x: Any) -> str:
@@ -45,6 +57,16 @@ def headline_table(rows: list[dict[str, Any]], rate: bool = True) -> tuple[list[
     base = {"system", "n", "metric", "value", "recall_all@5", "failed", "cost_usd"}
     extra = list(dict.fromkeys(k for r in rows for k in r if k not in base))
     cols = ["system", "n", metric, *extra, "recall_all@5", "failed", "cost"]
-    out = [[num(r.get("system")), num(r.get("n")), num(r.get("value"), rate), *(num(r.get(k), rate) for k in extra),
-            num(r.get("recall_all@5")), num(r.get("failed")), money(r.get("cost_usd"))] for r in rows]
+    out = [
+        [
+            num(r.get("system")),
+            num(r.get("n")),
+            num(r.get("value"), rate),
+            *(num(r.get(k), rate) for k in extra),
+            num(r.get("recall_all@5")),
+            num(r.get("failed")),
+            money(r.get("cost_usd")),
+        ]
+        for r in rows
+    ]
     return cols, out

@@ -7,8 +7,9 @@ plots (how one record becomes samples is :mod:`.samples`).
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -38,8 +39,9 @@ def _judged_inside(x: Any) -> bool:
     """x is a judged item (it has a transcript), or a map of them without a usage of its own."""
     if not isinstance(x, dict):
         return False
-    return "transcript" in x or ("usage" not in x and any(isinstance(y, dict) and "transcript" in y
-                                                          for y in x.values()))
+    return "transcript" in x or (
+        "usage" not in x and any(isinstance(y, dict) and "transcript" in y for y in x.values())
+    )
 
 
 def _usages(v: Any) -> Iterator[dict[str, Any]]:
@@ -63,8 +65,12 @@ def load_run(path: Path) -> RunView:
     """A run directory, its benchmark sub-runs (one level down) and their plots."""
     path = Path(path)
     run = read_run(path)  # typed; a bad file is one line naming it
-    view = RunView(path=str(path), name=path.name or str(path),
-                   config=run.config.data() if run.config else {}, summary=run.summary.data() if run.summary else {})
+    view = RunView(
+        path=str(path),
+        name=path.name or str(path),
+        config=run.config.data() if run.config else {},
+        summary=run.summary.data() if run.summary else {},
+    )
     view.headline_rates = type(run.summary).headline_rates if run.summary else True
     usages: list[dict[str, Any]] = []
     for setting, d in [("", run), *run.runs.items()]:

@@ -103,9 +103,12 @@ def _panel(c: dict[str, Any]) -> str:
     personas = c.get("personas") or []
     names = [p.get("name", "?") if isinstance(p, dict) else str(p) for p in personas]
     agents = c.get("agents") or len(names) or None
-    parts = [str(c.get("strategy") or "?"), f"{agents} agent{'s' if agents != 1 else ''}" if agents else None,
-             f"{c['turns']} turn{'s' if c['turns'] != 1 else ''}" if c.get("turns") else None,
-             ", ".join(names) if names else None]
+    parts = [
+        str(c.get("strategy") or "?"),
+        f"{agents} agent{'s' if agents != 1 else ''}" if agents else None,
+        f"{c['turns']} turn{'s' if c['turns'] != 1 else ''}" if c.get("turns") else None,
+        ", ".join(names) if names else None,
+    ]
     return " · ".join(p for p in parts if p)
 
 
@@ -190,8 +193,13 @@ def run_entry(path: Path, root: Path) -> RunEntry:
         n_records = sum(_lines(f) for f in samples)
     except OSError as e:
         return RunEntry(rel=rel, path=str(path), kind="run", status="unreadable", detail=str(e.strerror or e))
-    base = {"rel": rel, "path": str(path), "mtime": mtime, "n_records": n_records,
-            "date": datetime.fromtimestamp(mtime).strftime("%Y-%m-%d %H:%M")}
+    base = {
+        "rel": rel,
+        "path": str(path),
+        "mtime": mtime,
+        "n_records": n_records,
+        "date": datetime.fromtimestamp(mtime).strftime("%Y-%m-%d %H:%M"),
+    }
     try:  # config and summary only: a run list of large runs stays quick
         run = read_run(path, samples=False, subruns=False) if is_run(path) else None
     except InputError as e:  # one bad run must not hide the others; the message names the file
@@ -203,9 +211,17 @@ def run_entry(path: Path, root: Path) -> RunEntry:
     data = summary.get("data") or judging.get("data") or summary.get("input") or cfg.get("input")
     model = summary.get("model") or cfg.get("model") or judging.get("answer_model") or judging.get("model")
     status, detail = _status(path, summary)
-    return RunEntry(**base, kind=kind, data=str(data) if data else "–", model=str(model) if model else "–",
-                    who=_who(kind, cfg, summary), headline=_headline(kind, summary, type(run.summary).headline_rates if run and run.summary else True), cost=_cost(summary),
-                    status=status, detail=detail)
+    return RunEntry(
+        **base,
+        kind=kind,
+        data=str(data) if data else "–",
+        model=str(model) if model else "–",
+        who=_who(kind, cfg, summary),
+        headline=_headline(kind, summary, type(run.summary).headline_rates if run and run.summary else True),
+        cost=_cost(summary),
+        status=status,
+        detail=detail,
+    )
 
 
 def list_runs(root: Path) -> list[RunEntry]:

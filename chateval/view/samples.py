@@ -83,11 +83,23 @@ def _debates(rec: Any, title: str = "debate") -> list[Debate]:
                 turns.setdefault(t.get("order", "original"), []).append(t)
             verdict = rec.get("verdict")
             if not isinstance(verdict, dict):  # head-to-head records the winner and the panel apart
-                verdict = rec["panel"] if isinstance(rec.get("panel"), dict) else {
-                    "winner": verdict, "correct": rec.get("correct"), "votes": rec.get("votes")}
+                verdict = (
+                    rec["panel"]
+                    if isinstance(rec.get("panel"), dict)
+                    else {"winner": verdict, "correct": rec.get("correct"), "votes": rec.get("votes")}
+                )
             task = rec.get("task") if isinstance(rec.get("task"), str) else None
-            found.append(Debate(title=title, task=task, order_turns=turns, agents=rec.get("agents") or [],
-                                verdict=verdict, orders=rec.get("orders"), error=rec.get("error")))
+            found.append(
+                Debate(
+                    title=title,
+                    task=task,
+                    order_turns=turns,
+                    agents=rec.get("agents") or [],
+                    verdict=verdict,
+                    orders=rec.get("orders"),
+                    error=rec.get("error"),
+                )
+            )
         for k, v in rec.items():
             if k != "transcript":
                 found += _debates(v, k if title == "debate" else f"{title} / {k}")
@@ -142,12 +154,24 @@ def _rankings(rec: dict[str, Any]) -> list[Ranked]:
     for level in ("session", "turn"):
         ranked, gold = ret.get(f"ranked_{level}s"), rec.get(f"gold_{level}s")
         if ranked is not None and gold is not None:
-            out.append(Ranked(level=level, items=[(i, i in gold) for i in ranked], gold=list(gold),
-                              missed=[g for g in gold if g not in ranked]))
+            out.append(
+                Ranked(
+                    level=level,
+                    items=[(i, i in gold) for i in ranked],
+                    gold=list(gold),
+                    missed=[g for g in gold if g not in ranked],
+                )
+            )
     if isinstance(rec.get("retrieved"), list) and isinstance(rec.get("evidence"), list):  # LoCoMo dialogue ids
         gold = [str(e) for e in rec["evidence"]]
-        out.append(Ranked(level="evidence", items=[(str(i), str(i) in gold) for i in rec["retrieved"]], gold=gold,
-                          missed=[g for g in gold if g not in map(str, rec["retrieved"])]))
+        out.append(
+            Ranked(
+                level="evidence",
+                items=[(str(i), str(i) in gold) for i in rec["retrieved"]],
+                gold=gold,
+                missed=[g for g in gold if g not in map(str, rec["retrieved"])],
+            )
+        )
     return out
 
 
@@ -166,13 +190,62 @@ def _context_gold(context: Any, gold: list[str]) -> list[tuple[str, bool]]:
 
 
 # What a memory benchmark records per question and system, in the order the viewer shows it.
-MEMORY_FIELDS = ("answer", "answers", "response", "responses", "prediction", "correct", "fooled", "f1",
-                 "bleu1", "evidence_recall", "context_tokens", "contexts")
-SHOWN = {"id", "key", "task", "status", "verdict", "agents", "transcript", "orders", "order_disagreement", "label",
-         "human", "pred", "inputs", "error", "system", "systems", "panel", "method", "category", "category_name",
-         "question_type", "setting", "context", "retrieval", "retrieved", "evidence", "judge", "question", "asked",
-         "question_id", "case_id", "raw_answer", "gold_sessions", "gold_turns",
-         "item", "perturbation", "variant", "favours", "swapped", "format_version"}
+MEMORY_FIELDS = (
+    "answer",
+    "answers",
+    "response",
+    "responses",
+    "prediction",
+    "correct",
+    "fooled",
+    "f1",
+    "bleu1",
+    "evidence_recall",
+    "context_tokens",
+    "contexts",
+)
+SHOWN = {
+    "id",
+    "key",
+    "task",
+    "status",
+    "verdict",
+    "agents",
+    "transcript",
+    "orders",
+    "order_disagreement",
+    "label",
+    "human",
+    "pred",
+    "inputs",
+    "error",
+    "system",
+    "systems",
+    "panel",
+    "method",
+    "category",
+    "category_name",
+    "question_type",
+    "setting",
+    "context",
+    "retrieval",
+    "retrieved",
+    "evidence",
+    "judge",
+    "question",
+    "asked",
+    "question_id",
+    "case_id",
+    "raw_answer",
+    "gold_sessions",
+    "gold_turns",
+    "item",
+    "perturbation",
+    "variant",
+    "favours",
+    "swapped",
+    "format_version",
+}
 
 
 def _qid(rec: dict[str, Any]) -> str:
@@ -193,8 +266,10 @@ def _audit_variant(rec: dict[str, Any], pred: Any) -> tuple[str, Any, dict[str, 
         inputs = rec.get("inputs") or {}
         shown = {f"{k} (as judged)": inputs[k] for k in ("answer_1", "answer_2", "answer") if k in inputs}
     if rec.get("swapped") and isinstance(pred, str):
-        shown["answers swapped"] = (f"the judge saw the answers in the other order; its verdict {pred} is "
-                                    f"{_SWAP.get(pred, pred)} in the item's numbering")
+        shown["answers swapped"] = (
+            f"the judge saw the answers in the other order; its verdict {pred} is "
+            f"{_SWAP.get(pred, pred)} in the item's numbering"
+        )
         pred = _SWAP.get(pred, pred)
     return name, pred, shown
 
@@ -204,7 +279,9 @@ def sample_view(rec: dict[str, Any], setting: str = "", qid: str | None = None) 
     debates = _debates(rec)
     label = rec.get("human", rec.get("label"))
     pred = _pred(rec)
-    variant, pred, audit_shown = _audit_variant(rec, pred) if "perturbation" in rec and "item" in rec else ("", pred, {})
+    variant, pred, audit_shown = (
+        _audit_variant(rec, pred) if "perturbation" in rec and "item" in rec else ("", pred, {})
+    )
     # Compared as the verdict expresses them ("correct" vs True); a score label is not compared.
     fmt = task_of(rec.get("task"))
     gold = fmt.reference(label) if fmt is not None and fmt.classes else label
@@ -212,8 +289,17 @@ def sample_view(rec: dict[str, Any], setting: str = "", qid: str | None = None) 
     comparable = gold is not None and isinstance(gold, scalar) and isinstance(pred, scalar)
     inputs = dict(rec.get("inputs") or {})
     # Fields of the question (shown once per row), not of one system's answer.
-    for k in ("question", "asked", "last_turn", "answer_1", "answer_2", "reference", "question_date", "gold",
-              "true_answer"):
+    for k in (
+        "question",
+        "asked",
+        "last_turn",
+        "answer_1",
+        "answer_2",
+        "reference",
+        "question_date",
+        "gold",
+        "true_answer",
+    ):
         if k in rec and k not in inputs and isinstance(rec[k], str):
             inputs[k] = rec[k]
     memory = {k: rec[k] for k in MEMORY_FIELDS if k in rec and not (k == "answer" and "inputs" in rec)}
@@ -229,17 +315,28 @@ def sample_view(rec: dict[str, Any], setting: str = "", qid: str | None = None) 
         qid=qid or _qid(rec),
         setting=setting,
         system=variant or str(system or rec.get("systems_all") and " / ".join(rec["systems_all"]) or ""),
-        category=str(rec.get("category_name") or rec.get("question_type") or rec.get("category")
-                     or meta.get("category") or ""),
+        category=str(
+            rec.get("category_name") or rec.get("question_type") or rec.get("category") or meta.get("category") or ""
+        ),
         status=str(rec.get("status", "ok")),
         failed=rec.get("status") == "failed" or bool(rec.get("error")) or any(d.error for d in debates),
         split=any(_split(d.agents) for d in debates),
         disagrees=(str(gold) != str(pred)) if comparable else None,
-        order_disagreement=bool(rec.get("order_disagreement")) or any(
-            (o := d.orders or {}).get("original") and o.get("swapped")
-            and o["original"].get("winner") != o["swapped"].get("winner") for d in debates),
-        label=label, pred=pred, inputs=inputs, debates=debates, memory=memory,
-        context_gold=_context_gold(rec.get("context"), rec.get("gold_sessions") or []) if "context" in rec and "inputs" not in rec else [],
+        order_disagreement=bool(rec.get("order_disagreement"))
+        or any(
+            (o := d.orders or {}).get("original")
+            and o.get("swapped")
+            and o["original"].get("winner") != o["swapped"].get("winner")
+            for d in debates
+        ),
+        label=label,
+        pred=pred,
+        inputs=inputs,
+        debates=debates,
+        memory=memory,
+        context_gold=_context_gold(rec.get("context"), rec.get("gold_sessions") or [])
+        if "context" in rec and "inputs" not in rec
+        else [],
         rankings=rankings,
         single_judge=judge.get("single") if isinstance(judge.get("single"), dict) else None,
         extra={k: v for k, v in rec.items() if k not in SHOWN and k not in memory and k not in inputs},

@@ -30,8 +30,9 @@ POLL_MS = 2000
 class ViewServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, root: Path, port: int = DEFAULT_PORT, *, context_chars: int | None = None,
-                 poll_ms: int = POLL_MS) -> None:
+    def __init__(
+        self, root: Path, port: int = DEFAULT_PORT, *, context_chars: int | None = None, poll_ms: int = POLL_MS
+    ) -> None:
         self.root = Path(root)
         self.context_chars = context_chars
         self.poll_ms = poll_ms
@@ -62,8 +63,14 @@ def _signature(e: RunEntry) -> list[Any]:
 
 
 def _run_status(e: RunEntry) -> dict[str, Any]:
-    return {"rel": e.rel, "status": e.status, "n_records": e.n_records, "mtime": e.mtime,
-            "signature": _signature(e), "summary": f"{e.status}, {e.n_records} records, {e.date}"}
+    return {
+        "rel": e.rel,
+        "status": e.status,
+        "n_records": e.n_records,
+        "mtime": e.mtime,
+        "signature": _signature(e),
+        "summary": f"{e.status}, {e.n_records} records, {e.date}",
+    }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -89,8 +96,11 @@ class _Handler(BaseHTTPRequestHandler):
 
         # A run just started has no readable file yet: its page retries until it has.
         again = f"<meta http-equiv='refresh' content='{max(1, self.server.poll_ms // 1000)}'>" if retry else ""
-        self._send(f"<!DOCTYPE html><meta charset='utf-8'>{again}<title>{code.value}</title><p>{escape(text)}</p>"
-                   "<p><a href='/'>all runs</a></p>", code=code.value)
+        self._send(
+            f"<!DOCTYPE html><meta charset='utf-8'>{again}<title>{code.value}</title><p>{escape(text)}</p>"
+            "<p><a href='/'>all runs</a></p>",
+            code=code.value,
+        )
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         url = urlsplit(self.path)
@@ -102,28 +112,39 @@ class _Handler(BaseHTTPRequestHandler):
             elif path == "/api/runs":
                 entries = list_runs(srv.root)
                 counts = {s: sum(e.status == s for e in entries) for s in {e.status for e in entries}}
-                self._json({"runs": [_run_status(e) for e in entries], "signature": [_signature(e) for e in entries],
-                            "summary": ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no runs"})
+                self._json(
+                    {
+                        "runs": [_run_status(e) for e in entries],
+                        "signature": [_signature(e) for e in entries],
+                        "summary": ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "no runs",
+                    }
+                )
             elif path.startswith("/api/run/"):
-                run = srv.run_path(path[len("/api/run/"):])
+                run = srv.run_path(path[len("/api/run/") :])
                 if run is None:
-                    return self._error(HTTPStatus.NOT_FOUND, f"no run {path[len('/api/run/'):]!r} under {srv.root}")
+                    return self._error(HTTPStatus.NOT_FOUND, f"no run {path[len('/api/run/') :]!r} under {srv.root}")
                 self._json(_run_status(run_entry(run, srv.root)))
             elif path.startswith("/run/"):
-                rel = path[len("/run/"):]
+                rel = path[len("/run/") :]
                 run = srv.run_path(rel)
                 if run is None:
                     return self._error(HTTPStatus.NOT_FOUND, f"no run {rel!r} under {srv.root}")
-                live = {"poll": "/api/run/" + url.path[len("/run/"):], "interval_ms": srv.poll_ms}
+                live = {"poll": "/api/run/" + url.path[len("/run/") :], "interval_ms": srv.poll_ms}
                 self._send(render_view([run], context_chars=srv.context_chars, live=live))
             elif path == "/compare":
                 rels = query.get("run") or []
                 runs = [srv.run_path(r) for r in rels]
                 if len(rels) < 2 or any(r is None for r in runs):
-                    return self._error(HTTPStatus.BAD_REQUEST, "compare needs two or more runs of the list "
-                                                               f"(?run=A&run=B), not {rels}")
-                self._send(render_view([r for r in runs if r is not None], context_chars=srv.context_chars,
-                                       live={"poll": "/api/runs", "interval_ms": srv.poll_ms}))
+                    return self._error(
+                        HTTPStatus.BAD_REQUEST, f"compare needs two or more runs of the list (?run=A&run=B), not {rels}"
+                    )
+                self._send(
+                    render_view(
+                        [r for r in runs if r is not None],
+                        context_chars=srv.context_chars,
+                        live={"poll": "/api/runs", "interval_ms": srv.poll_ms},
+                    )
+                )
             else:
                 self._error(HTTPStatus.NOT_FOUND, f"no page {path}")
         except InputError as e:  # a run file half written or broken: say which, keep serving

@@ -26,8 +26,11 @@ def parse_categories(text: str) -> list[int]:
         if not part:
             continue
         if not part.isdigit() or int(part) not in CATEGORIES:
-            raise ConfigError(f"--categories: '{part}' is not a LoCoMo category (1-5: "
-                              + ", ".join(f"{k} {v}" for k, v in CATEGORIES.items()) + ")")
+            raise ConfigError(
+                f"--categories: '{part}' is not a LoCoMo category (1-5: "
+                + ", ".join(f"{k} {v}" for k, v in CATEGORIES.items())
+                + ")"
+            )
         out.append(int(part))
     if not out:
         raise ConfigError("--categories: give at least one of 1,2,3,4,5")
@@ -35,30 +38,47 @@ def parse_categories(text: str) -> list[int]:
 
 
 class LoCoMoConfig(MemoryBenchConfig):
-    data: str = opt(..., "a file in the official locomo10.json format, unchanged (`chateval data get locomo` "
-                             "downloads it)")
-    categories: list[int] = opt([1, 2, 3, 4, 5], "QA categories to run: 1 multi-hop, 2 temporal, 3 open-domain, "
-                                                  "4 single-hop, 5 adversarial")
+    data: str = opt(
+        ..., "a file in the official locomo10.json format, unchanged (`chateval data get locomo` downloads it)"
+    )
+    categories: list[int] = opt(
+        [1, 2, 3, 4, 5], "QA categories to run: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial"
+    )
     max_questions: int | None = opt(None, "only the first N selected QA of each conversation", ge=1)
     question_format: Literal["official", "plain"] = opt(
-        "official", "official: temporal questions get the official date hint and adversarial ones the official "
-                    "two-option choice; plain: every question as written")
-    answer_style: AnswerStyle = opt("locomo", "locomo: a short phrase in the conversation's own words, as LoCoMo's "
-                                              "answer prompt asks (drives token F1); generic: our concise answer")
+        "official",
+        "official: temporal questions get the official date hint and adversarial ones the official "
+        "two-option choice; plain: every question as written",
+    )
+    answer_style: AnswerStyle = opt(
+        "locomo",
+        "locomo: a short phrase in the conversation's own words, as LoCoMo's "
+        "answer prompt asks (drives token F1); generic: our concise answer",
+    )
     reader_prompt: Literal["official", "chateval"] = opt(
-        "official", "how the systems' answer step asks the question: official (as LoCoMo's code: one message with "
-                    "the conversations and the question, no system prompt, no current-date line) or chateval (our "
-                    "system prompt, which asks to say 'I don't know' when the memory lacks the answer, and a "
-                    "current-date line)")
-    evidence_empty: EvidenceEmpty = opt("one", "evidence recall of QA listing no evidence ids: one (scored 1.0, as "
-                                               "the official code does) or exclude (left out); counted either way")
-    predictions: str | None = opt(None, "judge answers you already have: a JSONL file of {sample_id, question, "
-                                        "prediction} (matched on sample id + the exact question text); no system runs")
-    allow_missing: bool = opt(False, "with --predictions: score the QA that have one and report how many were "
-                                     "left out (default: a missing prediction is an error)")
+        "official",
+        "how the systems' answer step asks the question: official (as LoCoMo's code: one message with "
+        "the conversations and the question, no system prompt, no current-date line) or chateval (our "
+        "system prompt, which asks to say 'I don't know' when the memory lacks the answer, and a "
+        "current-date line)",
+    )
+    evidence_empty: EvidenceEmpty = opt(
+        "one",
+        "evidence recall of QA listing no evidence ids: one (scored 1.0, as "
+        "the official code does) or exclude (left out); counted either way",
+    )
+    predictions: str | None = opt(
+        None,
+        "judge answers you already have: a JSONL file of {sample_id, question, "
+        "prediction} (matched on sample id + the exact question text); no system runs",
+    )
+    allow_missing: bool = opt(
+        False,
+        "with --predictions: score the QA that have one and report how many were "
+        "left out (default: a missing prediction is an error)",
+    )
 
     @field_validator("categories", mode="before")
     @classmethod
     def _categories(cls, v: Any) -> Any:
         return parse_categories(",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
-

@@ -17,7 +17,8 @@ provisional verdict agrees) and stop: the verdicts are then read from round ``r`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, ClassVar, Literal, TypeVar
+from collections.abc import Callable
+from typing import ClassVar, Literal, TypeVar
 
 from ...util.registry import Registry
 from ..run_state import DebateRun

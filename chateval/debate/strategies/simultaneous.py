@@ -12,9 +12,7 @@ from .base import Strategy, strategy
 
 async def speak_all(debate, inbox: dict[str, list[TextMessage]], r: int) -> list[str]:
     """Every debater answers its inbox concurrently (one call per agent, never two at once)."""
-    replies = await asyncio.gather(
-        *(d.agent.on_messages(inbox[d.name], debate.cancellation) for d in debate.debaters)
-    )
+    replies = await asyncio.gather(*(d.agent.on_messages(inbox[d.name], debate.cancellation) for d in debate.debaters))
     texts = [str(rep.chat_message.content) for rep in replies]
     for d, text in zip(debate.debaters, texts):
         debate.record(d, r, text)

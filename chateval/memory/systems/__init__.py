@@ -1,17 +1,20 @@
 """Built-in memory systems; importing this package registers them."""
+
 from .. import MEMORY_SYSTEMS
-from . import full_context  # noqa: F401
-from . import session_summaries  # noqa: F401
-from . import rsum  # noqa: F401
-from . import retrieval  # noqa: F401
-from . import memory_update  # noqa: F401
-from . import memorybank  # noqa: F401
-from . import generative_agents  # noqa: F401
-from . import human_like  # noqa: F401
-from . import theanine  # noqa: F401
-from . import theanine_ablations  # noqa: F401
-from . import longmemeval_rag  # noqa: F401
-from . import http_agent  # noqa: F401
+from . import (
+    full_context,  # noqa: F401
+    generative_agents,  # noqa: F401
+    http_agent,  # noqa: F401
+    human_like,  # noqa: F401
+    longmemeval_rag,  # noqa: F401
+    memory_update,  # noqa: F401
+    memorybank,  # noqa: F401
+    retrieval,  # noqa: F401
+    rsum,  # noqa: F401
+    session_summaries,  # noqa: F401
+    theanine,  # noqa: F401
+    theanine_ablations,  # noqa: F401
+)
 
 # zep needs the optional extra (pip install "chateval[zep]"): listed only when graphiti-core and
 # kuzu are installed, and imported (about a second: graphiti, neo4j, openai) only when asked for.

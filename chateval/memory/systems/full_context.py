@@ -7,9 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...util.errors import ConfigError
 from ...models import approx_tokens
 from ...models.context_windows import context_window, min_tokens
+from ...util.errors import ConfigError
 from ..base import MemorySystem, memory_system
 from ..types import MemoryItem, Session
 
@@ -74,7 +74,8 @@ class FullContext(MemorySystem[FullContextSettings]):
                 f"full_context: the whole history (about {approx_tokens(text):,} tokens, at least "
                 f"{min_tokens(text):,}) plus the reply does not fit {self.layer.spec.model}'s context window of {window:,} tokens; "
                 f"truncate it with {TRUNCATE_HINT} (oldest sessions dropped first), or declare the window with "
-                "--set full_context.context_window=N if it is larger")
+                "--set full_context.context_window=N if it is larger"
+            )
 
     def item_count(self) -> int:
         return sum(len(s.turns) for s in self.sessions)

@@ -47,16 +47,22 @@ class ImportanceRatings(BaseModel):
     ratings: list[ImportanceRating]
 
 
-_EVENTS = frozenset("""married marry marrying wedding engaged engagement divorce divorced born birth baby pregnant
+_EVENTS = frozenset(
+    """married marry marrying wedding engaged engagement divorce divorced born birth baby pregnant
     died death passed funeral graduated graduate graduation promoted promotion hired fired quit laid job career
     moved moving relocated accident injured injury diagnosed diagnosis surgery hospital sick illness cancer
     breakup broke adopted retired retirement accepted admission rejected lost won award asylum visa bought
-    sold house apartment started starting new""".split())
-_PREFERENCES = frozenset("""love loves loved like likes hate hates hated prefer prefers preferred favorite favourite
+    sold house apartment started starting new""".split()
+)
+_PREFERENCES = frozenset(
+    """love loves loved like likes hate hates hated prefer prefers preferred favorite favourite
     enjoy enjoys enjoyed allergic allergy vegan vegetarian afraid fear dream goal goals plan plans planning
-    hope wish want wants""".split())
-_MONTHS = ("january february march april may june july august september october november december "
-           "monday tuesday wednesday thursday friday saturday sunday yesterday tomorrow week month year").split()
+    hope wish want wants""".split()
+)
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday yesterday tomorrow week month year"
+).split()
 _DATEISH = re.compile(r"\d|\b(" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
 _NAME = re.compile(r"(?<![.!?:]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
 
@@ -74,12 +80,16 @@ def offline_importance_of(text: str) -> int:
 
 
 def offline_importance(inp: ImportanceInputs) -> ImportanceRatings:
-    return ImportanceRatings(ratings=[ImportanceRating(id=n + 1, importance=offline_importance_of(m))
-                                      for n, m in enumerate(inp.memories)])
+    return ImportanceRatings(
+        ratings=[ImportanceRating(id=n + 1, importance=offline_importance_of(m)) for n, m in enumerate(inp.memories)]
+    )
 
 
 RATE_IMPORTANCE: TypedStep[ImportanceInputs, ImportanceRatings] = TypedStep(
-    "rate_importance", template="memory/rate_importance.j2", inputs=ImportanceInputs, output=ImportanceRatings,
+    "rate_importance",
+    template="memory/rate_importance.j2",
+    inputs=ImportanceInputs,
+    output=ImportanceRatings,
     offline=offline_importance,
 )
 DEFAULT_IMPORTANCE = 5  # a memory the model left unrated: the middle of the scale
@@ -101,8 +111,10 @@ class GenerativeAgentsSettings(BaseModel):
 
 @memory_system("generative_agents")
 class GenerativeAgents(VectorMemory[GenerativeAgentsSettings]):
-    description = ("memory sentences with LLM-rated importance in Qdrant; top-k by normalised "
-                   "recency + importance + relevance; recall refreshes last access")
+    description = (
+        "memory sentences with LLM-rated importance in Qdrant; top-k by normalised "
+        "recency + importance + relevance; recall refreshes last access"
+    )
     paper = "Park et al. 2023, Generative Agents: Interactive Simulacra of Human Behavior (UIST)"
     Settings = GenerativeAgentsSettings
 
@@ -115,8 +127,9 @@ class GenerativeAgents(VectorMemory[GenerativeAgentsSettings]):
         items = await self.extract(session)
         if not items:
             return
-        out = await RATE_IMPORTANCE.run(self.layer, ImportanceInputs(memories=[i.text for i in items]),
-                                        log=self.log, prompts=self.prompts)
+        out = await RATE_IMPORTANCE.run(
+            self.layer, ImportanceInputs(memories=[i.text for i in items]), log=self.log, prompts=self.prompts
+        )
         rated = {r.id: r.importance for r in out.ratings}
         for n, item in enumerate(items, start=1):
             if n not in rated:
@@ -131,8 +144,9 @@ class GenerativeAgents(VectorMemory[GenerativeAgentsSettings]):
         s = self.settings
         (qv,) = await self.embedder.embed([query])
         hits = await self.search(qv, min(s.candidates or len(self.items), len(self.items)))
-        recency = [scoring.ga_recency(scoring.elapsed(self.last_access[i.id], now, s.time_unit_s), s.decay)
-                   for i, _ in hits]
+        recency = [
+            scoring.ga_recency(scoring.elapsed(self.last_access[i.id], now, s.time_unit_s), s.decay) for i, _ in hits
+        ]
         importance = [float(self.importance[i.id]) for i, _ in hits]
         relevance = [cos for _, cos in hits]
         scores = scoring.ga_scores(recency, importance, relevance, (s.w_recency, s.w_importance, s.w_relevance))
@@ -140,8 +154,14 @@ class GenerativeAgents(VectorMemory[GenerativeAgentsSettings]):
         out = []
         for score, j in ranked:
             item = hits[j][0]
-            out.append(item.model_copy(update={"score": score, "scores": {
-                "recency": recency[j], "importance": importance[j], "relevance": relevance[j]}}))
+            out.append(
+                item.model_copy(
+                    update={
+                        "score": score,
+                        "scores": {"recency": recency[j], "importance": importance[j], "relevance": relevance[j]},
+                    }
+                )
+            )
             self.last_access[item.id] = max(self.last_access[item.id], now)  # retrieval is an access
         return out
 

@@ -18,9 +18,9 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ...util import secrets
 from ...models import CallRecord, UsageTotals, approx_tokens
 from ...models.backends import split_query, without_credentials
+from ...util import secrets
 from ...util.options import check_base_url
 from ..base import MemorySystem, last_user_text, memory_system
 from ..types import MemoryItem, Response, Session, Turn
@@ -34,14 +34,17 @@ class HttpSettings(BaseModel):
     timeout_s: float = Field(60.0, gt=0, description="seconds per request attempt")
     max_retries: int = Field(3, ge=0, description="retries on non-2xx replies, timeouts, connection errors, bad JSON")
     retry_base_delay_s: float = Field(0.5, ge=0, description="first backoff delay; doubles each retry, with jitter")
-    api_key_env: str | None = Field(None, description="name of an environment variable whose value is sent as "
-                                                      "'Authorization: Bearer ...' (the key itself is never stored)")
+    api_key_env: str | None = Field(
+        None,
+        description="name of an environment variable whose value is sent as "
+        "'Authorization: Bearer ...' (the key itself is never stored)",
+    )
     case_prefix: str = Field("chateval", description="readable prefix of the case ids sent to the agent")
 
     _url = field_validator("url")(check_base_url)
 
     @model_validator(mode="after")
-    def _register_secrets(self) -> "HttpSettings":
+    def _register_secrets(self) -> HttpSettings:
         # Configured here: from now on the URL's credentials and the key are scrubbed from every
         # file and line chateval writes (the agent may echo them; errors quote the URL).
         secrets.register_url(self.url)
@@ -132,10 +135,14 @@ class HttpAgent(MemorySystem[HttpSettings]):
         for attempt in range(1, s.max_retries + 2):
             try:
                 async with httpx.AsyncClient(timeout=s.timeout_s) as client:
-                    reply = await client.post(url, content=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
-                                              params=query, headers=headers,
-                                              # no Basic auth: the client's default, which is none
-                                              auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT)
+                    reply = await client.post(
+                        url,
+                        content=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+                        params=query,
+                        headers=headers,
+                        # no Basic auth: the client's default, which is none
+                        auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
+                    )
                 body = reply.text
                 if reply.is_success:
                     data = json.loads(body) if body.strip() else {}
@@ -144,7 +151,7 @@ class HttpAgent(MemorySystem[HttpSettings]):
                     last = f"reply is not a JSON object: {body[:200]!r}"
                 else:
                     last = f"HTTP {reply.status_code}: {' '.join(body.split())[:200]!r}"
-            except (httpx.TimeoutException, asyncio.TimeoutError):
+            except (TimeoutError, httpx.TimeoutException):
                 last = f"no reply within {s.timeout_s:g} s"
             except httpx.TransportError as e:
                 last = f"connection failed ({type(e).__name__})"
@@ -153,8 +160,9 @@ class HttpAgent(MemorySystem[HttpSettings]):
             if attempt <= s.max_retries:
                 delay = s.retry_base_delay_s * 2 ** (attempt - 1)
                 await asyncio.sleep(delay * (0.5 + random.random() / 2))
-        raise HttpAgentError(secrets.scrub(f"http agent {s.public_endpoint(path)}: {last} "
-                                           f"(after {s.max_retries + 1} attempt(s))"))
+        raise HttpAgentError(
+            secrets.scrub(f"http agent {s.public_endpoint(path)}: {last} (after {s.max_retries + 1} attempt(s))")
+        )
 
     async def _ensure_case(self) -> None:
         if not self._reset_sent:
@@ -164,8 +172,15 @@ class HttpAgent(MemorySystem[HttpSettings]):
     # --- the MemorySystem interface -------------------------------------------------------------
     async def _ingest(self, session: Session) -> None:
         await self._ensure_case()
-        await self._post("/ingest", {"case_id": self.case_id, "session_id": session.id, "date": _iso(session.date),
-                                     "turns": [_turn(t) for t in session.turns]})
+        await self._post(
+            "/ingest",
+            {
+                "case_id": self.case_id,
+                "session_id": session.id,
+                "date": _iso(session.date),
+                "turns": [_turn(t) for t in session.turns],
+            },
+        )
         self._turns += len(session.turns)
 
     async def respond(self, query: str | list[Turn], now: datetime) -> Response:
@@ -173,26 +188,47 @@ class HttpAgent(MemorySystem[HttpSettings]):
         question = query if isinstance(query, str) else last_user_text(dialogue or [])
         await self._ensure_case()
         t0 = time.perf_counter()
-        data = await self._post("/respond", {"case_id": self.case_id, "question": question, "date": _iso(now),
-                                             "dialogue": None if dialogue is None else [_turn(t) for t in dialogue]})
+        data = await self._post(
+            "/respond",
+            {
+                "case_id": self.case_id,
+                "question": question,
+                "date": _iso(now),
+                "dialogue": None if dialogue is None else [_turn(t) for t in dialogue],
+            },
+        )
         latency = time.perf_counter() - t0
         try:
             reply = RespondReply.model_validate(data)
         except ValidationError as e:
             err = e.errors()[0]
-            raise HttpAgentError(f"http agent {self.settings.public_endpoint('/respond')}: field "
-                                 f"'{'.'.join(map(str, err['loc']))}': {err['msg'].lower()} "
-                                 f"(reply: {secrets.scrub(json.dumps(data))[:200]})") from None
+            raise HttpAgentError(
+                f"http agent {self.settings.public_endpoint('/respond')}: field "
+                f"'{'.'.join(map(str, err['loc']))}': {err['msg'].lower()} "
+                f"(reply: {secrets.scrub(json.dumps(data))[:200]})"
+            ) from None
         usage = reply.usage or AgentUsage()
         # The agent's own model calls count in the run's accounting (price unknown: cost None).
-        self.log.add(CallRecord(model=f"http-agent:{self.settings.public_url}", step="agent_respond",
-                                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                                tokens_approx=reply.usage is None, latency_s=latency))
+        self.log.add(
+            CallRecord(
+                model=f"http-agent:{self.settings.public_url}",
+                step="agent_respond",
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                tokens_approx=reply.usage is None,
+                latency_s=latency,
+            )
+        )
         context = reply.context or ""
         self._stats.respond_s += latency
-        return Response(answer=reply.answer, context=context, context_tokens=approx_tokens(context),
-                        recalled=self._items(reply.retrieved or [], now),
-                        usage=UsageTotals.of(self.log.records[-1:]), latency_s=latency)
+        return Response(
+            answer=reply.answer,
+            context=context,
+            context_tokens=approx_tokens(context),
+            recalled=self._items(reply.retrieved or [], now),
+            usage=UsageTotals.of(self.log.records[-1:]),
+            latency_s=latency,
+        )
 
     async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
         resp = await self.respond(query, now)
@@ -203,10 +239,17 @@ class HttpAgent(MemorySystem[HttpSettings]):
         items = []
         for n, r in enumerate(retrieved):
             session = by_id.get(r.session_id)
-            items.append(MemoryItem(id=f"{r.session_id}:{r.turn_id or '*'}:{n}", text="", session_id=r.session_id,
-                                    time=session.date if session else now,
-                                    turn_ids=[r.turn_id] if r.turn_id else [], score=r.score,
-                                    meta={} if session else {"unknown_session": True}))
+            items.append(
+                MemoryItem(
+                    id=f"{r.session_id}:{r.turn_id or '*'}:{n}",
+                    text="",
+                    session_id=r.session_id,
+                    time=session.date if session else now,
+                    turn_ids=[r.turn_id] if r.turn_id else [],
+                    score=r.score,
+                    meta={} if session else {"unknown_session": True},
+                )
+            )
         return items
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:

@@ -62,10 +62,14 @@ class Trace(BaseModel):
 
 @memory_system("human_like")
 class HumanLike(VectorMemory[HumanLikeSettings]):
-    description = ("memory sentences in Qdrant recalled when p(relevance, time, consolidation) > k; "
-                   "recall consolidates (Hou et al. 2024)")
-    paper = ("Hou, Tamoto & Miyashita 2024, My agent understands me better: integrating dynamic human-like "
-             "memory recall and consolidation in LLM-based agents (CHI EA)")
+    description = (
+        "memory sentences in Qdrant recalled when p(relevance, time, consolidation) > k; "
+        "recall consolidates (Hou et al. 2024)"
+    )
+    paper = (
+        "Hou, Tamoto & Miyashita 2024, My agent understands me better: integrating dynamic human-like "
+        "memory recall and consolidation in LLM-based agents (CHI EA)"
+    )
     Settings = HumanLikeSettings
 
     def __init__(self, *args, **kwargs) -> None:
@@ -78,10 +82,16 @@ class HumanLike(VectorMemory[HumanLikeSettings]):
         await self.add(items)
         index = {t.id: self.messages + n + 1 for n, t in enumerate(session.turns)}  # 1-based message numbers
         self.messages += len(session.turns)
-        self.traces.update({i.id: Trace(g=self.settings.g0, last_recall=session.date,
-                                        last_message=max((index[t] for t in i.turn_ids if t in index),
-                                                         default=self.messages))
-                            for i in items})
+        self.traces.update(
+            {
+                i.id: Trace(
+                    g=self.settings.g0,
+                    last_recall=session.date,
+                    last_message=max((index[t] for t in i.turn_ids if t in index), default=self.messages),
+                )
+                for i in items
+            }
+        )
 
     async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
         if not self.items:

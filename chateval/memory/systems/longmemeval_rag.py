@@ -27,8 +27,7 @@ from ..base import MemorySystem, format_items, memory_system, without_blank_turn
 from ..extract import EXTRACT_FACTS, SUMMARIZE_SESSION, cited_turns, is_user, session_inputs
 from ..fusion import RRF_K, rrf, rrf_scores
 from ..lexical import BM25Index
-from ..rag_steps import (EXTRACT_KEYPHRASES, RERANK, TAKE_NOTES, Candidate, NotesInputs, RerankInputs,
-                         offline_rerank)
+from ..rag_steps import EXTRACT_KEYPHRASES, RERANK, TAKE_NOTES, Candidate, NotesInputs, RerankInputs, offline_rerank
 from ..time_range import TIME_RANGE, TimeRange, TimeRangeInputs
 from ..types import MemoryItem, Session, Turn
 
@@ -108,8 +107,7 @@ def turn_values(session: Session, s: RagSettings) -> list[Value]:
         # baselines do), so a warm embedding cache already holds it.
         own = "\n".join(user) if s.key_roles == "user" and user else "\n".join(map(_line, turns))
         vid = session.id if s.granularity == "session" else f"{session.id}#r{n + 1}"
-        values.append(Value(vid, session.id, session.date, "\n".join(map(_line, turns)),
-                            [t.id for t in turns], [own]))
+        values.append(Value(vid, session.id, session.date, "\n".join(map(_line, turns)), [t.id for t in turns], [own]))
     return values
 
 
@@ -147,8 +145,10 @@ class KeyIndex:
 
 @memory_system("longmemeval_rag")
 class LongMemEvalRAG(MemorySystem[RagSettings]):
-    description = ("LongMemEval's memory design: session/round/fact values, key expansion (facts, keyphrases, "
-                   "summary), BM25/dense/RRF retrieval, time-aware query expansion, JSON or chain-of-note reading")
+    description = (
+        "LongMemEval's memory design: session/round/fact values, key expansion (facts, keyphrases, "
+        "summary), BM25/dense/RRF retrieval, time-aware query expansion, JSON or chain-of-note reading"
+    )
     paper = "Wu et al. 2025, LongMemEval: Benchmarking Chat Assistants on Long-Term Interactive Memory (ICLR)"
     Settings = RagSettings
 
@@ -187,8 +187,9 @@ class LongMemEvalRAG(MemorySystem[RagSettings]):
             self._index.add(v.id, v.keys)
         if self.settings.session_fusion and self.settings.granularity != "session":
             own = session_key(session, self.settings)
-            self._session_index.add(session.id, list(dict.fromkeys(k for k in [own] + [e for e, _ in expansions]
-                                                                   if k.strip())))
+            self._session_index.add(
+                session.id, list(dict.fromkeys(k for k in [own] + [e for e, _ in expansions] if k.strip()))
+            )
 
     async def ingest_all(self, sessions: list[Session]) -> None:
         await super().ingest_all(sessions)
@@ -201,8 +202,17 @@ class LongMemEvalRAG(MemorySystem[RagSettings]):
             values = []
             for n, f in enumerate(f for f in out.facts if f.text.strip()):
                 turns, inferred = cited_turns(session, f.turn_ids)
-                values.append(Value(f"{session.id}#f{n + 1}", session.id, session.date, f.text.strip(), turns,
-                                    [f.text.strip()], {"turn_ids_inferred": True} if inferred else {}))
+                values.append(
+                    Value(
+                        f"{session.id}#f{n + 1}",
+                        session.id,
+                        session.date,
+                        f.text.strip(),
+                        turns,
+                        [f.text.strip()],
+                        {"turn_ids_inferred": True} if inferred else {},
+                    )
+                )
             return values
         return turn_values(session, s)
 
@@ -265,8 +275,9 @@ class LongMemEvalRAG(MemorySystem[RagSettings]):
             ranking = sorted(ranking, key=lambda v: -fused[v])  # stable: ties keep the value order
         window = None
         if s.time_aware != "none":
-            window = await TIME_RANGE.run(self.layer, TimeRangeInputs(question=query, now=now),
-                                          log=self.log, prompts=self.prompts)
+            window = await TIME_RANGE.run(
+                self.layer, TimeRangeInputs(question=query, now=now), log=self.log, prompts=self.prompts
+            )
             inside = [v for v in ranking if window.contains(self._values[v].time.date(), s.time_slack_days)]
             if window.empty or not inside:
                 window = None  # no range, or nothing in it: the plain ranking stands
@@ -284,11 +295,14 @@ class LongMemEvalRAG(MemorySystem[RagSettings]):
         top = ranking[: self.settings.rerank_depth]
         cands = [Candidate(id=n + 1, date=self._values[v].time, text=self._values[v].text) for n, v in enumerate(top)]
         inputs = RerankInputs(question=query, now=now, candidates=cands)
-        out = (offline_rerank(inputs) if self.settings.rerank == "coverage"
-               else await RERANK.run(self.layer, inputs, log=self.log, prompts=self.prompts))
+        out = (
+            offline_rerank(inputs)
+            if self.settings.rerank == "coverage"
+            else await RERANK.run(self.layer, inputs, log=self.log, prompts=self.prompts)
+        )
         picked = [top[i - 1] for i in dict.fromkeys(out.order) if 1 <= i <= len(top)]
         chosen = set(picked)
-        return picked + [v for v in top if v not in chosen] + ranking[len(top):]  # nothing is lost
+        return picked + [v for v in top if v not in chosen] + ranking[len(top) :]  # nothing is lost
 
     async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
         if not self._values:
@@ -300,8 +314,18 @@ class LongMemEvalRAG(MemorySystem[RagSettings]):
         out = []
         for pos, vid in enumerate(ranking[: k or self.settings.k]):
             v = self._values[vid]
-            out.append(MemoryItem(id=v.id, text=v.text, time=v.time, session_id=v.session_id, turn_ids=v.turn_ids,
-                                  score=1.0 / (pos + 1), scores=scores[vid], meta=meta | v.meta))
+            out.append(
+                MemoryItem(
+                    id=v.id,
+                    text=v.text,
+                    time=v.time,
+                    session_id=v.session_id,
+                    turn_ids=v.turn_ids,
+                    score=1.0 / (pos + 1),
+                    scores=scores[vid],
+                    meta=meta | v.meta,
+                )
+            )
         return out
 
     # --- reading -----------------------------------------------------------------------
@@ -311,14 +335,22 @@ class LongMemEvalRAG(MemorySystem[RagSettings]):
         if reading == "plain":
             return format_items(items)
         if reading == "json":
-            return "\n".join(json.dumps({"date": f"{i.time:%Y-%m-%d}", "session": i.session_id, "content": i.text},
-                                        ensure_ascii=False) for i in ordered)
+            return "\n".join(
+                json.dumps(
+                    {"date": f"{i.time:%Y-%m-%d}", "session": i.session_id, "content": i.text}, ensure_ascii=False
+                )
+                for i in ordered
+            )
         cands = [Candidate(id=n + 1, date=i.time, text=i.text) for n, i in enumerate(ordered)]
-        out = await TAKE_NOTES.run(self.layer, NotesInputs(question=question, now=now, items=cands),
-                                   log=self.log, prompts=self.prompts)
+        out = await TAKE_NOTES.run(
+            self.layer, NotesInputs(question=question, now=now, items=cands), log=self.log, prompts=self.prompts
+        )
         notes = {n.id: n.note.strip() for n in out.notes}
-        lines = [json.dumps({"date": f"{c.date:%Y-%m-%d}", "note": notes[c.id]}, ensure_ascii=False)
-                 for c in cands if notes.get(c.id)]
+        lines = [
+            json.dumps({"date": f"{c.date:%Y-%m-%d}", "note": notes[c.id]}, ensure_ascii=False)
+            for c in cands
+            if notes.get(c.id)
+        ]
         return "\n".join(lines) or "(no retrieved item bears on the question)"
 
     def item_count(self) -> int:

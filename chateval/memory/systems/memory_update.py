@@ -56,8 +56,9 @@ class UpdateInputs(BaseModel):
 class MemoryOperation(BaseModel):
     fact_id: str = Field(description="id of the new fact (F1, F2, ...)")
     operation: Operation = Field(description="ADD, REPLACE, DELETE or SKIP")
-    targets: list[str] = Field(default_factory=list, description="ids of existing memories (M1, ...) it replaces, "
-                                                                 "deletes or repeats")
+    targets: list[str] = Field(
+        default_factory=list, description="ids of existing memories (M1, ...) it replaces, deletes or repeats"
+    )
 
     @field_validator("operation", mode="before")
     @classmethod
@@ -73,8 +74,24 @@ class MemoryOperations(BaseModel):
 
 
 _SAID = re.compile(r"^[^:]{1,40}\bsaid:\s*")  # the offline extractor writes "<speaker> said: ..."
-_NEGATION = frozenset({"no", "not", "never", "longer", "anymore", "don't", "doesn't", "didn't", "isn't", "aren't",
-                       "wasn't", "stopped", "quit", "gave"})
+_NEGATION = frozenset(
+    {
+        "no",
+        "not",
+        "never",
+        "longer",
+        "anymore",
+        "don't",
+        "doesn't",
+        "didn't",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "stopped",
+        "quit",
+        "gave",
+    }
+)
 
 
 def _parts(text: str) -> tuple[set[str], set[str], set[str]]:
@@ -117,7 +134,10 @@ def offline_operations(inp: UpdateInputs) -> MemoryOperations:
 
 
 UPDATE_MEMORY: TypedStep[UpdateInputs, MemoryOperations] = TypedStep(
-    "update_memory", template="memory/update_memory.j2", inputs=UpdateInputs, output=MemoryOperations,
+    "update_memory",
+    template="memory/update_memory.j2",
+    inputs=UpdateInputs,
+    output=MemoryOperations,
     offline=offline_operations,
 )
 
@@ -157,8 +177,11 @@ class MemoryUpdate(VectorMemory[MemoryUpdateSettings]):
         aliases: dict[str, str] = {}  # "M1" -> memory id
         alias_of: dict[str, str] = {}
         for n, (item, vector) in enumerate(zip(new, vectors)):
-            hits = [(m, s) for m, s in await self.search(vector, self.settings.candidates)
-                    if s >= self.settings.match_threshold]
+            hits = [
+                (m, s)
+                for m, s in await self.search(vector, self.settings.candidates)
+                if s >= self.settings.match_threshold
+            ]
             cands = []
             for m, s in hits:
                 if m.id not in alias_of:
@@ -170,8 +193,12 @@ class MemoryUpdate(VectorMemory[MemoryUpdateSettings]):
         decisions: dict[str, MemoryOperation] = {}
         asked = [f for f in facts if f.candidates]
         if asked:
-            out = await UPDATE_MEMORY.run(self.layer, UpdateInputs(session_id=session.id, date=session.date, facts=asked),
-                                          log=self.log, prompts=self.prompts)
+            out = await UPDATE_MEMORY.run(
+                self.layer,
+                UpdateInputs(session_id=session.id, date=session.date, facts=asked),
+                log=self.log,
+                prompts=self.prompts,
+            )
             for decided in out.operations:
                 decisions.setdefault(decided.fact_id.strip().upper(), decided)
 
@@ -181,21 +208,35 @@ class MemoryUpdate(VectorMemory[MemoryUpdateSettings]):
             allowed = {c.id for c in fact.candidates}
             # Targets must be this fact's candidates and still in memory (an earlier fact of the
             # session may have replaced them already).
-            targets = [aliases[t] for t in dict.fromkeys((op.targets if op else [])) if t in allowed]
+            targets = [aliases[t] for t in dict.fromkeys(op.targets if op else []) if t in allowed]
             targets = [t for t in targets if t in self._items]
             operation: Operation = op.operation if op else "ADD"
             if operation in ("REPLACE", "DELETE") and not targets:
                 operation = "ADD"  # nothing (left) to replace: keep the new information
             if operation == "REPLACE":
-                new[n] = item = item.model_copy(update={"meta": {**item.meta, "replaced": targets,
-                                                                 "replaced_texts": [self._items[t].text for t in targets]}})
+                new[n] = item = item.model_copy(
+                    update={
+                        "meta": {
+                            **item.meta,
+                            "replaced": targets,
+                            "replaced_texts": [self._items[t].text for t in targets],
+                        }
+                    }
+                )
             if operation in ("REPLACE", "DELETE"):
                 await self.remove(targets)
             if operation in ("ADD", "REPLACE"):
                 keep.append(n)
-            self.operations.append(OperationRecord(
-                session_id=session.id, memory_id=item.id, text=item.text, operation=operation, targets=targets,
-                decided_by="model" if fact.candidates else "no_candidates"))
+            self.operations.append(
+                OperationRecord(
+                    session_id=session.id,
+                    memory_id=item.id,
+                    text=item.text,
+                    operation=operation,
+                    targets=targets,
+                    decided_by="model" if fact.candidates else "no_candidates",
+                )
+            )
         await self.add([new[n] for n in keep], vectors[keep] if keep else None)
 
     def _reset(self) -> None:

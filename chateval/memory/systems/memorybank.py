@@ -54,8 +54,10 @@ class Strength:
 
 @memory_system("memorybank")
 class MemoryBank(VectorMemory[MemoryBankSettings]):
-    description = ("memory sentences + session summaries in Qdrant; Ebbinghaus retention exp(-t/S), "
-                   "strength grows on recall; forgets or down-weights faded memories")
+    description = (
+        "memory sentences + session summaries in Qdrant; Ebbinghaus retention exp(-t/S), "
+        "strength grows on recall; forgets or down-weights faded memories"
+    )
     paper = "Zhong et al. 2024, MemoryBank: Enhancing Large Language Models with Long-Term Memory (AAAI)"
     Settings = MemoryBankSettings
 
@@ -71,9 +73,16 @@ class MemoryBank(VectorMemory[MemoryBankSettings]):
         if self.settings.summaries:
             out = await SUMMARIZE_SESSION.run(self.layer, session_inputs(session), log=self.log, prompts=self.prompts)
             if out.summary.strip():
-                items.append(MemoryItem(id=f"{session.id}#summary", text=out.summary.strip(), time=session.date,
-                                        session_id=session.id, turn_ids=[t.id for t in session.turns],
-                                        meta={"kind": "summary"}))
+                items.append(
+                    MemoryItem(
+                        id=f"{session.id}#summary",
+                        text=out.summary.strip(),
+                        time=session.date,
+                        session_id=session.id,
+                        turn_ids=[t.id for t in session.turns],
+                        meta={"kind": "summary"},
+                    )
+                )
         await self.add(items)
         self.state.update({i.id: Strength(1.0, session.date) for i in items})
 
@@ -91,9 +100,14 @@ class MemoryBank(VectorMemory[MemoryBankSettings]):
             if self._last_sweep == now.date():
                 return []
             self._last_sweep = now.date()
-            gone = [i.id for i in self.items if i.meta.get("kind") != "summary"
-                    and scoring.memorybank_released_forgets(scoring.whole_days(self.state[i.id].last_recall, now),
-                                                            self.state[i.id].strength, self._rng)]
+            gone = [
+                i.id
+                for i in self.items
+                if i.meta.get("kind") != "summary"
+                and scoring.memorybank_released_forgets(
+                    scoring.whole_days(self.state[i.id].last_recall, now), self.state[i.id].strength, self._rng
+                )
+            ]
         else:
             gone = [i.id for i in self.items if self.retention(i.id, now) < self.settings.forget_threshold]
         await self.remove(gone)
@@ -125,8 +139,9 @@ class MemoryBank(VectorMemory[MemoryBankSettings]):
             st.strength += 1  # a recall strengthens the memory and resets its clock
             st.last_recall = max(st.last_recall, now)
             st.recalls += 1
-            out.append(item.model_copy(update={"score": score, "scores": parts,
-                                               "meta": {**item.meta, "recalls": st.recalls}}))
+            out.append(
+                item.model_copy(update={"score": score, "scores": parts, "meta": {**item.meta, "recalls": st.recalls}})
+            )
         return out
 
     def _reset(self) -> None:

@@ -47,8 +47,14 @@ class VectorMemory(MemorySystem[SettingsT]):
     def _item(self, session: Session, n: int, fact: MemoryFact) -> MemoryItem:
         cited, inferred = cited_turns(session, fact.turn_ids)
         meta = {"turn_ids_inferred": True} if inferred else {}
-        return MemoryItem(id=f"{session.id}#m{n + 1}", text=fact.text.strip(), time=session.date,
-                          session_id=session.id, turn_ids=cited, meta=meta)
+        return MemoryItem(
+            id=f"{session.id}#m{n + 1}",
+            text=fact.text.strip(),
+            time=session.date,
+            session_id=session.id,
+            turn_ids=cited,
+            meta=meta,
+        )
 
     # --- the store -----------------------------------------------------------------------
     def _store_for(self, dim: int) -> VectorStore:
@@ -62,7 +68,8 @@ class VectorMemory(MemorySystem[SettingsT]):
         if vectors is None:
             vectors = await self.embedder.embed([i.text for i in items])
         await self._store_for(vectors.shape[1]).upsert(
-            [i.id for i in items], vectors, [{"session_id": i.session_id, "time": i.time.isoformat()} for i in items])
+            [i.id for i in items], vectors, [{"session_id": i.session_id, "time": i.time.isoformat()} for i in items]
+        )
         self._items.update({i.id: i for i in items})
 
     async def remove(self, ids: list[str]) -> None:
@@ -89,9 +96,11 @@ class VectorMemory(MemorySystem[SettingsT]):
         # Systems whose settings have no k/min_score (generative_agents, ...) override _recall.
         settings = cast(TopKSettings, self.settings)
         floor = settings.min_score
-        return [item.model_copy(update={"score": score, "scores": {"relevance": score}})
-                for item, score in await self.search(qv, k or settings.k)
-                if floor is None or score >= floor]
+        return [
+            item.model_copy(update={"score": score, "scores": {"relevance": score}})
+            for item, score in await self.search(qv, k or settings.k)
+            if floor is None or score >= floor
+        ]
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
         return format_items(items)

@@ -30,8 +30,9 @@ class RecursiveSummary(MemorySystem[RsumSettings]):
         self._absorbed: list[Session] = []  # the (non-empty) sessions the summary has absorbed
 
     async def _ingest(self, session: Session) -> None:
-        out = await UPDATE_SUMMARY.run(self.layer, session_inputs(session, previous=self._summary),
-                                       log=self.log, prompts=self.prompts)
+        out = await UPDATE_SUMMARY.run(
+            self.layer, session_inputs(session, previous=self._summary), log=self.log, prompts=self.prompts
+        )
         self._summary = out.summary.strip() or self._summary
         self._absorbed.append(session)
 
@@ -46,9 +47,14 @@ class RecursiveSummary(MemorySystem[RsumSettings]):
         # One item standing for the whole history: it cites every ingested turn, and is dated
         # (and attributed to) the last session it absorbed.
         last = sessions[-1]
-        return MemoryItem(id="rsum#summary", text=self._summary, time=last.date, session_id=last.id,
-                          turn_ids=[t.id for s in sessions for t in s.turns],
-                          meta={"session_ids": [s.id for s in sessions], "updates": len(sessions)})
+        return MemoryItem(
+            id="rsum#summary",
+            text=self._summary,
+            time=last.date,
+            session_id=last.id,
+            turn_ids=[t.id for s in sessions for t in s.turns],
+            meta={"session_ids": [s.id for s in sessions], "updates": len(sessions)},
+        )
 
     async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
         item = self._item()

@@ -37,10 +37,15 @@ class SessionSummaries(MemorySystem[SessionSummariesSettings]):
 
     async def _ingest(self, session: Session) -> None:
         out = await SUMMARIZE_SESSION.run(self.layer, session_inputs(session), log=self.log, prompts=self.prompts)
-        self._summaries.append(MemoryItem(
-            id=f"{session.id}#summary", text=out.summary.strip(), time=session.date, session_id=session.id,
-            turn_ids=[t.id for t in session.turns],
-        ))
+        self._summaries.append(
+            MemoryItem(
+                id=f"{session.id}#summary",
+                text=out.summary.strip(),
+                time=session.date,
+                session_id=session.id,
+                turn_ids=[t.id for t in session.turns],
+            )
+        )
 
     async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
         """The summaries ranked by cosine similarity with the query (for inspection and metrics;
@@ -50,8 +55,10 @@ class SessionSummaries(MemorySystem[SessionSummariesSettings]):
         vectors = await self.embedder.embed([query] + [s.text for s in self._summaries])
         sims = vectors[1:] @ vectors[0]
         order = np.argsort(-sims, kind="stable")[: k or len(self._summaries)]
-        return [self._summaries[i].model_copy(update={"score": float(sims[i]), "scores": {"relevance": float(sims[i])}})
-                for i in order]
+        return [
+            self._summaries[i].model_copy(update={"score": float(sims[i]), "scores": {"relevance": float(sims[i])}})
+            for i in order
+        ]
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
         budget, kept = self.settings.max_context_tokens, []

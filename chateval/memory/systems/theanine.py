@@ -53,9 +53,26 @@ from ..timeline_graph import TimelineGraph, window
 from ..types import MemoryItem, Response, Session, Turn
 from .retrieval import VectorMemory
 from .theanine_steps import (  # noqa: F401  (re-exported: the steps belong to this system)
-    EXTRACT_EVENTS, REFINE_TIMELINE, RELATE_MEMORIES, RELATE_PAIR, RESPOND_AS_SPEAKER, EventInputs, MemoryRef,
-    PairInputs, PairRelation, RefinedTimeline, RefineInputs, RelationInputs, RelationLabel, RelationOutput,
-    SpeakerInputs, TimelineEvent, next_speaker, offline_relation, session_excerpt, topic_words,
+    EXTRACT_EVENTS,
+    REFINE_TIMELINE,
+    RELATE_MEMORIES,
+    RELATE_PAIR,
+    RESPOND_AS_SPEAKER,
+    EventInputs,
+    MemoryRef,
+    PairInputs,
+    PairRelation,
+    RefinedTimeline,
+    RefineInputs,
+    RelationInputs,
+    RelationLabel,
+    RelationOutput,
+    SpeakerInputs,
+    TimelineEvent,
+    next_speaker,
+    offline_relation,
+    session_excerpt,
+    topic_words,
 )
 from .theanine_timelines import Timeline, events_text, timeline_text
 
@@ -99,8 +116,10 @@ def dialogue_query(dialogue: list[Turn] | None, question: str, turns: int | None
 
 @memory_system("theanine")
 class Theanine(VectorMemory[TheanineSettings]):
-    description = ("memory graph linked by LLM-assigned temporal/causal relations; responses use "
-                   "refined timelines of memories (THEANINE)")
+    description = (
+        "memory graph linked by LLM-assigned temporal/causal relations; responses use "
+        "refined timelines of memories (THEANINE)"
+    )
     paper = "Ong et al. 2025, Towards Lifelong Dialogue Agents via Timeline-based Memory Management (NAACL)"
     Settings = TheanineSettings
 
@@ -133,8 +152,14 @@ class Theanine(VectorMemory[TheanineSettings]):
 
     def _item_of(self, mid: str) -> MemoryItem:
         d = self.graph.node(mid)
-        return MemoryItem(id=mid, text=d["text"], time=d["time"], session_id=d["session_id"],
-                          turn_ids=list(d["turn_ids"]), meta=dict(d.get("meta") or {}))
+        return MemoryItem(
+            id=mid,
+            text=d["text"],
+            time=d["time"],
+            session_id=d["session_id"],
+            turn_ids=list(d["turn_ids"]),
+            meta=dict(d.get("meta") or {}),
+        )
 
     def save(self) -> None:
         if self.settings.graph_path:
@@ -164,14 +189,22 @@ class Theanine(VectorMemory[TheanineSettings]):
             labels = await asyncio.gather(*(self._relate(session, item, hits) for item, hits in zip(new, assoc)))
             # Every target is chosen on G_t (no link of this session exists yet), so the memories
             # of one session do not change each other's targets: the order within it is irrelevant.
-            targets = [[(old, rel, why[old]) for old, rel in self.graph.linking_targets(related)]
-                       for related, why in labels]
+            targets = [
+                [(old, rel, why[old]) for old, rel in self.graph.linking_targets(related)] for related, why in labels
+            ]
         else:
             # Ablation "w/o relation-aware linking": an unlabelled edge to each associative memory.
             targets = [[(m.id, None, "") for m, _ in hits] for hits in assoc]
         for item, links in zip(new, targets):
-            self.graph.add_memory(item.id, text=item.text, time=item.time, session_id=item.session_id,
-                                  turn_ids=item.turn_ids, source=self._source(session, item), meta=item.meta)
+            self.graph.add_memory(
+                item.id,
+                text=item.text,
+                time=item.time,
+                session_id=item.session_id,
+                turn_ids=item.turn_ids,
+                source=self._source(session, item),
+                meta=item.meta,
+            )
             for old, relation, why in links:
                 kind = "relation" if self.settings.relation_aware else "similarity"
                 self.graph.link(old, item.id, relation, kind=kind, **({"explanation": why} if why else {}))
@@ -188,8 +221,9 @@ class Theanine(VectorMemory[TheanineSettings]):
         cap = self.settings.source_chars
         return text if len(text) <= cap else text[: max(0, cap - 1)] + "…"
 
-    async def _relate(self, session: Session, item: MemoryItem,
-                      hits: list[tuple[MemoryItem, float]]) -> tuple[dict[str, str], dict[str, str]]:
+    async def _relate(
+        self, session: Session, item: MemoryItem, hits: list[tuple[MemoryItem, float]]
+    ) -> tuple[dict[str, str], dict[str, str]]:
         """({associative memory id: relation}, {id: the model's explanation}) for the
         associative memories the model related to the new one."""
         if not hits:
@@ -203,9 +237,17 @@ class Theanine(VectorMemory[TheanineSettings]):
         related: dict[str, str] = {}
         why: dict[str, str] = {}
         if self.settings.linking == "pair":
-            outs = await asyncio.gather(*(
-                RELATE_PAIR.run(self.layer, PairInputs(earlier=ref("EARLIER", m.id), new=new), log=self.log,
-                                prompts=self.prompts) for m, _ in hits))
+            outs = await asyncio.gather(
+                *(
+                    RELATE_PAIR.run(
+                        self.layer,
+                        PairInputs(earlier=ref("EARLIER", m.id), new=new),
+                        log=self.log,
+                        prompts=self.prompts,
+                    )
+                    for m, _ in hits
+                )
+            )
             for (m, _), out in zip(hits, outs):
                 if out.relation is not None:
                     related[m.id], why[m.id] = out.relation, out.explanation.strip()
@@ -236,11 +278,15 @@ class Theanine(VectorMemory[TheanineSettings]):
         speaker = next_speaker(inputs.dialogue, known)
         units = [line.split("] ", 1)[-1] for line in inputs.context.splitlines() if line.startswith("- [")]
         reply = await RESPOND_AS_SPEAKER.run(
-            self.layer, SpeakerInputs(dialogue=inputs.dialogue, speaker=speaker, memory=inputs.context,
-                                      now=inputs.now, memories=units),
-            log=self.log, prompts=self.prompts)
+            self.layer,
+            SpeakerInputs(
+                dialogue=inputs.dialogue, speaker=speaker, memory=inputs.context, now=inputs.now, memories=units
+            ),
+            log=self.log,
+            prompts=self.prompts,
+        )
         name = f"{speaker}:"
-        reply = reply[len(name):].strip() if reply.startswith(name) else reply  # a model may echo the name
+        reply = reply[len(name) :].strip() if reply.startswith(name) else reply  # a model may echo the name
         return reply, RESPOND_AS_SPEAKER.name
 
     async def _recall(self, query: str, now: datetime, k: int | None) -> list[MemoryItem]:
@@ -252,17 +298,23 @@ class Theanine(VectorMemory[TheanineSettings]):
         out = []
         for item, score in await self.search(qv, k or self.settings.k):
             timelines = self.raw_timelines(item.id, text)
-            meta = {**item.meta, "timelines": [t.path for t in timelines],
-                    "timelines_truncated": [t.truncated for t in timelines],
-                    "timelines_start": [t.start for t in timelines]}
+            meta = {
+                **item.meta,
+                "timelines": [t.path for t in timelines],
+                "timelines_truncated": [t.truncated for t in timelines],
+                "timelines_start": [t.start for t in timelines],
+            }
             out.append(item.model_copy(update={"score": score, "scores": {"relevance": score}, "meta": meta}))
         if self.settings.timeline_format == "dynamic_k":
             # The paper's "dynamic k" retrieval baseline: as many memories, by similarity alone, as
             # the timelines would have held; they are given as a plain list (no timelines).
             n = len({m for item in out for path in item.meta["timelines"] for m in path})
-            out = [item.model_copy(update={"score": score, "scores": {"relevance": score},
-                                           "meta": {**item.meta, "dynamic_k": n}})
-                   for item, score in await self.search(qv, n)]
+            out = [
+                item.model_copy(
+                    update={"score": score, "scores": {"relevance": score}, "meta": {**item.meta, "dynamic_k": n}}
+                )
+                for item, score in await self.search(qv, n)
+            ]
         return out
 
     def raw_timelines(self, memory_id: str, query: str) -> list[Timeline]:
@@ -275,8 +327,9 @@ class Theanine(VectorMemory[TheanineSettings]):
         out: dict[tuple[str, ...], Timeline] = {}
         for path in self.graph.sample_timelines(memory_id, s.n, rng, cap=s.max_paths):
             cut = window(path, memory_id, s.max_events)
-            out.setdefault(tuple(cut), Timeline(retrieved=[memory_id], path=cut, truncated=len(cut) < len(path),
-                                                start=path[0]))
+            out.setdefault(
+                tuple(cut), Timeline(retrieved=[memory_id], path=cut, truncated=len(cut) < len(path), start=path[0])
+            )
         return list(out.values())
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
@@ -290,8 +343,9 @@ class Theanine(VectorMemory[TheanineSettings]):
             cut = item.meta.get("timelines_truncated") or [False] * len(paths)
             starts = item.meta.get("timelines_start") or [None] * len(paths)
             for path, truncated, start in zip(paths, cut, starts):
-                t = timelines.setdefault(tuple(path), Timeline(retrieved=[], path=list(path), truncated=truncated,
-                                                               start=start))
+                t = timelines.setdefault(
+                    tuple(path), Timeline(retrieved=[], path=list(path), truncated=truncated, start=start)
+                )
                 t.retrieved.append(item.id)  # a timeline retrieved through several memories is given once
         chosen = list(timelines.values())
         self.last_recalled = list(items)
@@ -304,12 +358,19 @@ class Theanine(VectorMemory[TheanineSettings]):
 
     async def _refine(self, t: Timeline, dialogue: list[Turn], now: datetime) -> Timeline:
         alias = {f"E{i + 1}": mid for i, mid in enumerate(t.path)}
-        events = [TimelineEvent(id=a, event=self.graph.node(mid)["text"], time=self.graph.node(mid)["time"],
-                                relation=self.graph.relation(t.path[i - 1], mid) if i else None,
-                                retrieved=mid in t.retrieved)
-                  for i, (a, mid) in enumerate(alias.items())]
-        out = await REFINE_TIMELINE.run(self.layer, RefineInputs(dialogue=dialogue, timeline=events, now=now),
-                                        log=self.log, prompts=self.prompts)
+        events = [
+            TimelineEvent(
+                id=a,
+                event=self.graph.node(mid)["text"],
+                time=self.graph.node(mid)["time"],
+                relation=self.graph.relation(t.path[i - 1], mid) if i else None,
+                retrieved=mid in t.retrieved,
+            )
+            for i, (a, mid) in enumerate(alias.items())
+        ]
+        out = await REFINE_TIMELINE.run(
+            self.layer, RefineInputs(dialogue=dialogue, timeline=events, now=now), log=self.log, prompts=self.prompts
+        )
         kept: dict[str, str] = {}
         for e in out.events:
             mid = alias.get(e.id.strip().upper())
@@ -325,6 +386,7 @@ class Theanine(VectorMemory[TheanineSettings]):
         """What the latest response used, as the original code writes it per turn: the retrieved
         memories, the raw timelines (events with the relation of the edge into each) and, when
         refined, the timelines after refinement."""
+
         def event(mid: str, prev: str | None, text: str | None = None) -> dict[str, Any]:
             d = self.graph.node(mid)
             rel = self.graph.relation(prev, mid) if prev and self.graph.g.has_edge(prev, mid) else None
@@ -333,17 +395,24 @@ class Theanine(VectorMemory[TheanineSettings]):
         timelines = []
         for t in self.last_timelines:
             entry: dict[str, Any] = {
-                "retrieved": t.retrieved, "start": t.start, "truncated": t.truncated,
+                "retrieved": t.retrieved,
+                "start": t.start,
+                "truncated": t.truncated,
                 "start_is_component_oldest": t.start == self.graph.component_oldest(t.start) if t.start else None,
-                "raw": [event(m, t.path[i - 1] if i else None) for i, m in enumerate(t.path)]}
+                "raw": [event(m, t.path[i - 1] if i else None) for i, m in enumerate(t.path)],
+            }
             if t.kept is not None:
-                entry["refined"] = [event(m, t.kept[i - 1] if i else None, t.texts.get(m))
-                                    for i, m in enumerate(t.kept)]
+                entry["refined"] = [
+                    event(m, t.kept[i - 1] if i else None, t.texts.get(m)) for i, m in enumerate(t.kept)
+                ]
                 entry["note"] = t.note
             timelines.append(entry)
-        return {"retrieved": [{"id": i.id, "text": i.text, "time": i.time.isoformat(), "score": i.score}
-                              for i in self.last_recalled],
-                "timelines": timelines}
+        return {
+            "retrieved": [
+                {"id": i.id, "text": i.text, "time": i.time.isoformat(), "score": i.score} for i in self.last_recalled
+            ],
+            "timelines": timelines,
+        }
 
     def export(self) -> dict[str, Any]:
         """The memory graph as networkx node-link JSON (the format of ``graph_path``)."""

@@ -20,17 +20,27 @@ def _variant(cls_name: str, name: str, description: str, **defaults: Any) -> typ
 
 
 TheanineNoLinking = _variant(
-    "TheanineNoLinking", "theanine_no_linking",
+    "TheanineNoLinking",
+    "theanine_no_linking",
     "theanine w/o relation-aware linking: each new memory linked to its j most similar, no relations",
-    relation_aware=False)
+    relation_aware=False,
+)
 TheanineNoRefine = _variant(
-    "TheanineNoRefine", "theanine_no_refine",
-    "theanine w/o timeline refinement: the raw timelines go to the response", refine=False)
+    "TheanineNoRefine",
+    "theanine_no_refine",
+    "theanine w/o timeline refinement: the raw timelines go to the response",
+    refine=False,
+)
 TheanineShuffled = _variant(
-    "TheanineShuffled", "theanine_shuffled",
+    "TheanineShuffled",
+    "theanine_shuffled",
     "theanine with the timelines' events given as separate memories in random order (top-k format)",
-    timeline_format="events")
+    timeline_format="events",
+)
 TheanineDynamicK = _variant(
-    "TheanineDynamicK", "theanine_dynamic_k",
+    "TheanineDynamicK",
+    "theanine_dynamic_k",
     "the paper's dynamic-k retrieval baseline (Table 5): top-N memories by similarity, N = the memories "
-    "THEANINE's timelines would hold, as a plain list", timeline_format="dynamic_k")
+    "THEANINE's timelines would hold, as a plain list",
+    timeline_format="dynamic_k",
+)

@@ -37,7 +37,7 @@ def session_excerpt(turns: list[Turn], cited: list[str], budget: int) -> str:
                 used += approx_tokens(lines[j]) + 1
                 lo, hi = min(lo, j), max(hi, j)
                 grew = True
-    body = lines[lo:hi + 1]
+    body = lines[lo : hi + 1]
     return "\n".join((["…"] if lo > 0 else []) + body + (["…"] if hi < len(lines) - 1 else []))
 
 
@@ -63,14 +63,20 @@ class EventInputs(SessionInputs):
 
 def offline_events(inp: EventInputs) -> MemoryFacts:
     """One event per substantive turn of any speaker (system turns aside): who said it and its gist."""
-    return MemoryFacts(facts=[
-        MemoryFact(text=f"{t.role} said: {gist(t)}", turn_ids=[t.id])
-        for t in inp.turns if t.role.lower() != "system" and len(content_words(t.content)) >= 3
-    ])
+    return MemoryFacts(
+        facts=[
+            MemoryFact(text=f"{t.role} said: {gist(t)}", turn_ids=[t.id])
+            for t in inp.turns
+            if t.role.lower() != "system" and len(content_words(t.content)) >= 3
+        ]
+    )
 
 
 EXTRACT_EVENTS: TypedStep[EventInputs, MemoryFacts] = TypedStep(
-    "theanine_events", template="memory/theanine_events.j2", inputs=EventInputs, output=MemoryFacts,
+    "theanine_events",
+    template="memory/theanine_events.j2",
+    inputs=EventInputs,
+    output=MemoryFacts,
     offline=offline_events,
 )
 
@@ -90,9 +96,20 @@ class RelationInputs(BaseModel):
 
 
 _RELATION_ALIASES = {r.lower(): r for r in RELATIONS} | {
-    "changes": "Changed", "change": "Changed", "causes": "Cause", "caused": "Cause", "xreason": "Reason",
-    "hindered": "HinderedBy", "hindered by": "HinderedBy", "hinderedby": "HinderedBy", "xreact": "React",
-    "reaction": "React", "xwant": "Want", "wants": "Want", "same topic": "SameTopic", "sametopic": "SameTopic",
+    "changes": "Changed",
+    "change": "Changed",
+    "causes": "Cause",
+    "caused": "Cause",
+    "xreason": "Reason",
+    "hindered": "HinderedBy",
+    "hindered by": "HinderedBy",
+    "hinderedby": "HinderedBy",
+    "xreact": "React",
+    "reaction": "React",
+    "xwant": "Want",
+    "wants": "Want",
+    "same topic": "SameTopic",
+    "sametopic": "SameTopic",
     "same_topic": "SameTopic",
 }
 
@@ -120,19 +137,36 @@ class RelationOutput(BaseModel):
 
 _SAID = re.compile(r"^[^:]{1,40}\bsaid:\s*")  # the offline extractor writes "<speaker> said: ..."
 # Chat filler that two unrelated utterances share all the time: not evidence of a shared topic.
-_FILLER = frozenset("""yeah yes oh wow well like really good great nice lot lots thing things know think get got
+_FILLER = frozenset(
+    """yeah yes oh wow well like really good great nice lot lots thing things know think get got
     going go one much many sure thanks thank maybe actually pretty kind sounds sound fun cool okay ok lol haha
-    time way make made said say tell told want would could""".split())
+    time way make made said say tell told want would could""".split()
+)
 _MARKERS: list[tuple[str, re.Pattern[str]]] = [
-    ("Changed", re.compile(r"\b(now|moved|no longer|anymore|any more|changed|switched|used to|instead|quit|"
-                           r"stopped|finally|decided|officially)\b")),
+    (
+        "Changed",
+        re.compile(
+            r"\b(now|moved|no longer|anymore|any more|changed|switched|used to|instead|quit|"
+            r"stopped|finally|decided|officially)\b"
+        ),
+    ),
     ("Reason", re.compile(r"\b(because|since|due to|that's why|the reason)\b")),
     ("Cause", re.compile(r"\b(so that|as a result|led to|ended up|caused|therefore|thanks to|helped)\b")),
     ("HinderedBy", re.compile(r"\b(can't|cannot|couldn't|unable|too busy|prevent\w*|hard to|not able|never had)\b")),
-    ("Want", re.compile(r"\b(want|wanna|plan|planning|hope|wish|going to|would like|looking forward|"
-                        r"thinking of|thinking about)\b")),
-    ("React", re.compile(r"\b(feel|felt|happy|sad|excited|glad|proud|worried|upset|nervous|jealous|thrilled|"
-                         r"disappointed|love)\b")),
+    (
+        "Want",
+        re.compile(
+            r"\b(want|wanna|plan|planning|hope|wish|going to|would like|looking forward|"
+            r"thinking of|thinking about)\b"
+        ),
+    ),
+    (
+        "React",
+        re.compile(
+            r"\b(feel|felt|happy|sad|excited|glad|proud|worried|upset|nervous|jealous|thrilled|"
+            r"disappointed|love)\b"
+        ),
+    ),
 ]
 OFFLINE_MIN_SHARED = 2  # shared topic words the offline rule needs before it relates two memories
 
@@ -157,12 +191,18 @@ def offline_relation(new_event: str, old_event: str) -> str | None:
 
 
 def offline_relations(inp: RelationInputs) -> RelationOutput:
-    return RelationOutput(relations=[RelationLabel(memory_id=c.id, relation=offline_relation(inp.new.event, c.event))
-                                     for c in inp.candidates])
+    return RelationOutput(
+        relations=[
+            RelationLabel(memory_id=c.id, relation=offline_relation(inp.new.event, c.event)) for c in inp.candidates
+        ]
+    )
 
 
 RELATE_MEMORIES: TypedStep[RelationInputs, RelationOutput] = TypedStep(
-    "theanine_relation", template="memory/theanine_relation.j2", inputs=RelationInputs, output=RelationOutput,
+    "theanine_relation",
+    template="memory/theanine_relation.j2",
+    inputs=RelationInputs,
+    output=RelationOutput,
     offline=offline_relations,
 )
 
@@ -196,12 +236,16 @@ def offline_refine(inp: RefineInputs) -> RefinedTimeline:
     """Keep the retrieved event and every event sharing a topic word with the dialogue; events
     are kept verbatim and no note is written."""
     said = set().union(*(topic_words(t.content) for t in inp.dialogue)) if inp.dialogue else set()
-    return RefinedTimeline(events=[RefinedEvent(id=e.id, text=e.event) for e in inp.timeline
-                                   if e.retrieved or topic_words(e.event) & said])
+    return RefinedTimeline(
+        events=[RefinedEvent(id=e.id, text=e.event) for e in inp.timeline if e.retrieved or topic_words(e.event) & said]
+    )
 
 
 REFINE_TIMELINE: TypedStep[RefineInputs, RefinedTimeline] = TypedStep(
-    "theanine_refine", template="memory/theanine_refine.j2", inputs=RefineInputs, output=RefinedTimeline,
+    "theanine_refine",
+    template="memory/theanine_refine.j2",
+    inputs=RefineInputs,
+    output=RefinedTimeline,
     offline=offline_refine,
 )
 
@@ -222,13 +266,17 @@ class PairRelation(BaseModel):
 
 def offline_pair(inp: PairInputs) -> PairRelation:
     rel = offline_relation(inp.new.event, inp.earlier.event)
-    why = (f"offline rule: {len(topic_words(inp.new.event) & topic_words(inp.earlier.event))} shared topic words"
-           + ("" if rel is None else f", first marker gives {rel}"))
+    why = f"offline rule: {len(topic_words(inp.new.event) & topic_words(inp.earlier.event))} shared topic words" + (
+        "" if rel is None else f", first marker gives {rel}"
+    )
     return PairRelation(explanation=why, relation=rel)
 
 
 RELATE_PAIR: TypedStep[PairInputs, PairRelation] = TypedStep(
-    "theanine_relation_pair", template="memory/theanine_relation_pair.j2", inputs=PairInputs, output=PairRelation,
+    "theanine_relation_pair",
+    template="memory/theanine_relation_pair.j2",
+    inputs=PairInputs,
+    output=PairRelation,
     offline=offline_pair,
 )
 
@@ -259,6 +307,9 @@ def offline_speaker(inp: SpeakerInputs) -> str:
 
 
 RESPOND_AS_SPEAKER: TypedStep[SpeakerInputs, str] = TypedStep(
-    "theanine_response", template="memory/theanine_response.j2", inputs=SpeakerInputs, output=str,
+    "theanine_response",
+    template="memory/theanine_response.j2",
+    inputs=SpeakerInputs,
+    output=str,
     offline=offline_speaker,
 )

@@ -32,7 +32,7 @@ def stamp(t: datetime, times: str = "auto") -> str:
 
 
 def date_range(valid_at: datetime | None, invalid_at: datetime | None, times: str = "auto") -> str:
-    """"from - to": an open end is "present", an unknown start "unknown"."""
+    """ "from - to": an open end is "present", an unknown start "unknown"."""
     start = stamp(valid_at, times) if valid_at else "unknown"
     end = stamp(invalid_at, times) if invalid_at else "present"
     return f"{start} - {end}"
@@ -41,8 +41,9 @@ def date_range(valid_at: datetime | None, invalid_at: datetime | None, times: st
 def fact_line(item: MemoryItem, times: str = "auto") -> str:
     # Invalidated facts stay, with their range: "lived in Paris until June" answers questions too.
     valid, invalid = item.meta.get("valid_at"), item.meta.get("invalid_at")
-    rng = date_range(datetime.fromisoformat(valid) if valid else None,
-                     datetime.fromisoformat(invalid) if invalid else None, times)
+    rng = date_range(
+        datetime.fromisoformat(valid) if valid else None, datetime.fromisoformat(invalid) if invalid else None, times
+    )
     return f"  - {item.text} (Date range: {rng})"
 
 
@@ -55,5 +56,6 @@ def entity_line(name: str, summary: str) -> str:
 def format_context(facts: list[MemoryItem], entities: list[tuple[str, str]], times: str = "auto") -> str:
     if not facts and not entities:
         return ""
-    return TEMPLATE.format(facts="\n".join(fact_line(f, times) for f in facts),
-                           entities="\n".join(entity_line(n, s) for n, s in entities))
+    return TEMPLATE.format(
+        facts="\n".join(fact_line(f, times) for f in facts), entities="\n".join(entity_line(n, s) for n, s in entities)
+    )

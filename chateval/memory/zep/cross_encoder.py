@@ -41,8 +41,9 @@ class ModelCrossEncoder(CrossEncoderClient):
 
         where = f"zep.cross_encoder_model '{path}'"
         if not Path(path).is_dir():
-            raise ConfigError(f"{where}: not a folder (a local sentence-transformers CrossEncoder; "
-                              "nothing is downloaded)")
+            raise ConfigError(
+                f"{where}: not a folder (a local sentence-transformers CrossEncoder; nothing is downloaded)"
+            )
         try:
             from sentence_transformers import CrossEncoder
         except ImportError:
@@ -56,7 +57,9 @@ class ModelCrossEncoder(CrossEncoderClient):
     async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
         if not passages:
             return []
-        scores = np.asarray(await asyncio.to_thread(self.model.predict, [(query, p) for p in passages],
-                                                    show_progress_bar=False), dtype=float)
+        scores = np.asarray(
+            await asyncio.to_thread(self.model.predict, [(query, p) for p in passages], show_progress_bar=False),
+            dtype=float,
+        )
         order = np.argsort(-scores, kind="stable")
         return [(passages[i], float(scores[i])) for i in order]

@@ -69,9 +69,13 @@ class LayerLLMClient(LLMClient):
         model_size: ModelSize = ModelSize.medium,
     ) -> dict[str, Any]:
         msgs = _autogen(messages)
-        step = StepContext(name=step_name(response_model), inputs=GraphitiStepInputs(
-            response_model=response_model.__name__ if response_model else "text",
-            messages=[GraphitiMessage(role=m.role, content=m.content) for m in messages]))
+        step = StepContext(
+            name=step_name(response_model),
+            inputs=GraphitiStepInputs(
+                response_model=response_model.__name__ if response_model else "text",
+                messages=[GraphitiMessage(role=m.role, content=m.content) for m in messages],
+            ),
+        )
         comp = await self.layer.complete(msgs, step=step, log=self.log, response_format=response_model)
         try:
             return self._read(comp.text, response_model)
@@ -81,15 +85,20 @@ class LayerLLMClient(LLMClient):
         # graphiti's tenacity wrapper would retry it with waits of up to two minutes.
         msgs = msgs + [
             AssistantMessage(content=comp.text, source="assistant"),
-            UserMessage(content=f"That reply was not valid JSON for the required schema ({problem}). "
-                                "Reply again with only the JSON object.", source="user"),
+            UserMessage(
+                content=f"That reply was not valid JSON for the required schema ({problem}). "
+                "Reply again with only the JSON object.",
+                source="user",
+            ),
         ]
         comp = await self.layer.complete(msgs, step=step, log=self.log, response_format=response_model)
         try:
             return self._read(comp.text, response_model)
         except (ValueError, ValidationError) as second:
-            raise StepError(f"step '{step.name}': unreadable reply after one re-ask "
-                            f"({str(second).splitlines()[0][:200]}); the model said: {said(comp.text)!r}") from None
+            raise StepError(
+                f"step '{step.name}': unreadable reply after one re-ask "
+                f"({str(second).splitlines()[0][:200]}); the model said: {said(comp.text)!r}"
+            ) from None
 
     @staticmethod
     def _read(text: str, response_model: type[BaseModel] | None) -> dict[str, Any]:

@@ -87,8 +87,14 @@ def _out(fmt: type[BaseModel] | None, data: dict[str, Any]) -> BaseModel | str:
 def extracted_entities(inp: GraphitiStepInputs, fmt: type[BaseModel] | None) -> BaseModel | str:
     b = blocks(inp)
     content = b.get("CURRENT MESSAGE") or b.get("TEXT") or b.get("JSON") or ""
-    return _out(fmt, {"extracted_entities": [{"name": n, "entity_type_id": 0, "episode_indices": [0]}
-                                             for n in extract_entities(content)]})
+    return _out(
+        fmt,
+        {
+            "extracted_entities": [
+                {"name": n, "entity_type_id": 0, "episode_indices": [0]} for n in extract_entities(content)
+            ]
+        },
+    )
 
 
 @offline_step("graphiti:NodeResolutions")
@@ -98,8 +104,13 @@ def node_resolutions(inp: GraphitiStepInputs, fmt: type[BaseModel] | None) -> Ba
     resolutions = []
     for e in _records(b.get("ENTITIES")):
         dup = existing.get(norm(str(e.get("name", ""))))
-        resolutions.append({"id": e.get("id", 0), "name": e.get("name", ""),
-                            "duplicate_candidate_id": dup if isinstance(dup, int) else -1})
+        resolutions.append(
+            {
+                "id": e.get("id", 0),
+                "name": e.get("name", ""),
+                "duplicate_candidate_id": dup if isinstance(dup, int) else -1,
+            }
+        )
     return _out(fmt, {"entity_resolutions": resolutions})
 
 
@@ -107,10 +118,19 @@ def node_resolutions(inp: GraphitiStepInputs, fmt: type[BaseModel] | None) -> Ba
 def extracted_edges(inp: GraphitiStepInputs, fmt: type[BaseModel] | None) -> BaseModel | str:
     b = blocks(inp)
     names = [str(n.get("name")) for n in _records(b.get("ENTITIES")) if n.get("name")]
-    edges = [{"source_entity_name": s, "target_entity_name": t, "relation_type": r, "fact": f,
-              "valid_at": None, "invalid_at": None, "episode_indices": [0]}
-             # Dates are left to graphiti's timestamp step, as when a fact states none.
-             for s, r, t, f in extract_facts(b.get("CURRENT_MESSAGE", ""), names)]
+    edges = [
+        {
+            "source_entity_name": s,
+            "target_entity_name": t,
+            "relation_type": r,
+            "fact": f,
+            "valid_at": None,
+            "invalid_at": None,
+            "episode_indices": [0],
+        }
+        # Dates are left to graphiti's timestamp step, as when a fact states none.
+        for s, r, t, f in extract_facts(b.get("CURRENT_MESSAGE", ""), names)
+    ]
     return _out(fmt, {"edges": edges})
 
 
@@ -131,8 +151,14 @@ def edge_duplicate(inp: GraphitiStepInputs, fmt: type[BaseModel] | None) -> Base
             if same:
                 if group == "existing":  # duplicates may only come from EXISTING FACTS
                     duplicates.append(idx)
-            elif (old and new_triple and old[0] == new_triple[0] and old[1] == new_triple[1]
-                  and old[1] in SINGLE_VALUED and old[2] != new_triple[2]):
+            elif (
+                old
+                and new_triple
+                and old[0] == new_triple[0]
+                and old[1] == new_triple[1]
+                and old[1] in SINGLE_VALUED
+                and old[2] != new_triple[2]
+            ):
                 contradicted.append(idx)
     return _out(fmt, {"duplicate_facts": duplicates, "contradicted_facts": contradicted})
 
@@ -156,8 +182,11 @@ def summarized_entities(inp: GraphitiStepInputs, fmt: type[BaseModel] | None) ->
         lines = [first_sentence(line, 200) for line in str(e.get("summary") or "").splitlines() if line.strip()]
         for speaker, text in speaker_lines(current):
             if user_side(speaker):
-                lines += [first_sentence(s, 200) for s in sentences(text)
-                          if (speaker and speaker.lower() == name.lower()) or find_name(name, s)]
+                lines += [
+                    first_sentence(s, 200)
+                    for s in sentences(text)
+                    if (speaker and speaker.lower() == name.lower()) or find_name(name, s)
+                ]
         kept: list[str] = []
         for line in reversed(list(dict.fromkeys(lines))):
             if sum(len(k) + 1 for k in kept) + len(line) > 900:
@@ -172,7 +201,7 @@ def _after_label(inp: GraphitiStepInputs, label: str) -> Any:
     """The JSON value written right after ``label`` in the last user message, or None."""
     text = next((m.content for m in reversed(inp.messages) if m.role != "system"), "")
     at = text.rfind(label)
-    values = _json_values(text[at + len(label):].strip()) if at >= 0 else []
+    values = _json_values(text[at + len(label) :].strip()) if at >= 0 else []
     return values[0] if values else None
 
 

@@ -9,7 +9,7 @@ lexicon names the relation. Assistant lines are context, not facts.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from ...util.text import STOPWORDS
 
@@ -20,39 +20,213 @@ FIRST_PERSON = {"i": "", "i'm": "is", "i've": "has", "i'd": "would", "i'll": "wi
 DETS = {"the", "a", "an", "my", "our", "his", "her", "their", "your", "some", "this", "that", "these", "those"}
 PREPS = {"in", "at", "from", "to", "with", "for", "near", "into", "about", "on"}
 NEEDS_DET = {"to", "for", "on"}  # "to display", "for example": infinitives and idioms, not places
-EXTRA_STOP = {"every", "really", "just", "also", "very", "much", "many", "lot", "lots", "even", "still",
-              "already", "actually", "maybe", "please", "thanks", "thank", "hi", "hello", "yes", "yeah",
-              "okay", "ok", "sure", "well", "oh", "great", "anyway", "however", "though", "something",
-              "anything", "everything", "nothing", "someone", "anyone", "one", "way", "ways", "since", "until",
-              "because", "while", "during", "before", "after", "although", "unless", "whether"}
-GENERIC = {"day", "days", "life", "people", "work", "stuff", "things", "thing", "time", "times", "today",
-           "tomorrow", "yesterday", "week", "weeks", "month", "months", "year", "years", "morning",
-           "evening", "night", "moment", "mind", "general", "fact", "order", "addition", "terms",
-           "advance", "touch", "help", "idea", "ideas", "advice", "tips", "suggestions", "recommendations"}
-ADVERBS = {"just", "also", "still", "often", "never", "always", "usually", "recently", "finally", "already",
-           "even", "actually", "really", "only", "now", "then", "currently", "sometimes"}
-AUX = {"is", "am", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did", "will",
-       "would", "can", "could", "should", "might", "may", "must", "shall", "not", "don't", "didn't", "i'm",
-       "i've"}
+EXTRA_STOP = {
+    "every",
+    "really",
+    "just",
+    "also",
+    "very",
+    "much",
+    "many",
+    "lot",
+    "lots",
+    "even",
+    "still",
+    "already",
+    "actually",
+    "maybe",
+    "please",
+    "thanks",
+    "thank",
+    "hi",
+    "hello",
+    "yes",
+    "yeah",
+    "okay",
+    "ok",
+    "sure",
+    "well",
+    "oh",
+    "great",
+    "anyway",
+    "however",
+    "though",
+    "something",
+    "anything",
+    "everything",
+    "nothing",
+    "someone",
+    "anyone",
+    "one",
+    "way",
+    "ways",
+    "since",
+    "until",
+    "because",
+    "while",
+    "during",
+    "before",
+    "after",
+    "although",
+    "unless",
+    "whether",
+}
+GENERIC = {
+    "day",
+    "days",
+    "life",
+    "people",
+    "work",
+    "stuff",
+    "things",
+    "thing",
+    "time",
+    "times",
+    "today",
+    "tomorrow",
+    "yesterday",
+    "week",
+    "weeks",
+    "month",
+    "months",
+    "year",
+    "years",
+    "morning",
+    "evening",
+    "night",
+    "moment",
+    "mind",
+    "general",
+    "fact",
+    "order",
+    "addition",
+    "terms",
+    "advance",
+    "touch",
+    "help",
+    "idea",
+    "ideas",
+    "advice",
+    "tips",
+    "suggestions",
+    "recommendations",
+}
+ADVERBS = {
+    "just",
+    "also",
+    "still",
+    "often",
+    "never",
+    "always",
+    "usually",
+    "recently",
+    "finally",
+    "already",
+    "even",
+    "actually",
+    "really",
+    "only",
+    "now",
+    "then",
+    "currently",
+    "sometimes",
+}
+AUX = {
+    "is",
+    "am",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "has",
+    "have",
+    "had",
+    "do",
+    "does",
+    "did",
+    "will",
+    "would",
+    "can",
+    "could",
+    "should",
+    "might",
+    "may",
+    "must",
+    "shall",
+    "not",
+    "don't",
+    "didn't",
+    "i'm",
+    "i've",
+}
 # Irregular past forms take no third-person "s" ("I got" -> "user got").
-IRREGULAR_PAST = {"got", "went", "had", "made", "took", "came", "saw", "bought", "found", "gave", "told", "thought",
-                  "felt", "left", "kept", "began", "knew", "met", "ran", "sat", "said", "spent", "built", "sent",
-                  "paid", "lost", "won", "brought", "taught", "caught", "wrote", "read", "put", "set", "let", "cut",
-                  "heard", "held", "led", "meant", "slept", "sold", "stood", "understood", "drove", "ate", "flew"}
+IRREGULAR_PAST = {
+    "got",
+    "went",
+    "had",
+    "made",
+    "took",
+    "came",
+    "saw",
+    "bought",
+    "found",
+    "gave",
+    "told",
+    "thought",
+    "felt",
+    "left",
+    "kept",
+    "began",
+    "knew",
+    "met",
+    "ran",
+    "sat",
+    "said",
+    "spent",
+    "built",
+    "sent",
+    "paid",
+    "lost",
+    "won",
+    "brought",
+    "taught",
+    "caught",
+    "wrote",
+    "read",
+    "put",
+    "set",
+    "let",
+    "cut",
+    "heard",
+    "held",
+    "led",
+    "meant",
+    "slept",
+    "sold",
+    "stood",
+    "understood",
+    "drove",
+    "ate",
+    "flew",
+}
 STOP = STOPWORDS | EXTRA_STOP
 
 # Relation lexicon: the first pattern found in the words between subject and object names the
 # relation. Order matters ("has moved to" is LIVES_IN, not HAS).
-LEXICON: list[tuple[re.Pattern[str], str]] = [(re.compile(p), r) for p, r in [
-    (r"\b(?:live[sd]?|living|reside[sd]?|residing|moved|move[sd]?|moving|relocated?|relocating)\b", "LIVES_IN"),
-    (r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:at|by)|job\s+at|joined)\b", "WORKS_AT"),
-    (r"\bstud(?:y|ies|ied|ying)\s+at\b", "STUDIES_AT"),
-    (r"\bmarried\s+to\b", "MARRIED_TO"),
-    (r"\b(?:named|called)\b", "NAMED"),
-    (r"\b(?:like[sd]?|love[sd]?|enjoy(?:s|ed)?|prefer(?:s|red)?)\b", "LIKES"),
-    (r"\b(?:visit(?:s|ed)?|went\s+to|travel(?:l)?ed\s+to|trip\s+to)\b", "VISITED"),
-    (r"\b(?:ha[sd]|have|own(?:s|ed)?|bought|got)\b", "HAS"),
-]]
+LEXICON: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(p), r)
+    for p, r in [
+        (r"\b(?:live[sd]?|living|reside[sd]?|residing|moved|move[sd]?|moving|relocated?|relocating)\b", "LIVES_IN"),
+        (r"\b(?:work(?:s|ed|ing)?\s+(?:at|for)|employed\s+(?:at|by)|job\s+at|joined)\b", "WORKS_AT"),
+        (r"\bstud(?:y|ies|ied|ying)\s+at\b", "STUDIES_AT"),
+        (r"\bmarried\s+to\b", "MARRIED_TO"),
+        (r"\b(?:named|called)\b", "NAMED"),
+        (r"\b(?:like[sd]?|love[sd]?|enjoy(?:s|ed)?|prefer(?:s|red)?)\b", "LIKES"),
+        (r"\b(?:visit(?:s|ed)?|went\s+to|travel(?:l)?ed\s+to|trip\s+to)\b", "VISITED"),
+        (r"\b(?:ha[sd]|have|own(?:s|ed)?|bought|got)\b", "HAS"),
+    ]
+]
 # A subject holds one value of these at a time, so a new value contradicts the old one.
 SINGLE_VALUED = {"LIVES_IN", "WORKS_AT", "STUDIES_AT", "MARRIED_TO", "NAMED"}
 
@@ -126,8 +300,13 @@ def _prep_nouns(sentence: str) -> list[str]:
 def extract_entities(content: str) -> list[str]:
     """Speaker(s) of user-side lines, then capitalised names, then nouns after prepositions."""
     lines = [(s, t) for s, t in speaker_lines(content) if user_side(s)]
-    mid = {_name(m.group()) for _, t in lines for sent in sentences(t)
-           for k, m in enumerate(_WORD.finditer(sent)) if k > 0 and m.group()[0].isupper()}
+    mid = {
+        _name(m.group())
+        for _, t in lines
+        for sent in sentences(t)
+        for k, m in enumerate(_WORD.finditer(sent))
+        if k > 0 and m.group()[0].isupper()
+    }
     found: list[str] = []
     for speaker, text in lines:
         if speaker:
@@ -217,8 +396,11 @@ def extract_facts(content: str, entity_names: list[str]) -> list[tuple[str, str,
                     subject, subj_end = hits[0][2], hits[0][1]
             if subject is None:
                 continue
-            mentions = sorted((m.start(), m.end(), n) for n in entity_names
-                              if n.lower() != subject.lower() and (m := find_name(n, sent, subj_end)))
+            mentions = sorted(
+                (m.start(), m.end(), n)
+                for n in entity_names
+                if n.lower() != subject.lower() and (m := find_name(n, sent, subj_end))
+            )
             prev_end = subj_end
             for start, end, target in mentions[:3]:
                 between = sent[subj_end:start]
@@ -235,7 +417,7 @@ def extract_facts(content: str, entity_names: list[str]) -> list[tuple[str, str,
                     clause = between
                 fact = " ".join((subject + clause + sent[start:end]).split())
                 if speaker:
-                    fact = subject + _possessives(fact[len(subject):], speaker)
+                    fact = subject + _possessives(fact[len(subject) :], speaker)
                 out.append((subject, rel, target, fact))
                 prev_end = end
     return out
@@ -248,7 +430,7 @@ def parse_fact(fact: str) -> tuple[str, str, str] | None:
         m = pattern.search(low)
         if m:
             subj = [w for w in low[: m.start()].split() if w not in AUX and w not in ADVERBS]
-            obj = low[m.end():].split()
+            obj = low[m.end() :].split()
             while obj and (obj[0] in PREPS or obj[0] in DETS):
                 obj = obj[1:]
             return " ".join(subj), rel, " ".join(obj)
@@ -266,5 +448,5 @@ def iso_z(text: str | None) -> str | None:
         dt = datetime.fromisoformat(text.split("#")[0].strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    dt = dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+    dt = dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt.astimezone(UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -34,9 +34,13 @@ RERANKERS: dict[str, tuple[EdgeReranker, NodeReranker]] = {
 }
 # What an item's score is, by reranker; the cross-encoder is our embedding stand-in (see
 # cross_encoder.py), named so in every output.
-SCORE_NAMES = {"rrf": "rrf", "mmr": "mmr", "node_distance": "node_distance (1 / hops to the center entity)",
-               "episode_mentions": "episode_mentions (episodes citing the fact)",
-               "cross_encoder": "cross_encoder (stand-in: embedding cosine)"}
+SCORE_NAMES = {
+    "rrf": "rrf",
+    "mmr": "mmr",
+    "node_distance": "node_distance (1 / hops to the center entity)",
+    "episode_mentions": "episode_mentions (episodes citing the fact)",
+    "cross_encoder": "cross_encoder (stand-in: embedding cosine)",
+}
 
 
 def search_config(s: Any, limit: int) -> SearchConfig:
@@ -45,12 +49,20 @@ def search_config(s: Any, limit: int) -> SearchConfig:
     edge_reranker, node_reranker = RERANKERS[s.reranker]
     common = {"sim_min_score": s.sim_min_score, "mmr_lambda": s.mmr_lambda, "bfs_max_depth": s.bfs_max_depth}
     return SearchConfig(
-        edge_config=EdgeSearchConfig(search_methods=[EdgeSearchMethod.cosine_similarity, EdgeSearchMethod.bm25,
-                                                     EdgeSearchMethod.bfs], reranker=edge_reranker, **common),
-        node_config=NodeSearchConfig(search_methods=[NodeSearchMethod.cosine_similarity, NodeSearchMethod.bm25,
-                                                     NodeSearchMethod.bfs], reranker=node_reranker, **common)
-        if s.entities else None,
-        limit=limit, reranker_min_score=s.mmr_min_score if s.reranker == "mmr" else 0.0,
+        edge_config=EdgeSearchConfig(
+            search_methods=[EdgeSearchMethod.cosine_similarity, EdgeSearchMethod.bm25, EdgeSearchMethod.bfs],
+            reranker=edge_reranker,
+            **common,
+        ),
+        node_config=NodeSearchConfig(
+            search_methods=[NodeSearchMethod.cosine_similarity, NodeSearchMethod.bm25, NodeSearchMethod.bfs],
+            reranker=node_reranker,
+            **common,
+        )
+        if s.entities
+        else None,
+        limit=limit,
+        reranker_min_score=s.mmr_min_score if s.reranker == "mmr" else 0.0,
     )
 
 
@@ -76,8 +88,13 @@ async def center_node(g: Graphiti, group_id: str, query: str, name: str | None, 
         if hit is not None:
             return hit.uuid
     assert fallback.edge_config is not None  # search_config always searches facts
-    cfg = fallback.model_copy(update={"node_config": None, "limit": 1, "reranker_min_score": 0.0,
-                                      "edge_config": fallback.edge_config.model_copy(
-                                          update={"reranker": EdgeReranker.rrf})})
+    cfg = fallback.model_copy(
+        update={
+            "node_config": None,
+            "limit": 1,
+            "reranker_min_score": 0.0,
+            "edge_config": fallback.edge_config.model_copy(update={"reranker": EdgeReranker.rrf}),
+        }
+    )
     res = await g.search_(query, config=cfg, group_ids=[group_id])
     return res.edges[0].source_node_uuid if res.edges else None

@@ -30,9 +30,9 @@ from graphiti_core.utils.maintenance.community_operations import update_communit
 from graphiti_core.utils.maintenance.graph_data_operations import clear_data
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from ...models import ModelLayer
 from ...util import secrets
 from ...util.errors import ConfigError
-from ...models import ModelLayer
 from ..base import MemorySystem, memory_system
 from ..types import MemoryItem, Session, Turn, as_utc
 from . import offline as _offline  # noqa: F401  (registers the offline answers to graphiti's steps)
@@ -85,7 +85,7 @@ class ZepSettings(BaseModel):
         return "message" if v == "turn" else v  # the earlier name of the same choice
 
     @model_validator(mode="after")
-    def _one_database(self) -> "ZepSettings":
+    def _one_database(self) -> ZepSettings:
         if self.db_path and self.neo4j_uri:
             raise ValueError("give db_path (embedded Kuzu) or neo4j_uri (a Neo4j server), not both")
         return self
@@ -99,7 +99,9 @@ class Provenance(BaseModel):
 
 @memory_system("zep")
 class Zep(MemorySystem[ZepSettings]):
-    description = "Zep temporal knowledge graph on graphiti-core (Kuzu embedded or Neo4j); facts with validity ranges + entities"
+    description = (
+        "Zep temporal knowledge graph on graphiti-core (Kuzu embedded or Neo4j); facts with validity ranges + entities"
+    )
     paper = "Rasmussen et al. 2025, Zep: A Temporal Knowledge Graph Architecture for Agent Memory"
     Settings = ZepSettings
 
@@ -156,8 +158,10 @@ class Zep(MemorySystem[ZepSettings]):
             cross_encoder = self._cross_encoder()  # a bad model folder fails before a database opens
             driver = await self._connect()
             self._graphiti = Graphiti(
-                graph_driver=driver, llm_client=LayerLLMClient(self._graphiti_layer(), self.log),
-                embedder=LayerEmbedder(self.embedder), cross_encoder=cross_encoder,
+                graph_driver=driver,
+                llm_client=LayerLLMClient(self._graphiti_layer(), self.log),
+                embedder=LayerEmbedder(self.embedder),
+                cross_encoder=cross_encoder,
                 max_coroutines=self.settings.max_coroutines,
             )
             if not self._clear_pending:
@@ -208,7 +212,7 @@ class Zep(MemorySystem[ZepSettings]):
         if not ep.source_description.startswith(SOURCE_PREFIX):
             return None
         try:
-            meta = json.loads(ep.source_description[len(SOURCE_PREFIX):])
+            meta = json.loads(ep.source_description[len(SOURCE_PREFIX) :])
             prov = Provenance(session_id=meta["session"], turn_ids=meta["turns"], time=as_utc(ep.valid_at))
         except (ValueError, KeyError, TypeError):
             return None
@@ -241,8 +245,12 @@ class Zep(MemorySystem[ZepSettings]):
             body = "\n".join(f"{t.role}: {' '.join(t.content.split())}" for t in turns)
             meta = json.dumps({"session": session.id, "turns": [t.id for t in turns]})
             result = await g.add_episode(
-                name=name, episode_body=body, source_description=SOURCE_PREFIX + meta,
-                reference_time=session.date, source=EpisodeType.message, group_id=self.group_id,
+                name=name,
+                episode_body=body,
+                source_description=SOURCE_PREFIX + meta,
+                reference_time=session.date,
+                source=EpisodeType.message,
+                group_id=self.group_id,
                 # graphiti's own window (None) only for the first episode of a resumed graph
                 previous_episode_uuids=list(self._recent) if self._recent else None,
             )
@@ -253,7 +261,8 @@ class Zep(MemorySystem[ZepSettings]):
                 for node in result.nodes:
                     await update_community(g.driver, g.llm_client, g.embedder, node)
             self._provenance[result.episode.uuid] = Provenance(
-                session_id=session.id, turn_ids=[t.id for t in turns], time=session.date)
+                session_id=session.id, turn_ids=[t.id for t in turns], time=session.date
+            )
             self._edges.update(e.uuid for e in result.edges)  # new, duplicate and invalidated
         if self.settings.communities and not self._communities_built:
             await g.build_communities(group_ids=[self.group_id])
@@ -277,8 +286,10 @@ class Zep(MemorySystem[ZepSettings]):
         if missing:  # written by another instance of this group
             for ep in await EpisodicNode.get_by_uuids(g.driver, sorted(missing)):
                 self._remember(ep)
-        items = [self._item(e, score, now) for e, score in
-                 zip(edges, edge_scores(self.settings.reranker, edges, res.edge_reranker_scores))]
+        items = [
+            self._item(e, score, now)
+            for e, score in zip(edges, edge_scores(self.settings.reranker, edges, res.edge_reranker_scores))
+        ]
         if self.settings.current_first:
             items.sort(key=lambda i: not i.meta["current"])  # stable: graphiti's order otherwise
         return items
@@ -304,14 +315,22 @@ class Zep(MemorySystem[ZepSettings]):
         # Valid time (the world), not expired_at: that is when *we* learnt it, i.e. ingest wall-clock.
         current = (valid is None or valid <= now) and (invalid is None or invalid > now)
         return MemoryItem(
-            id=edge.uuid, text=edge.fact, time=valid or (first.time if first else as_utc(edge.created_at)),
-            session_id=first.session_id if first else "", turn_ids=list(dict.fromkeys(t for p in provs for t in p.turn_ids)),
-            score=float(score), scores={self._score_name(): float(score)},
-            meta={"relation": edge.name, "valid_at": valid.isoformat() if valid else None,
-                  "invalid_at": invalid.isoformat() if invalid else None, "current": current,
-                  "session_ids": list(dict.fromkeys(p.session_id for p in provs)),
-                  # Sessions give whole-session episodes: every turn is cited, as in `retrieval`.
-                  "turn_ids_inferred": self.settings.episodes == "session"},
+            id=edge.uuid,
+            text=edge.fact,
+            time=valid or (first.time if first else as_utc(edge.created_at)),
+            session_id=first.session_id if first else "",
+            turn_ids=list(dict.fromkeys(t for p in provs for t in p.turn_ids)),
+            score=float(score),
+            scores={self._score_name(): float(score)},
+            meta={
+                "relation": edge.name,
+                "valid_at": valid.isoformat() if valid else None,
+                "invalid_at": invalid.isoformat() if invalid else None,
+                "current": current,
+                "session_ids": list(dict.fromkeys(p.session_id for p in provs)),
+                # Sessions give whole-session episodes: every turn is cited, as in `retrieval`.
+                "turn_ids_inferred": self.settings.episodes == "session",
+            },
         )
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
