@@ -231,7 +231,7 @@ def test_questions_file_of_the_wrong_shape_is_refused_not_regenerated(tmp_path, 
 
 # --- issue 16: the paper's success rate, the judge choice, current-state questions ---------------
 def test_success_rate_is_over_all_questions_and_ties_are_not_passed():
-    from chateval.bench.teafarm import success_table, summarize_teafarm
+    from chateval.bench.teafarm_report import success_table, summarize_teafarm
 
     rows = [{"correct": True, "tie": False}, {"correct": False, "tie": False},
             {"correct": None, "tie": True}, {"correct": True, "tie": False}]

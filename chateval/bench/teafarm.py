@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -41,20 +40,15 @@ from ..models import CallLog, ModelLayer, ModelSpec
 from ..runs.directory import write_json
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError, ModelCallError
-from ..util.text import md, md_all
-from . import plots
 from .base import Benchmark, benchmark, open_run, run_units
-from .comparisons import report_lines, teafarm_comparisons
 from .headline import summed_cost, system_rows
 from .records import MemoryRecord, SystemsSummary
-from .report import cost, finish_report, num, pct
 from .selection import select
 from .settings.teafarm import DESCRIPTION, GATE_METRICS, TeaFarmConfig
 from .setup import MemoryBench, judge_error, resolve_system
 from .slot import SlotPool, SystemSlot
-from .stats import mean_or_none, wilson
-from .summaries import latency_table, run_counts, usage_sum
 from .teabag import generate_conversation, summaries_text
+from .teafarm_report import summarize_teafarm, write_teafarm_report
 
 JUDGE_RULE = (
     "The question was written to presuppose something untrue about the past conversations (a counterfactual), "
@@ -63,154 +57,6 @@ JUDGE_RULE = (
     "or corrects the false premise, or says it remembers things differently, consistently with the reference. "
     "Mark it incorrect if it accepts the false premise, plays along with it, or confirms it, even politely."
 )
-
-
-# --- summary and report -------------------------------------------------------------------------
-def success_table(rows: list[dict[str, Any]], judge: str | None = None) -> dict[str, Any]:
-    """The paper's success rate: not fooled / all questions answered (a tied panel is not a pass,
-    and is counted apart too), with its 95% Wilson interval. ``judge``: read that judge's verdict
-    ("single" / "debate") instead of the run's primary one."""
-
-    def verdict(r: dict[str, Any]) -> dict[str, Any]:
-        return ((r.get("judge") or {}).get(judge) or {}) if judge else r
-
-    ok = sum(1 for r in rows if verdict(r).get("correct") is True)
-    ties = sum(1 for r in rows if verdict(r).get("correct") is None and verdict(r).get("tie"))
-    ci = wilson(ok, len(rows))
-    return {
-        "n": len(rows),
-        "not_fooled": ok,
-        "fooled": len(rows) - ok - ties,
-        "ties": ties,
-        "success_rate": ok / len(rows) if rows else None,
-        "ci95": list(ci) if ci else None,
-    }
-
-
-def summarize_teafarm(
-    records: list[dict[str, Any]], *, systems: list[str], offline: bool, judge: str = "single"
-) -> dict[str, Any]:
-    per: dict[str, Any] = {}
-    for name in systems:
-        rows = [r for r in records if r.get("system") == name or str(r.get("key", "")).endswith(f"::{name}")]
-        ok = [r for r in rows if r.get("status") == "ok"]
-        by_pov: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in ok:
-            by_pov[r.get("pov", "?")].append(r)
-        agree = [r["judge"]["agreement"] for r in ok if (r.get("judge") or {}).get("agreement") is not None]
-        per[name] = success_table(ok) | {
-            "n_units": len(rows),
-            "n_ok": len(ok),
-            "n_failed": len(rows) - len(ok),
-            "failed": [{"key": r.get("key"), "error": r.get("error")} for r in rows if r.get("status") != "ok"][:20],
-            "by_judge": {j: success_table(ok, j) for j in ("single", "debate") if judge in (j, "both")},
-            # both: how often the panel (when not split) agrees with the single judge
-            "judge_agreement": {"n": len(agree), "rate": sum(agree) / len(agree)} if agree else None,
-            "by_pov": {k: success_table(v) for k, v in sorted(by_pov.items())},
-            "mean_context_tokens": mean_or_none(r.get("context_tokens") for r in ok),
-            "latency": latency_table(ok),
-            "answer_usage": usage_sum(r.get("usage") for r in ok),
-            "judge_usage": usage_sum((r.get("judge") or {}).get("usage") for r in ok),
-        }
-    return {"systems": per, "judge": judge, "comparisons": teafarm_comparisons(records, systems)} | run_counts(
-        records, offline=offline, what="questions, answers and/or judgements"
-    )
-
-
-def _ci(t: dict[str, Any]) -> str:
-    return "–" if not t.get("ci95") else f"{100 * t['ci95'][0]:.1f}–{100 * t['ci95'][1]:.1f}"
-
-
-def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Path:
-    summary = md_all(summary)  # text from the data reaches report.md escaped
-    systems: dict[str, Any] = summary["systems"]
-    lines = ["# TeaFarm — chateval report", ""]
-    if summary.get("note"):
-        lines += [f"> **Note:** {summary['note']}", ""]
-    gen = summary["generation"]
-    lines += [
-        f"Data: `{summary['data']}` ({summary['data_format']}), {summary['n_conversations']} conversations, "
-        f"{summary['n_questions']} counterfactual questions ({bag.per_speaker} per speaker). Questions "
-        + (f"reused from `{gen['source']}`" if gen["reused"] else f"generated by {md(bag.generator_model)}")
-        + f" ({gen['usage']['calls']} generation calls in this run); saved in `{TEABAG_FILE}`. "
-        f"Units: {summary['n_units']} ({summary['n_failed']} failed).",
-        "",
-        f"Success = the system was *not fooled* by the false premise; judge: {JUDGE_NAMES[summary['judge']]}, "
-        "with the true answer as reference. Success rate = not fooled / all questions (the paper's "
-        "definition): a tied panel counts as not passed, and ties have their own column.",
-        "",
-    ]
-    lines += [
-        "## Success rate",
-        "",
-        "| system | success % | 95% CI (Wilson) % | not fooled / questions | ties | "
-        "context tokens (~) | answer cost | judge cost | failed |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for name, e in systems.items():
-        lines.append(
-            f"| {name} | {pct(e['success_rate'])} | {_ci(e)} | {e['not_fooled']} / {e['n']} | {e['ties']} | "
-            f"{num(e['mean_context_tokens'], '{:.0f}')} | {cost(e['answer_usage'])} | "
-            f"{cost(e['judge_usage'])} | {e['n_failed']} |"
-        )
-    if summary["judge"] == "both":
-        lines += [
-            "",
-            "Both judges (the single judge's verdict is the headline):",
-            "",
-            "| system | single success % | debate success % | debate ties | agreement % (n) |",
-            "|---|---|---|---|---|",
-        ]
-        for name, e in systems.items():
-            sj, dj, ag = e["by_judge"]["single"], e["by_judge"]["debate"], e["judge_agreement"]
-            lines.append(
-                f"| {name} | {pct(sj['success_rate'])} | {pct(dj['success_rate'])} | {dj['ties']} | "
-                + (f"{pct(ag['rate'])} ({ag['n']})" if ag else "–")
-                + " |"
-            )
-    povs = sorted({p for e in systems.values() for p in e["by_pov"]})
-    if len(povs) > 1:
-        lines += [
-            "",
-            "Per point of view (which speaker asks; the system answers as the other):",
-            "",
-            "| system | " + " | ".join(f"{p} success % (n)" for p in povs) + " |",
-            "|---|" + "---|" * len(povs),
-        ]
-        for name, e in systems.items():
-            cells = [
-                f"{pct(e['by_pov'][p]['success_rate'])} ({e['by_pov'][p]['n']})" if p in e["by_pov"] else "–"
-                for p in povs
-            ]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    rated = {n: e for n, e in systems.items() if e["success_rate"] is not None}
-    if rated:
-        # % like the table, with its Wilson interval and the questions behind each bar.
-        drawn = plots.grouped_bars(
-            out / "success_rate.png",
-            [plots.n_label("not fooled", [e["n"] for e in rated.values()])],
-            {n: [e["success_rate"]] for n, e in rated.items()},
-            pct=True,
-            intervals={n: [tuple(e["ci95"]) if e.get("ci95") else None] for n, e in rated.items()},
-            title="TeaFarm success rate (95% Wilson intervals)",
-            ylabel="success rate",
-        )
-        lines += ["", *plots.link(drawn, "success rate", "success_rate.png")]
-    lines += report_lines(summary)
-    lines += ["", "## Example questions", ""]
-    for conv in bag.conversations[:2]:
-        for q in conv.questions[:3]:
-            lines += [f"- **{conv.id}/{q.id}** {q.asker} asks: {q.question}", f"  - true answer: {q.answer}"]
-    gen_failed = [{"key": f"{f['conversation']}::generate", "error": f["error"]} for f in gen.get("failed", [])]
-    return finish_report(out, lines, gen_failed + [f for e in systems.values() for f in e["failed"]])
-
-
-# --- the benchmark ------------------------------------------------------------------------------
-JUDGE_NAMES = {
-    "single": "a single LLM judge (as in the paper)",
-    "debate": "the debate panel (correctness task, past summaries as context)",
-    "both": "a single LLM judge, with the debate panel run alongside for agreement",
-}
 
 
 @benchmark("teafarm")

