@@ -1,7 +1,7 @@
 """What the judge meta-evaluation benchmarks (FairEval, Topical-Chat) share: command-line
 options, one resumable run directory per setting (the settings and sweeps themselves are in
-meta_settings.py), and the tables and plots that compare settings (ChatEval Tables 1-4 and
-Figure 3).
+meta_settings.py, the tables and plots that compare them, ChatEval Tables 1-4 and Figure 3, in
+meta_report.py).
 
 Layout of --out: one sub-run per setting (``OUT/single``, ``OUT/multi``, ``OUT/agents-3``,
 ``OUT/strategy-simultaneous``, ...), each a normal run directory (config.json, samples.jsonl,
@@ -26,28 +26,24 @@ from ..paired import PairedDifference, dump_comparisons
 from ..runs.directory import (
     RunDir,
     RunLock,
-    atomic_write,
     check_top_folder,
     clear_top_report,
     merge_accounts,
     write_summary_file,
 )
 from ..runs.progress import RunProgress
-from ..runs.savings import savings_lines
 from ..util.errors import ConfigError
-from ..util.text import md, md_all
-from . import plots
 from .base import Benchmark, run_units
-from .comparisons import report_lines, setting_pairs
+from .comparisons import setting_pairs
 from .config import JudgeMetaConfig
-from .meta_plots import Chart, chart_bars, sweep_lines
+from .meta_plots import Chart
+from .meta_report import OFFLINE_JUDGE, write_report, write_setting_report
 from .meta_settings import ESCALATE_SETTING, Item, Setting, plan
 from .records import JudgeItemRecord, SettingsSummary, SettingSummary
 from .selection import select
-from .sweeps import NUMERIC_DIMS, SWEEP_DIMS, parse_sweep  # noqa: F401  (SWEEP_DIMS, parse_sweep re-exported)
+from .sweeps import SWEEP_DIMS, parse_sweep  # noqa: F401  (SWEEP_DIMS, parse_sweep re-exported)
 
 META_MAX_TOKENS = 512  # ChatEval's completion limit per judge call (its configs' max_tokens)
-OFFLINE_JUDGE = "offline (heuristic, not an LLM)"
 # Bumped when the way samples are built from the data changes, so --resume refuses old runs.
 SAMPLE_FORMAT = 1
 
@@ -216,7 +212,7 @@ class JudgeMetaBenchmark(Benchmark):
         if summary["offline"]:
             summary["note"] = OFFLINE_NOTE
         write_summary_file(out / "summary.json", summary, self.summary_type)
-        self._write_report(out, summary, settings, sweeps)
+        write_report(self, out, summary, settings, sweeps)
         return summary
 
     def extra_dirs(self, config: JudgeMetaConfig) -> list[str]:
@@ -287,7 +283,7 @@ class JudgeMetaBenchmark(Benchmark):
                 self.setting_records[setting.run_dir] = records_now
                 summary = self._setting_summary(judges, setting, records_now, len(items), run_config)
                 run.write_summary(summary)  # adds the wall time of every attempt
-            self._write_setting_report(path, summary, records)
+            write_setting_report(self, path, summary, records)
         return summary
 
     def _setting_summary(
@@ -331,109 +327,6 @@ class JudgeMetaBenchmark(Benchmark):
         if judges.is_offline:
             out["note"] = OFFLINE_NOTE
         return out
-
-    # -- reports --
-    def _write_setting_report(self, path: Path, summary: dict[str, Any], records: list[dict[str, Any]]) -> None:
-        summary, records = md_all(summary), md_all(records)  # text from the data reaches report.md escaped
-        p = summary["panel"]
-        lines = [f"# {self.title} — setting `{summary['setting']}`", ""]
-        if summary.get("note"):
-            lines += [f"> **Note:** {summary['note']}. Rows from it are labelled `{OFFLINE_JUDGE}`.", ""]
-        lines += [
-            f"Judge: {summary['judge']} · strategy {p['strategy']} · {p['agents']} agent(s) "
-            f"({', '.join(p['personas'])}) · {p['turns']} turn(s) · aggregate {p['aggregate']}"
-            + (" · position calibration (both orders)" if p["swap"] else ""),
-            "",
-        ]
-        lines += self.table([summary], first="setting", labels=[summary["setting"]])
-        saved = savings_lines(summary)
-        if saved:
-            lines += ["", *saved]
-        lines += self.setting_report(path, summary, records)
-        failed = [r for r in records if r.get("status") != "ok"]
-        if failed:
-            lines += ["", "## Failed units", ""] + [f"- {r.get('key')}: {r.get('error')}" for r in failed[:50]]
-        atomic_write(path / "report.md", "\n".join(lines) + "\n")
-
-    def table(self, summaries: Sequence[dict[str, Any]], *, first: str, labels: Sequence[str]) -> list[str]:
-        head = [first, "judge", "strategy", "agents", "turns", "personas"]
-        if self.task == "pairwise":
-            head.append("swap")
-        head += self.metric_headers() + ["n", "parse failures", "failed", "calls", "tokens", "cost", "wall s"]
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for label, s in zip(labels, summaries):
-            p, u = s["panel"], s["usage"]
-            cells = [label, s["judge"], p["strategy"], str(p["agents"]), str(p["turns"]), ", ".join(p["personas"])]
-            if self.task == "pairwise":
-                cells.append("yes" if p["swap"] else "no")
-            tokens = u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)
-            cost = u.get("cost_usd")
-            cells += self.metric_cells(s["metrics"]) + [
-                f"{s['n_ok']}/{s['n_units']}",
-                f"{s['parse_errors']}/{s['agent_verdicts']}" + (f" ({s['reasked']} re-asked)" if s["reasked"] else ""),
-                str(s["n_failed"]),
-                f"{u.get('calls', 0)}" + (f" (+{u['cached_calls']} cached)" if u.get("cached_calls") else ""),
-                ("~" if u.get("tokens_approx") else "") + f"{tokens:,}",
-                "unknown" if cost is None else f"${cost:.4f}",
-                f"{s['wall_time_s']:.1f}",
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
-        return lines
-
-    def _write_report(
-        self, out: Path, summary: dict[str, Any], settings: list[Setting], sweeps: dict[str, list[Setting]]
-    ) -> None:
-        summary = md_all(summary)  # text from the data reaches report.md escaped (keys too: look up with md())
-        # Every figure is redrawn below: older ones (another sweep, earlier versions' settings.png) go, under
-        # this benchmark's own figure names only (check_top_folder made sure the folder is its run's).
-        for old in [*out.glob("settings*.png"), *out.glob("sweep_*.png")]:
-            old.unlink()
-        lines = [f"# {self.title} — chateval report", ""]
-        if summary.get("note"):
-            lines += [
-                f"> **Note:** {summary['note']}. Its rows are labelled `{OFFLINE_JUDGE}`; they test the "
-                "pipeline and are not LLM results.",
-                "",
-            ]
-        lines += self.header_lines(summary)
-        lines += self.extra_sections(out, summary)
-        if settings:
-            sums = [summary["settings"][md(s.name)] for s in settings]
-            lines += ["## Settings", ""]
-            lines += self.table(sums, first="setting", labels=[md(s.name) for s in settings])
-            lines += ["", "Sub-runs: " + ", ".join(f"{md(s.name)} → {md(out / s.run_dir)}" for s in settings), ""]
-            for s, sm in zip(settings, sums):
-                saved = savings_lines(sm)
-                if saved:
-                    lines += [f"Setting {md(s.name)}:", "", *saved, ""]
-            if len(settings) > 1:
-                for chart in self.charts(sums):
-                    png = f"settings_{chart.key}.png"
-                    drawn = chart_bars(
-                        out / png,
-                        [s.name for s in settings],
-                        chart,
-                        title=f"{self.title}: {chart.name} per setting\n(judge: {sums[0]['judge']})",
-                    )
-                    lines += plots.link(drawn, f"settings: {chart.key}", png) + chart.baseline_note()
-        for dim, pts in sweeps.items():
-            sums = [summary["runs"][md(s.run_dir)] for s in pts]
-            lines += [f"## Sweep: {dim}", ""]
-            lines += self.table(sums, first=f"{dim} (swept)", labels=[md(s.value) for s in pts])
-            shared = [f"{md(s.label)} = {md(s.run_dir)}" for s in pts if s.run_dir != s.name]
-            if shared:
-                lines += ["", "Same judge as another setting, so the same sub-run: " + ", ".join(shared)]
-            lines.append("")
-            for chart in self.charts(sums):
-                png = f"sweep_{dim}_{chart.key}.png"
-                title = f"{self.title}: {chart.name} over {dim}\n(judge: {sums[0]['judge']})"
-                if dim in NUMERIC_DIMS:
-                    drawn = sweep_lines(out / png, [s.value for s in pts], chart, title=title, xlabel=dim)
-                else:
-                    drawn = chart_bars(out / png, [str(s.value) for s in pts], chart, title=title)
-                lines += plots.link(drawn, f"sweep {dim}: {chart.key}", png) + chart.baseline_note()
-        lines += report_lines(summary)
-        atomic_write(out / "report.md", "\n".join(lines) + "\n")
 
 
 def _dedupe(settings: list[Setting], judges: dict[str, Judges]) -> list[Setting]:
