@@ -35,7 +35,7 @@ from chateval.memory import MEMORY_SYSTEMS, MemoryInputError, Session, Turn, as_
 from chateval.memory import systems as _systems  # noqa: E402,F401
 from chateval.memory.embeddings import make_embedder  # noqa: E402
 from chateval.memory.types import MemoryItem  # noqa: E402
-from chateval.memory.zep import offline, offline_text  # noqa: E402
+from chateval.memory.zep import offline, offline_facts, offline_text  # noqa: E402
 from chateval.memory.zep.context import format_context  # noqa: E402
 from chateval.memory.zep.cross_encoder import EmbeddingCrossEncoder  # noqa: E402
 from chateval.memory.zep.embedder import LayerEmbedder  # noqa: E402
@@ -538,13 +538,13 @@ async def test_embedder_and_cross_encoder_adapters():
 def test_offline_text_heuristics():
     content = "user: I live in Paris with my sister Anna.\nassistant: Visit the Louvre!"
     assert offline_text.extract_entities(content) == ["user", "Paris", "Anna", "sister"]  # assistant lines: context only
-    facts = offline_text.extract_facts(content, ["user", "Paris", "Anna"])
+    facts = offline_facts.extract_facts(content, ["user", "Paris", "Anna"])
     assert facts[0] == ("user", "LIVES_IN", "Paris", "user lives in Paris")
     assert facts[1][2:] == ("Anna", "user lives in Paris with user's sister Anna")
-    assert offline_text.extract_facts("Caroline: I've moved to Boston.", ["Caroline", "Boston"]) == \
+    assert offline_facts.extract_facts("Caroline: I've moved to Boston.", ["Caroline", "Boston"]) == \
         [("Caroline", "LIVES_IN", "Boston", "Caroline has moved to Boston")]
-    assert offline_text.parse_fact("user moved to Berlin") == ("user", "LIVES_IN", "berlin")
-    assert offline_text.relation_type(" is looking for a ") == "LOOKING_FOR"
+    assert offline_facts.parse_fact("user moved to Berlin") == ("user", "LIVES_IN", "berlin")
+    assert offline_facts.relation_type(" is looking for a ") == "LOOKING_FOR"
 
 
 def test_offline_reads_graphiti_s_own_prompts():

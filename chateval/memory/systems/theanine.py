@@ -42,9 +42,7 @@ import random
 from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from ..answer import AnswerInputs
 from ..base import format_items, memory_system
@@ -52,6 +50,8 @@ from ..extract import session_inputs
 from ..timeline_graph import TimelineGraph, window
 from ..types import MemoryItem, Response, Session, Turn
 from .retrieval import VectorMemory
+from .theanine_refine import refine_timeline
+from .theanine_settings import TheanineSettings
 from .theanine_steps import (  # noqa: F401  (re-exported: the steps belong to this system)
     EXTRACT_EVENTS,
     REFINE_TIMELINE,
@@ -75,29 +75,7 @@ from .theanine_steps import (  # noqa: F401  (re-exported: the steps belong to t
     topic_words,
 )
 from .theanine_timelines import Timeline, events_text, timeline_text
-
-
-class TheanineSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    j: int = Field(3, ge=1, le=50)  # associative memories per new memory (Phase I-1)
-    k: int = Field(3, ge=1, le=100)  # memories retrieved per response (Phase II-1)
-    n: int = Field(1, ge=1, le=20)  # raw timelines sampled per retrieved memory
-    max_paths: int = Field(256, ge=1, le=100_000)  # list every timeline up to this many; beyond, sample by walks
-    max_events: int = Field(12, ge=2, le=1000)  # a timeline is cut to this many events around the retrieved one
-    relation_aware: bool = True  # False: link to all j associative memories by similarity, no LLM call
-    linking: Literal["pair", "batch"] = "pair"  # pair: one call per (earlier, new) pair (paper); batch: one per memory
-    session_tokens: int = Field(1500, ge=50, le=100_000)  # pair linking: ~tokens of each source session shown
-    refine: bool = True  # False: raw timelines go to the response (no refinement calls)
-    # events: shuffled single events (top-k format); dynamic_k: the paper's Table 5 retrieval baseline
-    timeline_format: Literal["timeline", "events", "dynamic_k"] = "timeline"
-    # Latest dialogue turns that form the retrieval query; None: the whole current dialogue (the
-    # original code's query)
-    query_turns: int | None = Field(None, ge=1, le=1000)
-    source_chars: int = Field(600, ge=0, le=20_000)  # batch linking: characters of cited turns per memory
-    dialogue_prompt: Literal["speaker", "qa"] = "speaker"  # dialogue continuation: as the speaker, or the QA prompt
-    seed: int = 0  # timeline sampling and event shuffling
-    graph_path: str | None = None  # the user's graph file (node-link JSON); None: in memory only
-
+from .theanine_trace import timeline_trace
 
 # The dialogue of the respond() call in progress, for the retrieval query and the refinement
 # (respond() passes recall() and context() only the last user message).
@@ -350,69 +328,24 @@ class Theanine(VectorMemory[TheanineSettings]):
         chosen = list(timelines.values())
         self.last_recalled = list(items)
         if self.settings.refine and chosen:
-            chosen = list(await asyncio.gather(*(self._refine(t, dialogue, now) for t in chosen)))
+            chosen = list(
+                await asyncio.gather(
+                    *(
+                        refine_timeline(self.layer, self.graph, t, dialogue, now, log=self.log, prompts=self.prompts)
+                        for t in chosen
+                    )
+                )
+            )
         self.last_timelines = chosen
         if self.settings.timeline_format == "events":
             return events_text(self.graph, chosen, question, self.settings.seed)
         return "\n\n".join(timeline_text(self.graph, n + 1, t) for n, t in enumerate(chosen))
 
-    async def _refine(self, t: Timeline, dialogue: list[Turn], now: datetime) -> Timeline:
-        alias = {f"E{i + 1}": mid for i, mid in enumerate(t.path)}
-        events = [
-            TimelineEvent(
-                id=a,
-                event=self.graph.node(mid)["text"],
-                time=self.graph.node(mid)["time"],
-                relation=self.graph.relation(t.path[i - 1], mid) if i else None,
-                retrieved=mid in t.retrieved,
-            )
-            for i, (a, mid) in enumerate(alias.items())
-        ]
-        out = await REFINE_TIMELINE.run(
-            self.layer, RefineInputs(dialogue=dialogue, timeline=events, now=now), log=self.log, prompts=self.prompts
-        )
-        kept: dict[str, str] = {}
-        for e in out.events:
-            mid = alias.get(e.id.strip().upper())
-            if mid is not None and mid not in kept and e.text.strip():
-                kept[mid] = e.text.strip()
-        if not kept:  # the model dropped everything: keep the memories the timeline was retrieved for
-            kept = {mid: self.graph.node(mid)["text"] for mid in t.retrieved}
-        order = [mid for mid in t.path if mid in kept]  # timeline order, whatever order the reply used
-        return t.model_copy(update={"kept": order, "texts": {m: kept[m] for m in order}, "note": out.note.strip()})
-
     # --- inspection -------------------------------------------------------------------
     def trace(self) -> dict[str, Any]:
-        """What the latest response used, as the original code writes it per turn: the retrieved
-        memories, the raw timelines (events with the relation of the edge into each) and, when
-        refined, the timelines after refinement."""
-
-        def event(mid: str, prev: str | None, text: str | None = None) -> dict[str, Any]:
-            d = self.graph.node(mid)
-            rel = self.graph.relation(prev, mid) if prev and self.graph.g.has_edge(prev, mid) else None
-            return {"id": mid, "time": d["time"].isoformat(), "relation": rel, "text": text or d["text"]}
-
-        timelines = []
-        for t in self.last_timelines:
-            entry: dict[str, Any] = {
-                "retrieved": t.retrieved,
-                "start": t.start,
-                "truncated": t.truncated,
-                "start_is_component_oldest": t.start == self.graph.component_oldest(t.start) if t.start else None,
-                "raw": [event(m, t.path[i - 1] if i else None) for i, m in enumerate(t.path)],
-            }
-            if t.kept is not None:
-                entry["refined"] = [
-                    event(m, t.kept[i - 1] if i else None, t.texts.get(m)) for i, m in enumerate(t.kept)
-                ]
-                entry["note"] = t.note
-            timelines.append(entry)
-        return {
-            "retrieved": [
-                {"id": i.id, "text": i.text, "time": i.time.isoformat(), "score": i.score} for i in self.last_recalled
-            ],
-            "timelines": timelines,
-        }
+        """What the latest response used, as the original code writes it per turn (see
+        ``timeline_trace``)."""
+        return timeline_trace(self.graph, self.last_timelines, self.last_recalled)
 
     def export(self) -> dict[str, Any]:
         """The memory graph as networkx node-link JSON (the format of ``graph_path``)."""

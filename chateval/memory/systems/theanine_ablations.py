@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import create_model
 
 from ..base import memory_system
-from .theanine import Theanine, TheanineSettings
+from .theanine import Theanine
+from .theanine_settings import TheanineSettings
 
 
 def _variant(cls_name: str, name: str, description: str, **defaults: Any) -> type[Theanine]:

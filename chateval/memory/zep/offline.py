@@ -8,11 +8,11 @@ The community prompts (summarize_nodes) carry their data untagged, after a label
 (``Summaries:``, ``Summary:``); those handlers read the JSON value after it.
 A test builds graphiti's own prompts and checks the blocks are still found.
 
-What the handlers do with the text (``offline_text``): entities by capitalisation and
-prepositions, facts as subject–verb–object clauses, dedupe by exact name or fact, dates from
-the episode's reference time, and a new fact contradicts an old one with the same subject and
-the same single-valued relation (LIVES_IN Paris vs LIVES_IN Berlin). Summaries are extractive
-(first sentences).
+What the handlers do with the text (``offline_text``, ``offline_facts``): entities by
+capitalisation and prepositions, facts as subject–verb–object clauses, dedupe by exact name or
+fact, dates from the episode's reference time, and a new fact contradicts an old one with the
+same subject and the same single-valued relation (LIVES_IN Paris vs LIVES_IN Berlin). Summaries
+are extractive (first sentences).
 """
 
 from __future__ import annotations
@@ -27,18 +27,8 @@ from pydantic import BaseModel
 from ...models import offline_step
 from ...util.text import first_sentence
 from .llm import GraphitiStepInputs
-from .offline_text import (
-    SINGLE_VALUED,
-    extract_entities,
-    extract_facts,
-    find_name,
-    iso_z,
-    norm,
-    parse_fact,
-    sentences,
-    speaker_lines,
-    user_side,
-)
+from .offline_facts import SINGLE_VALUED, extract_facts, find_name, parse_fact
+from .offline_text import extract_entities, iso_z, norm, sentences, speaker_lines, user_side
 
 # --- reading graphiti's blocks ----------------------------------------------------------------
 _BLOCK = re.compile(r"<([A-Z][A-Z_ ]*[A-Z])>\n?(.*?)\n?</\1>", re.S)
