@@ -17,18 +17,19 @@ from autogen_core.models import LLMMessage, ModelInfo
 from pydantic import BaseModel
 
 from ..util.errors import ConfigError, EndpointUnreachable, ModelCallError
-from ..util.secrets import redact_url, register, register_url, scrub
+from ..util.secrets import register, register_url, scrub
 from .backends import Backend, Completion, GenParams, StepContext, Structured, json_schema
 from .budget import active_cap
 from .cache import CompletionCache, cache_key
 from .dryrun import active_dry_run
 from .layer_client import LayerClient
-from .prices import PRICES, cost_usd
+from .metering import cached_record, completed_record, give_up, request_record, unreachable
+from .prices import PRICES
 from .providers import build_backend
-from .reach import cannot_connect, endpoint_down, mark_down
+from .reach import cannot_connect, endpoint_down
 from .retry import BadResponse, RetryPolicy, describe, is_retryable, retry_after_seconds, status_code
 from .spec import ModelSpec
-from .usage import CallLog, CallRecord, UsageTotals, approx_tokens
+from .usage import CallLog, CallRecord, UsageTotals
 
 log = logging.getLogger("chateval.models")
 T = TypeVar("T")
@@ -265,21 +266,8 @@ class ModelLayer:
             if hit is not None:
                 comp = Completion.model_validate(hit)
                 comp.cached = True
-                self._record(
-                    CallRecord(
-                        model=self.label,
-                        step=step_name,
-                        agent=agent,
-                        cached=True,
-                        prompt_tokens=comp.prompt_tokens,
-                        completion_tokens=comp.completion_tokens,
-                        tokens_approx=comp.tokens_approx,
-                        cost_usd=cost_usd(self.spec.model, 0, 0),
-                    ),
-                    log,
-                    messages,
-                    comp,
-                )
+                rec = cached_record(self.label, self.spec.model, step_name, agent, comp)
+                self._record(rec, log, messages, comp)
                 return comp
 
         attempt = 0
@@ -310,90 +298,23 @@ class ModelLayer:
                     continue
                 if not is_retryable(exc) or attempt > self.retry.max_retries:
                     if cannot_connect(exc):
-                        raise self._unreachable(self.label, attempt, step_name, agent, log) from None
+                        raise unreachable(
+                            self.totals, self.spec.base_url, self.label, attempt, step_name, agent, log, self.spec.model
+                        ) from None
                     why = describe(exc)
                     if send is not None and self.backend.sends_schema and status_code(exc) == 400:
                         why += " to a request with a JSON-schema response_format (--structured auto falls back)"
-                    raise self._give_up(self.label, why, attempt, step_name, agent, log) from None
+                    raise give_up(
+                        self.totals, self.label, why, attempt, step_name, agent, log, self.spec.model
+                    ) from None
                 await asyncio.sleep(self.retry.delay(attempt, retry_after_seconds(exc)))
         latency = time.perf_counter() - t0
         comp.text = scrub(comp.text)  # a reply that echoes an API key must not carry it into any file
-        if not comp.prompt_tokens and not comp.completion_tokens:
-            # Some servers report no usage; estimate rather than report zero, and say so.
-            comp.prompt_tokens = sum(approx_tokens(m.content) for m in messages if isinstance(m.content, str))
-            comp.completion_tokens = approx_tokens(comp.text)
-            comp.tokens_approx = True
-        rec = CallRecord(
-            model=self.label,
-            step=step_name,
-            agent=agent,
-            prompt_tokens=comp.prompt_tokens,
-            completion_tokens=comp.completion_tokens,
-            tokens_approx=comp.tokens_approx,
-            latency_s=latency,
-            attempts=attempt,
-            cache_read_tokens=comp.cache_read_tokens,
-            cache_write_tokens=comp.cache_write_tokens,
-            cost_usd=cost_usd(
-                self.spec.model,
-                comp.prompt_tokens,
-                comp.completion_tokens,
-                cache_read=comp.cache_read_tokens,
-                cache_write=comp.cache_write_tokens,
-            ),
-        )
+        rec = completed_record(self.label, self.spec.model, step_name, agent, comp, messages, latency, attempt)
         self._record(rec, log, messages, comp)
         if self.cache is not None:
             self.cache.set(key, comp.model_dump(exclude={"cached"}))
         return comp
-
-    def _give_up(
-        self,
-        model: str,
-        why: str,
-        attempts: int,
-        step: str | None,
-        agent: str | None,
-        log: CallLog | None,
-        price_model: str | None = None,
-    ) -> ModelCallError:
-        """Record a call that failed for good; the error to raise (one line, no secrets)."""
-        message = scrub(f"model call to {model} failed after {attempts} attempt(s): {why}")
-        failed = CallRecord(
-            model=model,
-            step=step,
-            agent=agent,
-            failed=True,
-            attempts=attempts,  # unknown price:
-            cost_usd=cost_usd(price_model or self.spec.model, 0, 0),
-        )  # unknown cost, not $0
-        self.totals.add(failed)
-        if log is not None:
-            log.add(failed)
-            log.errors.append(message)
-        return ModelCallError(message)
-
-    def _unreachable(
-        self,
-        model: str,
-        attempts: int,
-        step: str | None,
-        agent: str | None,
-        log: CallLog | None,
-        price_model: str | None = None,
-    ) -> EndpointUnreachable:
-        """A call that could not connect after its retries: recorded as failed, and the run
-        watching (``reach.watch_endpoints``) is told to stop."""
-        where = redact_url(self.spec.base_url) if self.spec.base_url else f"of {model} (the provider's default URL)"
-        self._give_up(model, "connection refused", attempts, step, agent, log, price_model)
-        error = EndpointUnreachable(
-            scrub(
-                f"model endpoint {where} cannot be reached (connection refused after {attempts} attempt(s)); is the "
-                "server running and the base URL right? Finished samples are kept: rerun with --resume"
-            )
-        )
-        mark_down(error)
-        return error
 
     async def call(
         self,
@@ -422,17 +343,12 @@ class ModelLayer:
             except Exception as exc:  # classified as for chat calls
                 if not is_retryable(exc) or n > self.retry.max_retries:
                     if cannot_connect(exc):
-                        raise self._unreachable(model, n, step, None, log, price_model) from None
-                    raise self._give_up(model, describe(exc), n, step, None, log, price_model) from None
+                        raise unreachable(
+                            self.totals, self.spec.base_url, model, n, step, None, log, price_model
+                        ) from None
+                    raise give_up(self.totals, model, describe(exc), n, step, None, log, price_model) from None
                 await asyncio.sleep(self.retry.delay(n, retry_after_seconds(exc)))
-        rec = CallRecord(
-            model=model,
-            step=step,
-            prompt_tokens=tokens(result),
-            latency_s=time.perf_counter() - t0,
-            attempts=n,
-            cost_usd=cost_usd(price_model, tokens(result), 0),
-        )
+        rec = request_record(model, price_model, step, tokens(result), time.perf_counter() - t0, n)
         self.totals.add(rec)
         if log is not None:
             log.add(rec)
