@@ -7,8 +7,9 @@ the judging machinery."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..util.lazy import lazy_exports
 
 _EXPORTS = {
     "AuditConfig": "config",
@@ -33,15 +34,7 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'chateval.auditing' has no attribute {name!r}")
-    mod = _EXPORTS[name]
-    value = getattr(importlib.import_module(mod if mod.startswith("..") else f".{mod}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ CLI builds ``chateval bench NAME --help`` from a benchmark's settings without im
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..util.lazy import lazy_exports
 from .registry import BENCHMARKS, benchmark
 
 _EXPORTS = {
@@ -34,18 +34,7 @@ __all__ = [
     "make_config",
     "run",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'chateval.bench' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs

@@ -21,9 +21,9 @@ over resamples. An undefined value is ``None`` with a ``reason``, never NaN (JSO
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..util.lazy import lazy_exports
 from .model import MAX_ALL_PAIRS, MIN_ITEMS, RESAMPLES, SEED, PairedDifference, dump_comparisons, read_comparisons
 
 # The computing half loads numpy on first use: the records (``PairedDifference``) are read by
@@ -64,18 +64,7 @@ __all__ = [
     "read_comparisons",
     "spearman_statistic",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'chateval.paired' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(list(globals()) + __all__)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs
