@@ -14,7 +14,7 @@ import pytest
 
 from chateval.cli import main
 from chateval.debate.panel import JudgeResult, Panel
-from chateval.runs.directory import RunLock
+from chateval.runs.folder import RunLock
 
 from .conftest import EXAMPLES, FIXTURES, REPO, read_jsonl, write_jsonl
 
@@ -80,7 +80,7 @@ def test_a_second_writer_is_refused_naming_the_holder(tmp_path, capsys):
 
 def test_a_stale_lock_of_a_killed_process_is_taken_over(tmp_path):
     out = tmp_path / "run"
-    code = ("import os, signal; from chateval.runs.directory import RunLock; RunLock(%r).acquire(); "
+    code = ("import os, signal; from chateval.runs.folder import RunLock; RunLock(%r).acquire(); "
             "os.kill(os.getpid(), signal.SIGKILL)" % str(out))
     proc = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=60)
     assert proc.returncode == -9 and (out / ".chateval.pid").exists()  # it died holding the lock

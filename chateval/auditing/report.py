@@ -8,7 +8,7 @@ from typing import Any
 
 from ..bench import plots
 from ..records.audit import AuditSummary, BiasSummary
-from ..runs.directory import atomic_write
+from ..runs.files import atomic_write
 from ..view.samples import anchor
 
 REPORT, CHART, VIEW = "report.md", "flip_rates.png", "view.html"

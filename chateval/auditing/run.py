@@ -26,7 +26,8 @@ from ..evaluation.summary import OFFLINE_NOTE
 from ..models import UsageTotals
 from ..models.reach import watch_endpoints
 from ..records.audit import ORIGINAL, AuditSummary, AuditUnit
-from ..runs.directory import RunDir, file_sha256
+from ..runs.directory import RunDir
+from ..runs.files import file_sha256
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from ..util.plugins import load_plugins

@@ -17,8 +17,9 @@ from typing import Any, ClassVar
 
 from ..models.budget import cap_reached, set_unit, skip_unit
 from ..models.reach import endpoint_down
-from ..runs.directory import RunDir, write_json
+from ..runs.directory import RunDir
 from ..runs.envelope import SampleRecord, SummaryRecord
+from ..runs.files import write_json
 from ..runs.progress import RunProgress
 from ..util.errors import RunWriteError
 from .config import BenchConfig

@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar, cast
 from pydantic import BaseModel
 
 from ..models.dryrun import DryRunEstimate, adaptive_notes, dry_run
-from ..runs.directory import LOCK, PID
+from ..runs.folder import LOCK, PID
 from ..util.errors import ConfigError
 from .config import JudgeMetaConfig, MemoryBenchConfig
 

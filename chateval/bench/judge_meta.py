@@ -23,14 +23,8 @@ from ..evaluation.judges import Judges
 from ..evaluation.summary import OFFLINE_NOTE, summarize_judged
 from ..models.prices import apply_price_specs
 from ..paired import PairedDifference, dump_comparisons
-from ..runs.directory import (
-    RunDir,
-    RunLock,
-    check_top_folder,
-    clear_top_report,
-    merge_accounts,
-    write_summary_file,
-)
+from ..runs.directory import RunDir, merge_accounts, write_summary_file
+from ..runs.folder import RunLock, check_top_folder, clear_top_report
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from .base import Benchmark, run_units

@@ -28,7 +28,7 @@ from ..datasets.answers import Answer, load_predictions, match_answers
 from ..datasets.locomo import CATEGORIES
 from ..memory.answer import AnswerStyle, ReaderPrompt
 from ..models import CallLog
-from ..runs.directory import file_sha256
+from ..runs.files import file_sha256
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from ..util.interrupts import contain_exits

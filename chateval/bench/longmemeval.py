@@ -16,7 +16,7 @@ from ..datasets import LMEQuestion, load_longmemeval
 from ..datasets.answers import Answer, load_hypotheses, match_answers
 from ..memory.answer import ReaderPrompt
 from ..models import CallLog
-from ..runs.directory import file_sha256
+from ..runs.files import file_sha256
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from .base import Benchmark, benchmark, open_run, run_units

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..runs.directory import atomic_write
+from ..runs.files import atomic_write
 from ..runs.savings import savings_lines
 from ..util.text import md, md_all
 from . import plots

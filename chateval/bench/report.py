@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..runs.directory import atomic_write
+from ..runs.files import atomic_write
 from ..util.text import md_all
 from . import plots
 from .comparisons import report_lines

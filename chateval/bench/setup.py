@@ -20,7 +20,7 @@ from ..memory.sampling import combine, load_sampling
 from ..memory.vector import collection_prefix
 from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy, UsageTotals
 from ..models.providers import env_secrets
-from ..runs.directory import file_sha256
+from ..runs.files import file_sha256
 from ..util.errors import ConfigError
 from ..util.plugins import import_object
 from ..util.prompts import get_prompts

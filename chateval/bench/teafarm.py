@@ -37,7 +37,7 @@ from ..datasets.conversations import Conversation, load_conversations
 from ..datasets.teabag import TEABAG_FILE, TeaBag, TeaConversation, TeaQuestion
 from ..evaluation.config import find_preset
 from ..models import CallLog, ModelLayer, ModelSpec
-from ..runs.directory import write_json
+from ..runs.files import write_json
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError, ModelCallError
 from .base import Benchmark, benchmark, open_run, run_units

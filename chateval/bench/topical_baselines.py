@@ -12,7 +12,8 @@ from typing import Any
 
 from ..datasets.topical_chat import TCRow
 from ..evaluation.config import config_hash
-from ..runs.directory import RunDir, atomic_write
+from ..runs.directory import RunDir
+from ..runs.files import atomic_write
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from ..util.text import md_all

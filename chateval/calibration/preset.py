@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from ..evaluation.config import EvalConfig
-from ..runs.directory import atomic_write
+from ..runs.files import atomic_write
 from ..util.errors import ConfigError
 from .records import CalibrationSummary
 

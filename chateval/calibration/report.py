@@ -7,7 +7,7 @@ from pathlib import Path
 from ..bench.meta_plots import KAPPA_RANGE, Chart, chart_bars
 from ..debate.tasks import TASKS, get_task
 from ..paired import PairedDifference
-from ..runs.directory import atomic_write
+from ..runs.files import atomic_write
 from .records import CalibrationSummary, SettingResult, Stat
 
 ALPHA = 0.05

@@ -19,7 +19,8 @@ from ..evaluation.inputs import load_samples
 from ..evaluation.report import write_report
 from ..evaluation.summary import OFFLINE_NOTE
 from ..models.prices import apply_price_specs
-from ..runs.directory import RunDir, RunLock
+from ..runs.directory import RunDir
+from ..runs.folder import RunLock
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from ..util.plugins import load_plugins

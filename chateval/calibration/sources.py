@@ -18,7 +18,7 @@ from ..bench.topical_samples import build_sample
 from ..datasets.common import DatasetError
 from ..datasets.faireval import FILE as FAIREVAL_FILE
 from ..datasets.topical_chat import ASPECTS, UNIEVAL, USR, load_topical_chat
-from ..runs.directory import atomic_write
+from ..runs.files import atomic_write
 from ..stats.labels import normalise_label
 from ..util.errors import ConfigError, InputError
 

@@ -135,7 +135,7 @@ def _main(argv: Sequence[str] | None) -> int:
         )
         return e.exit_code
     except OSError as e:
-        from ..runs.directory import WRITE_ERRNOS
+        from ..runs.files import WRITE_ERRNOS
 
         if e.errno not in WRITE_ERRNOS:
             raise

@@ -12,7 +12,9 @@ from ..models import ModelLayer
 from ..models.budget import cap_reached, set_unit, skip_unit
 from ..models.dryrun import DryRunEstimate, adaptive_notes, dry_run
 from ..models.reach import watch_endpoints
-from ..runs.directory import SAMPLES, RunDir, file_sha256, read_jsonl
+from ..runs.directory import RunDir, read_jsonl
+from ..runs.files import file_sha256
+from ..runs.folder import SAMPLES
 from ..util.interrupts import watch_sigint
 from ..util.plugins import load_plugins
 from .config import EvalConfig, config_hash, find_preset, load_preset

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..debate.tasks import TASKS, TaskFormat, get_task
 from ..models.usage import prompt_cache_text
-from ..runs.directory import atomic_write
+from ..runs.files import atomic_write
 from ..runs.savings import savings_lines
 from ..stats.agreement import baseline_text
 from ..util.text import md, md_all

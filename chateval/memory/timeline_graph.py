@@ -286,7 +286,7 @@ class TimelineGraph:
         return out
 
     def save(self, path: str | Path) -> None:
-        from ..runs.directory import atomic_write
+        from ..runs.files import atomic_write
 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)

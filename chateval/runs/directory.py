@@ -24,53 +24,17 @@ from ..util.errors import ConfigError, RunWriteError
 from ..util.jsonl import dumps_line, read_records
 from ..util.secrets import scrub_obj
 from .envelope import ConfigRecord, Envelope, SampleRecord, SummaryRecord, stamp
-from .files import WRITE_ERRNOS, atomic_write, file_sha256, write_json
+from .files import WRITE_ERRNOS, atomic_write, write_json
 from .folder import (
     CONFIG,
-    LOCK,
-    PID,
-    RUN_FILES,
     SAMPLES,
     SUMMARY,
     RunLock,
     check_not_foreign,
-    check_top_folder,
-    clear_top_report,
-    ensure_dir,
     move_aside,
-    report_plots,
     restore,
-    run_files,
     run_path,
 )
-
-__all__ = [
-    "CONFIG",
-    "LOCK",
-    "PID",
-    "RUN_FILES",
-    "SAMPLES",
-    "SUMMARY",
-    "WRITE_ERRNOS",
-    "RunDir",
-    "RunLock",
-    "account",
-    "atomic_write",
-    "check_not_foreign",
-    "check_top_folder",
-    "clear_top_report",
-    "ensure_dir",
-    "file_sha256",
-    "merge_accounts",
-    "move_aside",
-    "read_jsonl",
-    "report_plots",
-    "restore",
-    "run_files",
-    "run_path",
-    "write_json",
-    "write_summary_file",
-]
 
 MISSING_SHOWN = 20  # missing keys listed in a summary (the count is always whole)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, Undefined, select_autoescape
 
-from ..runs.directory import atomic_write
+from ..runs.files import atomic_write
 from ..util.errors import InputError, RunWriteError
 from .format import headline_table, money, num
 from .load import NotARunDir, RunView, load_run

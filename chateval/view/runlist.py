@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..records.run import KINDS, is_run, read_run, run_kind
-from ..runs.directory import LOCK, PID
+from ..runs.folder import LOCK, PID
 from ..util.errors import InputError
 from .format import money, num, pct
 from .load import RUN_FILES

@@ -20,7 +20,7 @@ from typing import Any
 from chateval import Evaluator
 from chateval.bench import BenchConfig, Benchmark, benchmark
 from chateval.bench.base import open_run, run_units
-from chateval.runs.directory import atomic_write
+from chateval.runs.files import atomic_write
 from chateval.util.options import opt
 
 
