@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench.base import BENCHMARKS
+from chateval.bench.registry import BENCHMARKS
 from chateval.cli import main
 
 GOOD = {"id": "a", "question": "Where do I live?", "answer_1": "Berlin.", "answer_2": "Paris."}

@@ -19,9 +19,10 @@ from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from ..util.interrupts import watch_sigint
 from ..util.plugins import load_plugins
-from .base import BENCHMARKS, Benchmark
+from .base import Benchmark
 from .config import BenchConfig, JudgeMetaConfig
 from .executor import Execution, connect, import_ray, reset, use
+from .registry import BENCHMARKS
 
 
 def config_model(name: str) -> type[BenchConfig]:

@@ -24,7 +24,7 @@ from ..runs.progress import RunProgress
 from ..util.errors import RunWriteError
 from .config import BenchConfig
 from .executor import RayPool, UnitFn, current, error_text, run_guarded
-from .registry import BENCHMARKS, benchmark  # noqa: F401  (where the benchmarks import them from)
+from .registry import BENCHMARKS
 
 
 class Benchmark(ABC):

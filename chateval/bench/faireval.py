@@ -26,13 +26,13 @@ from ..debate.samples import Sample
 from ..stats.agreement import KAPPA_RESAMPLES, KAPPA_SEED, kappa_ci95
 from . import plots
 from .agreement import accuracy, cohen_kappa, confusion
-from .base import benchmark
 from .comparisons import label_comparisons
 from .config import JudgeMetaConfig
 from .data_paths import resolve_data
 from .headline import setting_rows
 from .judge_meta import Item, JudgeMetaBenchmark
 from .meta_plots import KAPPA_RANGE, Chart, fmt, fmt_ci
+from .registry import benchmark
 from .settings.faireval import DESCRIPTION, GATE_METRICS, FairEvalConfig, Unreadable
 from .stats import wilson
 

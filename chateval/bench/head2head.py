@@ -32,12 +32,13 @@ from ..evaluation.config import find_preset, load_preset
 from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
-from .base import Benchmark, benchmark, open_run, run_units
+from .base import Benchmark, open_run, run_units
 from .executor import error_text
 from .head2head_multi import multi_case, summarize_multi, write_multi_report
 from .head2head_pairs import Case, judging_inputs, load_cases, verdict_record
 from .head2head_report import SIDES, summarize_head2head, write_head2head_report
 from .records import PairRecord, PairSummary
+from .registry import benchmark
 from .selection import select
 from .settings.head2head import DESCRIPTION, GATE_METRICS, Head2HeadConfig
 from .setup import MemoryBench, resolve_system

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .base import BENCHMARKS
+from .registry import BENCHMARKS
 
 Pick = Callable[[dict[str, Any]], tuple[Any, Any, Any, Any]]
 
@@ -66,11 +66,6 @@ def setting_rows(summary: dict[str, Any], metric: str, pick: Callable[[dict[str,
 
 def headline(name: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
     return BENCHMARKS.get(name).headline(summary)
-
-
-def gate_metrics(name: str) -> list[str]:
-    """What --fail-under can name for benchmark ``name`` (the first is its headline value)."""
-    return list(BENCHMARKS.get(name).gate_metrics)
 
 
 def gate_measures(name: str, summary: dict[str, Any], baselines: Sequence[str] = ()) -> dict[str, dict[Any, Any]]:

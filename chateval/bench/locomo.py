@@ -32,12 +32,13 @@ from ..runs.files import file_sha256
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from ..util.interrupts import contain_exits
-from .base import Benchmark, benchmark, open_run, run_units
+from .base import Benchmark, open_run, run_units
 from .executor import error_text
 from .headline import summed_cost, system_rows
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .locomo_report import summarize_locomo, write_locomo_report
 from .records import ConversationRecord, SystemsSummary
+from .registry import benchmark
 from .selection import select
 from .settings.locomo import DESCRIPTION, GATE_METRICS, LoCoMoConfig, parse_categories  # noqa: F401  (parse_categories: its old home)
 from .setup import MemoryBench, judge_error

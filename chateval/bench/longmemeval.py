@@ -19,13 +19,14 @@ from ..models import CallLog
 from ..runs.files import file_sha256
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
-from .base import Benchmark, benchmark, open_run, run_units
+from .base import Benchmark, open_run, run_units
 from .executor import current, error_text
 from .headline import summed_cost
 from .lme_judge import judge_model_note
 from .lme_retrieval import gold_evidence, ranker_documents, retrieval_record
 from .rankers import rank_bm25, rank_dense, rrf
 from .records import MemoryRecord, MemorySummary
+from .registry import benchmark
 from .report import write_memory_report
 from .selection import select
 from .settings.longmemeval import BASELINE_RANKERS, DESCRIPTION, GATE_METRICS, RECALL_K, LongMemEvalConfig

@@ -42,12 +42,13 @@ from ..debate.transcript import turn_records
 from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
-from .base import Benchmark, benchmark, open_run, run_units
+from .base import Benchmark, open_run, run_units
 from .data_paths import resolve_data
 from .head2head_pairs import verdict_record
 from .headline import summed_cost, system_rows
 from .msc_response_report import summarize_msc_response, write_msc_response_report
 from .records import SystemsSummary, TurnRecord
+from .registry import benchmark
 from .selection import select
 from .settings.msc_response import DESCRIPTION, GATE_METRICS, MSCResponseConfig
 from .setup import MemoryBench, resolve_system

@@ -40,9 +40,10 @@ from ..models import CallLog, ModelLayer, ModelSpec
 from ..runs.files import write_json
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError, ModelCallError
-from .base import Benchmark, benchmark, open_run, run_units
+from .base import Benchmark, open_run, run_units
 from .headline import summed_cost, system_rows
 from .records import MemoryRecord, SystemsSummary
+from .registry import benchmark
 from .selection import select
 from .settings.teafarm import DESCRIPTION, GATE_METRICS, TeaFarmConfig
 from .setup import MemoryBench, judge_error, resolve_system

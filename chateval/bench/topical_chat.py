@@ -48,7 +48,6 @@ from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from . import plots
-from .base import benchmark
 from .comparisons import score_comparisons
 from .config import JudgeMetaConfig
 from .data_paths import resolve_data
@@ -56,6 +55,7 @@ from .headline import setting_rows
 from .judge_meta import Item, JudgeMetaBenchmark
 from .meta_plots import Chart, bars, fmt
 from .records import CorrelationSettingsSummary
+from .registry import benchmark
 from .settings.topical_chat import DESCRIPTION, GATE_METRICS, TopicalChatConfig
 from .text_metrics import DESCRIPTIONS
 from .topical_baselines import baseline_names, run_baselines

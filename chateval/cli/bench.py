@@ -79,7 +79,8 @@ def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     from ..bench import BENCHMARKS, arun, config_model
-    from ..bench.headline import gate_measures, gate_metrics
+    from ..bench.headline import gate_measures
+    from ..bench.registry import describe
     from ..models import UsageTotals
     from ..runs.gates import parse_gates
     from ..runs.progress import RunProgress
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     model = config_model(args.benchmark)
     from_file = load_config_file(model, args.config_file) if args.config_file else {}
     cfg = model.merged(from_file, given(args, model), source=None)
-    gates = parse_gates(args.fail_under, gate_metrics(args.benchmark))  # before the run: a typo costs nothing
+    gates = parse_gates(args.fail_under, describe(args.benchmark).gate_metrics)  # before the run: a typo costs nothing
     from ..models.prices import apply_price_specs
 
     apply_price_specs(getattr(args, "price", None) or getattr(cfg, "price", None) or [])
