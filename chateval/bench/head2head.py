@@ -182,15 +182,7 @@ class HeadToHead(Benchmark):
 
     @staticmethod
     async def _case(c: Case, slots: list[SystemSlot], judges: Judges, context: str) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "case_id": c.key,
-            "question_type": c.qtype,
-            "question": c.question,
-            "gold": c.gold,
-            "date": c.now.isoformat(),
-            "systems": {s: sl.name for s, sl in zip(SIDES, slots)},
-            "meta": c.meta,
-        }
+        record = c.record(systems={s: sl.name for s, sl in zip(SIDES, slots)})
         results = await asyncio.gather(*(sl.respond(c.question, c.now) for sl in slots), return_exceptions=True)
         errors = []
         answers, usage, latency, tokens, contexts = {}, {}, {}, {}, {}

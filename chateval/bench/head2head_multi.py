@@ -33,15 +33,7 @@ def pair_key(a: str, b: str) -> str:
 
 
 async def multi_case(c: Case, slots: dict[str, SystemSlot], judges: Judges, context: str) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "case_id": c.key,
-        "question_type": c.qtype,
-        "question": c.question,
-        "gold": c.gold,
-        "date": c.now.isoformat(),
-        "systems_all": list(slots),
-        "meta": c.meta,
-    }
+    record = c.record(systems_all=list(slots))
     results = await asyncio.gather(*(sl.respond(c.question, c.now) for sl in slots.values()), return_exceptions=True)
     answers, usage, latency, tokens, contexts, errors = {}, {}, {}, {}, {}, []
     for name, res in zip(slots, results):

@@ -54,6 +54,19 @@ class Case:
     names: set[str] = field(default_factory=set)  # what --types matches
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def record(self, **systems: Any) -> dict[str, Any]:
+        """The start of the case's samples.jsonl record, with the systems it pits (``systems``
+        for a pair, ``systems_all`` for several), in the order the record has always had."""
+        return {
+            "case_id": self.key,
+            "question_type": self.qtype,
+            "question": self.question,
+            "gold": self.gold,
+            "date": self.now.isoformat(),
+            **systems,
+            "meta": self.meta,
+        }
+
 
 def load_cases(path: str | Path) -> tuple[str, list[Case]]:
     """('longmemeval' | 'locomo', cases) from an official file of either benchmark, read once."""
