@@ -28,10 +28,6 @@ SCORE_METRICS = ("spearman", "kendall")
 MIN_ITEMS = {"accuracy": 1, "kappa": 2, "spearman": 3, "kendall": 3}
 
 
-def metrics_for(task: str) -> tuple[str, ...]:
-    return get_task(task).metrics
-
-
 # --- what each record says ----------------------------------------------------------------
 def predicted(task: str, rec: dict[str, Any]) -> Any:
     """A record's verdict as its task format compares it: a class, or {aspect: score}."""
