@@ -7,7 +7,7 @@ module dispatches by the registry and holds the row builders several benchmarks 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from .registry import BENCHMARKS
@@ -68,8 +68,6 @@ def headline(name: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
     return BENCHMARKS.get(name).headline(summary)
 
 
-def gate_measures(name: str, summary: dict[str, Any], baselines: Sequence[str] = ()) -> dict[str, dict[Any, Any]]:
-    """{metric: {system: value}} for ``chateval.runs.gates.check``. ``baselines`` (LongMemEval's
-    retrieval-only rankers) are left out: gates are about the systems under test."""
-    rows = [r for r in (summary.get("headline") or headline(name, summary)) if r.get("system") not in baselines]
-    return BENCHMARKS.get(name).gate_measures(summary, rows)
+def gate_measures(name: str, summary: dict[str, Any]) -> dict[str, dict[Any, Any]]:
+    """{metric: {system: value}} for ``chateval.runs.gates.check``, as the benchmark measures it."""
+    return BENCHMARKS.get(name).gate_measures(summary, summary.get("headline") or headline(name, summary))

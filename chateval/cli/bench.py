@@ -104,7 +104,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     apply_price_specs(getattr(args, "price", None) or getattr(cfg, "price", None) or [])
     import asyncio
 
-    check_executor(args, cfg)
+    check_executor(args, cfg.executor)
     if args.dry_run:
         from ..bench.dryrun import estimate_bench
 
@@ -132,8 +132,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     missing = report_accounting(summary, console, str(cfg.out))
     if report_cap(cap, console):
         return EXIT_STOPPED
-    baselines = list(getattr(cfg, "rankers", None) or [])
-    return gate_exit(1 if failed or missing else 0, gates, gate_measures(args.benchmark, summary, baselines), console)
+    return gate_exit(1 if failed or missing else 0, gates, gate_measures(args.benchmark, summary), console)
 
 
 def _fmt(v: Any, pct: bool = False) -> str:

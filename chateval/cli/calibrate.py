@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     cfg = CalibrateConfig.merged_from(data)
     import asyncio
 
-    check_executor(args, cfg)
+    check_executor(args, cfg.executor)
     if args.dry_run:
         from ..calibration.dryrun import estimate_calibration
 

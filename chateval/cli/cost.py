@@ -122,9 +122,9 @@ def report_cap(cap: CostCap | None, console: Console, unit: str = "units") -> bo
     return True
 
 
-def check_executor(args: argparse.Namespace, cfg: Any) -> None:
+def check_executor(args: argparse.Namespace, executor: str) -> None:
     """--max-cost meters this process's model layers: units on Ray workers would spend unseen."""
-    if getattr(args, "max_cost", None) is not None and getattr(cfg, "executor", "local") == "ray":
+    if getattr(args, "max_cost", None) is not None and executor == "ray":
         raise ConfigError(
             "--max-cost needs --executor local: the cap meters the calls made in this process, "
             "and units on Ray workers spend outside it"
