@@ -132,3 +132,13 @@ def test_audit_fail_over_a_flip_rate(tmp_path, capsys):
     assert main([*base, "--resume", "--fail-over", "flip_rate:position=0.5"]) == 0
     assert main([*base, "--resume", "--fail-over", "flips=0.5"]) == 2
     assert "unknown metric 'flips' (metrics: flip_rate)" in " ".join(capsys.readouterr().err.split())
+
+
+def test_longmemeval_gates_leave_out_its_baseline_rankers():
+    from chateval.bench.headline import gate_measures
+
+    rows = [{"system": s, "value": v} for s, v in (("bm25", 0.9), ("hybrid", 0.95), ("my_memory", 0.4))]
+    methods = {s: {"retrieval": {"session": {"recall_all@5": v}}} for s, v in (("bm25", 0.9), ("my_memory", 0.4))}
+    measures = gate_measures("longmemeval", {"headline": rows, "methods": methods})
+    assert measures["accuracy"] == {"my_memory": 0.4}
+    assert measures["recall_all@5"] == {"my_memory": 0.4}
