@@ -13,10 +13,11 @@ the release, the same layout):
 3. the utterance is scored against the gold one with BLEU-4, ROUGE-L and a MiniLM BERTScore-style
    F1 (``text_metrics``: greedy matching of all-MiniLM-L6-v2 token embeddings, no IDF, no
    rescaling); memory helpfulness is judged by the debate panel *pairwise*, as the paper's
-   head-to-head: at each turn the reference system's response (default: the first of
-   ``--systems``) against each other system's, with both orders shown (position calibration),
-   the win rate with its Wilson interval and a paired comparison. ``--helpfulness-protocol
-   score`` rates each response's memory context 1-10 instead (one panel per response).
+   head-to-head: at each turn the reference system's retrieved memories (default: the first of
+   ``--systems``) against each other system's (``--helpfulness-compare responses``: their
+   responses; see ``msc_response_pairs``), with both orders shown (position calibration), the
+   win rate with its Wilson interval and a paired comparison. ``--helpfulness-protocol score``
+   rates each response's memory context 1-10 instead (one panel per response).
 
 MAUVE, the paper's fourth automatic metric, is left out: its maintained package (mauve-text)
 featurizes with GPT-2 from the model hub, which cannot load here.
@@ -46,6 +47,7 @@ from .base import Benchmark, open_run, run_units
 from .data_paths import resolve_data
 from .head2head_pairs import verdict_record
 from .headline import summed_cost, system_rows
+from .msc_response_pairs import ASPECT, Compare, pair_sample
 from .msc_response_report import summarize_msc_response, write_msc_response_report
 from .records import SystemsSummary, TurnRecord
 from .registry import benchmark
@@ -56,20 +58,12 @@ from .slot import SlotPool, SystemSlot
 from .text_metrics import bleu4, rouge_l
 
 SESSION_FILE = "msc_session{}_valid.jsonl"  # the release's file per session (same layout)
-ASPECT = "memory helpfulness"
 HELPFULNESS_RULE = (
     "The context holds what the dialogue agent recalled from its earlier conversations with the same person "
     "(its memory). Rate only 'memory helpfulness': how much that memory helped the response. 10: the response "
     "draws on the memory where it matters (remembers what the person said before, follows how things changed) "
     "and is better for it; 5: the memory is touched on but adds little; 1: the memory is irrelevant, unused where "
     "it should have been used, or it misled the response into something inconsistent with the past."
-)
-PAIR_RULE = (
-    "Both responses continue the same conversation; the speakers have talked before (their earlier "
-    "conversations are in the context). Judge only 'memory helpfulness': which response makes better use of what "
-    "was said in those earlier conversations — remembers what matters, stays consistent with it, follows how "
-    "things changed since — while still fitting the current conversation. A response that ignores the past where "
-    "it matters, or gets it wrong, loses; if neither uses the past or both use it equally well, it is a tie."
 )
 PAIR_SEP = "~vs~"  # in a pairwise unit's key: <episode>::t<turn>::<reference>~vs~<other>
 
@@ -124,7 +118,7 @@ class MSCResponse(Benchmark):
         episodes = select(load_msc_release(path), config, key=lambda e: e.id, what="episode")
         if pairwise and len(names) < 2:
             raise ConfigError(
-                "pairwise memory helpfulness (the paper's head-to-head) needs a baseline: give two or "
+                "pairwise memory helpfulness (the head-to-head) needs a baseline: give two or "
                 "more --systems (e.g. theanine,retrieval), or --helpfulness-protocol score, or "
                 "--no-helpfulness"
             )
@@ -150,6 +144,7 @@ class MSCResponse(Benchmark):
                 "speakers": config.speakers,
                 "helpfulness_protocol": (config.helpfulness_protocol if judges else None),
                 "helpfulness_reference": reference if pairwise else None,
+                "helpfulness_compare": config.helpfulness_compare if pairwise else None,
                 "metrics": ["bleu4", "rouge_l"] + (["bertscore_minilm"] if scorer else []),
                 "bertscore_model": scorer.name if scorer else None,
                 "mauve": "left out (needs GPT-2 from the hub)",
@@ -203,7 +198,8 @@ class MSCResponse(Benchmark):
 
                 async def pair_unit(item: tuple[MSCDialogue, int, str, str]) -> dict[str, Any]:
                     ep, i, a, b = item
-                    return await self._pair(ep, i, a, b, got.get((ep.id, i + 1, a)), got.get((ep.id, i + 1, b)), judges)
+                    ra, rb = got.get((ep.id, i + 1, a)), got.get((ep.id, i + 1, b))
+                    return await self._pair(ep, i, a, b, ra, rb, judges, config.helpfulness_compare)
 
                 records = records + await run_units(pairs, pair_unit, run, workers=bench.workers, progress=progress)
             summary = summarize_msc_response(
@@ -221,6 +217,7 @@ class MSCResponse(Benchmark):
                 "metrics": run_config["judging"]["metrics"],
                 "helpfulness": judges is not None,
                 "helpfulness_protocol": run_config["judging"]["helpfulness_protocol"],
+                "helpfulness_compare": run_config["judging"]["helpfulness_compare"],
                 "config_hash": run_config["config_hash"],
                 "complete": len(records) == n_units,
             }
@@ -295,9 +292,11 @@ class MSCResponse(Benchmark):
         ra: dict[str, Any] | None,
         rb: dict[str, Any] | None,
         judges: Judges,
+        compare: Compare,
     ) -> dict[str, Any]:
-        """The paper's head-to-head on memory helpfulness: ``a``'s response (answer 1, side A)
-        against ``b``'s, with the earlier sessions and the conversation so far as the context."""
+        """The head-to-head on memory helpfulness at one turn: ``a``'s retrieved memories (answer 1,
+        side A) against ``b``'s, as the paper (``--helpfulness-compare memories``), or their
+        responses; the earlier sessions and the conversation so far are the context."""
         record: dict[str, Any] = {
             "kind": "helpfulness_pair",
             "episode": ep.id,
@@ -309,26 +308,12 @@ class MSCResponse(Benchmark):
         if missing:
             return record | {"status": "failed", "error": f"no response of {' and '.join(missing)} to judge"}
         assert ra is not None and rb is not None
-        dialogue = ep.current.turns[:i]
-        past = "\n\n".join(
-            f"Conversation of {s.date:%Y-%m-%d}:\n" + "\n".join(f"{t.role}: {t.content}" for t in s.turns)
-            for s in ep.past
-        )
-        history = "\n".join(f"{t.role}: {t.content}" for t in dialogue)
         t0 = time.perf_counter()
-        result = await judges.judge(
-            Sample(
-                id=f"{ep.id}::t{i + 1}::{a}{PAIR_SEP}{b}",
-                question=f"{dialogue[-1].role}: {dialogue[-1].content}",
-                answer_1=ra["response"],
-                answer_2=rb["response"],
-                context=f"Their earlier conversations:\n{past}\n\nThe current conversation so far:\n{history}",
-                aspects=[ASPECT],
-                guidelines=PAIR_RULE,
-            )
-        )
+        sample = pair_sample(ep, i, f"{ep.id}::t{i + 1}::{a}{PAIR_SEP}{b}", ra, rb, compare)
+        result = await judges.judge(sample)
+        shown = "memories" if compare == "memories" else "responses"
         record |= {
-            "responses": {"A": ra["response"], "B": rb["response"]},
+            shown: {"A": sample.answer_1, "B": sample.answer_2},
             "latency": {"judge_s": time.perf_counter() - t0},
             "usage": result.usage.model_dump(),
             **verdict_record(result),

@@ -54,8 +54,13 @@ class MSCResponseConfig(MemoryBenchConfig):
     )
     helpfulness_protocol: Literal["pairwise", "score"] = opt(
         "pairwise",
-        "pairwise (the paper's head-to-head: the reference system's response against each other "
-        "system's, both orders; win rate) or score (each response's memory rated 1-10)",
+        "pairwise (a head-to-head: the reference system against each other system at every turn, both "
+        "orders; win rate) or score (each response's memory rated 1-10; ours)",
+    )
+    helpfulness_compare: Literal["memories", "responses"] = opt(
+        "memories",
+        "pairwise: what the panel compares: memories (each system's retrieved memories: whose benefit the "
+        "next response more, the paper's head-to-head) or responses (the two responses; ours)",
     )
     helpfulness_reference: str | None = opt(
         None, "pairwise: the system compared with every other one (default: the first of --systems)"
