@@ -1,8 +1,8 @@
 """`chateval bench msc-response`: THEANINE's own evaluation (Ong et al., NAACL 2025), next-response
 generation on Multi-Session Chat (Xu et al. 2022).
 
-For each episode of the MSC release file (earlier sessions + the last session; session 2 or 3 of
-the release, the same layout):
+For each episode of the MSC release files (earlier sessions + the last session; which split,
+sessions and episodes: ``msc_episodes``, the paper's protocol being ``--protocol paper``):
 
 1. each system ingests the earlier sessions, dated from the release's gaps between sessions
    (``datasets.msc_release``), once per episode;
@@ -35,29 +35,28 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from pathlib import Path
 from typing import Any, Literal
 
-from ..datasets.msc_release import MSCDialogue, load_msc_release
+from ..datasets.msc_release import MSCDialogue
 from ..debate.samples import Sample
 from ..debate.transcript import turn_records
 from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from .base import Benchmark, open_run, run_units
-from .data_paths import resolve_data
 from .head2head_pairs import verdict_record
 from .headline import summed_cost, system_rows
+from .msc_episodes import msc_episodes, msc_protocol, session_paths
 from .msc_response_pairs import ASPECT, Compare, pair_sample
 from .msc_response_report import summarize_msc_response, write_msc_response_report
 from .records import SystemsSummary, TurnRecord
 from .registry import benchmark
-from .selection import select
 from .settings.msc_response import DESCRIPTION, GATE_METRICS, MSCResponseConfig
 from .setup import MemoryBench, resolve_system
 from .slot import SlotPool, SystemSlot
 from .text_metrics import bleu4, rouge_l
 
-SESSION_FILE = "msc_session{}_valid.jsonl"  # the release's file per session (same layout)
 HELPFULNESS_RULE = (
     "The context holds what the dialogue agent recalled from its earlier conversations with the same person "
     "(its memory). Rate only 'memory helpfulness': how much that memory helped the response. 10: the response "
@@ -111,11 +110,11 @@ class MSCResponse(Benchmark):
         names = [resolve_system(spec).name for spec in config.systems]  # unknown names fail before the data is read
         pairwise = config.helpfulness and config.helpfulness_protocol == "pairwise"
         reference = config.helpfulness_reference or names[0]
-        file = SESSION_FILE.format(config.session)
-        path = resolve_data(config.data, "msc", [file], "Multi-Session Chat")
-        if path.is_dir():
-            path = path / file
-        episodes = select(load_msc_release(path), config, key=lambda e: e.id, what="episode")
+        protocol = msc_protocol(config)
+        paths = session_paths(config, protocol)
+        episodes = msc_episodes(paths, protocol, config)
+        data = ", ".join(map(str, paths))
+        sessions = sorted({len(ep.past) + 1 for ep in episodes})
         if pairwise and len(names) < 2:
             raise ConfigError(
                 "pairwise memory helpfulness (the head-to-head) needs a baseline: give two or "
@@ -138,7 +137,12 @@ class MSCResponse(Benchmark):
         run_config = bench.run_config(
             {
                 "benchmark": "msc-response",
-                "data": str(path),
+                "data": data,
+                "protocol": config.protocol,
+                "split": None if config.data and not Path(config.data).is_dir() else protocol.split,  # a file: as it is
+                "sessions": sessions,
+                "sample": protocol.sample,
+                "episodes": [ep.id for ep in episodes] if protocol.sample is not None else None,
                 "turns_per_episode": config.turns_per_episode,
                 "seed": config.seed,
                 "speakers": config.speakers,
@@ -207,13 +211,17 @@ class MSCResponse(Benchmark):
             )
             summary |= {
                 "benchmark": "msc-response",
-                "data": str(path),
+                "data": data,
                 "n_episodes": len(episodes),
                 "n_turns": len(plan),
                 "turns_per_episode": config.turns_per_episode,
                 "seed": config.seed,
                 "speakers": config.speakers,
-                "session": len(episodes[0].past) + 1,
+                "session": sessions[0] if len(sessions) == 1 else None,
+                "sessions": sessions,
+                "split": run_config["judging"]["split"],
+                "sample": protocol.sample,
+                "protocol": config.protocol,
                 "metrics": run_config["judging"]["metrics"],
                 "helpfulness": judges is not None,
                 "helpfulness_protocol": run_config["judging"]["helpfulness_protocol"],
