@@ -53,7 +53,7 @@ async def test_theanine_retrieval_query_is_the_whole_dialogue():
     await system.respond(dialogue, T0)
     (query,) = embedded
     assert all(f"utterance number {i}" in query for i in range(9))  # the first turns too (not the last 6)
-    assert query.index("number 8") < query.index("number 0")  # newest first
+    assert query.index("number 0") < query.index("number 8")  # oldest first, as the original code (issue 34)
     # query_turns keeps its meaning as an option
     system.settings = system.settings.model_copy(update={"query_turns": 6})
     embedded.clear()
@@ -116,7 +116,7 @@ def test_helpfulness_is_judged_pairwise_with_a_win_rate_and_its_interval(tmp_pat
         assert main(["bench", "msc-response", "--data", str(TINY), "--systems",
                      f"retrieval,{__name__}:Amnesic", "--embedder", "hash", "--answer-model", "openai-compatible/x",
                      "--base-url", server.base_url, "--structured", "off", "--turns-per-episode", "2",
-                     "--no-bertscore", "--out", str(out)]) == 0
+                     "--no-bertscore", "--helpfulness-compare", "responses", "--out", str(out)]) == 0
         judged = [r for r in server.requests if "Assistant 1's response" in text_of(r)]
     rows = samples(out)
     pairs = [r for r in rows if r.get("kind") == "helpfulness_pair"]

@@ -384,9 +384,13 @@ async def test_sample_episode_graph_and_timelines(episode):
     assert resp.context.count("Timeline ") == len(s.last_timelines)
     for t in s.last_timelines:
         assert set(t.kept) <= set(t.path) and set(t.retrieved) <= set(t.path)
-    # The dialogue, not only its last turn, is the retrieval query (newest turn first).
-    assert th.dialogue_query(dialogue, "x", 6) == ("Speaker A: I want to propose at Universal Studios with the ring.\n"
-                                                  "Speaker B: How is the proposal planning going?")
+    # The dialogue, not only its last turn, is the retrieval query (oldest turn first, as the
+    # original code; newest first as an option).
+    assert th.dialogue_query(dialogue, "x", 6) == ("Speaker B: How is the proposal planning going?\n"
+                                                  "Speaker A: I want to propose at Universal Studios with the ring.")
+    assert th.dialogue_query(dialogue, "x", 6, "newest_first") == (
+        "Speaker A: I want to propose at Universal Studios with the ring.\n"
+        "Speaker B: How is the proposal planning going?")
     assert th.dialogue_query(None, "a question", 6) == "a question"
 
 

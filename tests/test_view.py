@@ -337,8 +337,8 @@ def test_msc_response_run_shows_responses_and_the_helpfulness_debate(tmp_path):
     for s in view.samples:
         rec = next(r for r in recs if r["key"] == s.key)
         assert s.qid == f"{rec['episode']}::t{rec['turn']}"  # both systems' answers to a turn share a row
-        if rec.get("kind") == "helpfulness_pair":  # the pairwise helpfulness debate (issue 28's default)
-            assert s.system == "retrieval vs full_context" and s.memory["responses"] == rec["responses"]
+        if rec.get("kind") == "helpfulness_pair":  # the pairwise helpfulness debate on retrieved memories
+            assert s.system == "retrieval vs full_context" and s.memory["memories"] == rec["memories"]
             assert len(s.debates) == 1 and s.debates[0].order_turns  # the panel's turns, in order
             continue
         assert s.system == rec["system"] and s.memory["response"] == rec["response"]

@@ -151,7 +151,8 @@ class MemoryBenchConfig(BenchConfig, LayerSettings):
     embedder_batch_size: int = opt(128, "texts per embedding request", ge=1)
     qdrant_url: str | None = opt(None, "a Qdrant server for the systems' vector stores (default: embedded, in memory)")
     # Sampling of the systems' steps (answers and memory steps; never the judges'). The default is
-    # deterministic, which deviates from the papers (THEANINE samples at 0.7 / 0.5).
+    # deterministic, a deviation (THEANINE's paper states 0.75, its official scripts use 0.7 / 0.5;
+    # see memory.sampling for why 0 stays the default).
     temperature: float | None = opt(
         None,
         "sampling temperature of the systems' answer and memory steps (default 0, "
@@ -166,9 +167,9 @@ class MemoryBenchConfig(BenchConfig, LayerSettings):
     )
     sampling: str | None = opt(
         None,
-        "a sampling preset: theanine (the official scripts' 0.7 for summarising, "
-        "refining and responding, 0.5 for linking) or a YAML file "
-        "{temperature: T, steps: {STEP: T}}",
+        "a sampling preset: theanine-paper (THEANINE's paper: 0.75 for summarising, linking, refining "
+        "and responding), theanine-code (its official scripts: 0.7, linking 0.5; also 'theanine') or a "
+        "YAML file {temperature: T, steps: {STEP: T}}",
     )
 
     _embedder_url = field_validator("embedder_base_url", mode="before")(check_base_url)

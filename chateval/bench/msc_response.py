@@ -1,8 +1,8 @@
 """`chateval bench msc-response`: THEANINE's own evaluation (Ong et al., NAACL 2025), next-response
 generation on Multi-Session Chat (Xu et al. 2022).
 
-For each episode of the MSC release file (earlier sessions + the last session; session 2 or 3 of
-the release, the same layout):
+For each episode of the MSC release files (earlier sessions + the last session; which split,
+sessions and episodes: ``msc_episodes``, the paper's protocol being ``--protocol paper``):
 
 1. each system ingests the earlier sessions, dated from the release's gaps between sessions
    (``datasets.msc_release``), once per episode;
@@ -13,10 +13,11 @@ the release, the same layout):
 3. the utterance is scored against the gold one with BLEU-4, ROUGE-L and a MiniLM BERTScore-style
    F1 (``text_metrics``: greedy matching of all-MiniLM-L6-v2 token embeddings, no IDF, no
    rescaling); memory helpfulness is judged by the debate panel *pairwise*, as the paper's
-   head-to-head: at each turn the reference system's response (default: the first of
-   ``--systems``) against each other system's, with both orders shown (position calibration),
-   the win rate with its Wilson interval and a paired comparison. ``--helpfulness-protocol
-   score`` rates each response's memory context 1-10 instead (one panel per response).
+   head-to-head: at each turn the reference system's retrieved memories (default: the first of
+   ``--systems``) against each other system's (``--helpfulness-compare responses``: their
+   responses; see ``msc_response_pairs``), with both orders shown (position calibration), the
+   win rate with its Wilson interval and a paired comparison. ``--helpfulness-protocol score``
+   rates each response's memory context 1-10 instead (one panel per response).
 
 MAUVE, the paper's fourth automatic metric, is left out: its maintained package (mauve-text)
 featurizes with GPT-2 from the model hub, which cannot load here.
@@ -34,42 +35,34 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from pathlib import Path
 from typing import Any, Literal
 
-from ..datasets.msc_release import MSCDialogue, load_msc_release
+from ..datasets.msc_release import MSCDialogue
 from ..debate.samples import Sample
 from ..debate.transcript import turn_records
 from ..evaluation.judges import Judges
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
 from .base import Benchmark, open_run, run_units
-from .data_paths import resolve_data
 from .head2head_pairs import verdict_record
 from .headline import summed_cost, system_rows
+from .msc_episodes import msc_episodes, msc_protocol, session_paths
+from .msc_response_pairs import ASPECT, Compare, pair_sample
 from .msc_response_report import summarize_msc_response, write_msc_response_report
 from .records import SystemsSummary, TurnRecord
 from .registry import benchmark
-from .selection import select
 from .settings.msc_response import DESCRIPTION, GATE_METRICS, MSCResponseConfig
 from .setup import MemoryBench, resolve_system
 from .slot import SlotPool, SystemSlot
 from .text_metrics import bleu4, rouge_l
 
-SESSION_FILE = "msc_session{}_valid.jsonl"  # the release's file per session (same layout)
-ASPECT = "memory helpfulness"
 HELPFULNESS_RULE = (
     "The context holds what the dialogue agent recalled from its earlier conversations with the same person "
     "(its memory). Rate only 'memory helpfulness': how much that memory helped the response. 10: the response "
     "draws on the memory where it matters (remembers what the person said before, follows how things changed) "
     "and is better for it; 5: the memory is touched on but adds little; 1: the memory is irrelevant, unused where "
     "it should have been used, or it misled the response into something inconsistent with the past."
-)
-PAIR_RULE = (
-    "Both responses continue the same conversation; the speakers have talked before (their earlier "
-    "conversations are in the context). Judge only 'memory helpfulness': which response makes better use of what "
-    "was said in those earlier conversations — remembers what matters, stays consistent with it, follows how "
-    "things changed since — while still fitting the current conversation. A response that ignores the past where "
-    "it matters, or gets it wrong, loses; if neither uses the past or both use it equally well, it is a tie."
 )
 PAIR_SEP = "~vs~"  # in a pairwise unit's key: <episode>::t<turn>::<reference>~vs~<other>
 
@@ -117,14 +110,14 @@ class MSCResponse(Benchmark):
         names = [resolve_system(spec).name for spec in config.systems]  # unknown names fail before the data is read
         pairwise = config.helpfulness and config.helpfulness_protocol == "pairwise"
         reference = config.helpfulness_reference or names[0]
-        file = SESSION_FILE.format(config.session)
-        path = resolve_data(config.data, "msc", [file], "Multi-Session Chat")
-        if path.is_dir():
-            path = path / file
-        episodes = select(load_msc_release(path), config, key=lambda e: e.id, what="episode")
+        protocol = msc_protocol(config)
+        paths = session_paths(config, protocol)
+        episodes = msc_episodes(paths, protocol, config)
+        data = ", ".join(map(str, paths))
+        sessions = sorted({len(ep.past) + 1 for ep in episodes})
         if pairwise and len(names) < 2:
             raise ConfigError(
-                "pairwise memory helpfulness (the paper's head-to-head) needs a baseline: give two or "
+                "pairwise memory helpfulness (the head-to-head) needs a baseline: give two or "
                 "more --systems (e.g. theanine,retrieval), or --helpfulness-protocol score, or "
                 "--no-helpfulness"
             )
@@ -144,12 +137,18 @@ class MSCResponse(Benchmark):
         run_config = bench.run_config(
             {
                 "benchmark": "msc-response",
-                "data": str(path),
+                "data": data,
+                "protocol": config.protocol,
+                "split": None if config.data and not Path(config.data).is_dir() else protocol.split,  # a file: as it is
+                "sessions": sessions,
+                "sample": protocol.sample,
+                "episodes": [ep.id for ep in episodes] if protocol.sample is not None else None,
                 "turns_per_episode": config.turns_per_episode,
                 "seed": config.seed,
                 "speakers": config.speakers,
                 "helpfulness_protocol": (config.helpfulness_protocol if judges else None),
                 "helpfulness_reference": reference if pairwise else None,
+                "helpfulness_compare": config.helpfulness_compare if pairwise else None,
                 "metrics": ["bleu4", "rouge_l"] + (["bertscore_minilm"] if scorer else []),
                 "bertscore_model": scorer.name if scorer else None,
                 "mauve": "left out (needs GPT-2 from the hub)",
@@ -203,7 +202,8 @@ class MSCResponse(Benchmark):
 
                 async def pair_unit(item: tuple[MSCDialogue, int, str, str]) -> dict[str, Any]:
                     ep, i, a, b = item
-                    return await self._pair(ep, i, a, b, got.get((ep.id, i + 1, a)), got.get((ep.id, i + 1, b)), judges)
+                    ra, rb = got.get((ep.id, i + 1, a)), got.get((ep.id, i + 1, b))
+                    return await self._pair(ep, i, a, b, ra, rb, judges, config.helpfulness_compare)
 
                 records = records + await run_units(pairs, pair_unit, run, workers=bench.workers, progress=progress)
             summary = summarize_msc_response(
@@ -211,16 +211,21 @@ class MSCResponse(Benchmark):
             )
             summary |= {
                 "benchmark": "msc-response",
-                "data": str(path),
+                "data": data,
                 "n_episodes": len(episodes),
                 "n_turns": len(plan),
                 "turns_per_episode": config.turns_per_episode,
                 "seed": config.seed,
                 "speakers": config.speakers,
-                "session": len(episodes[0].past) + 1,
+                "session": sessions[0] if len(sessions) == 1 else None,
+                "sessions": sessions,
+                "split": run_config["judging"]["split"],
+                "sample": protocol.sample,
+                "protocol": config.protocol,
                 "metrics": run_config["judging"]["metrics"],
                 "helpfulness": judges is not None,
                 "helpfulness_protocol": run_config["judging"]["helpfulness_protocol"],
+                "helpfulness_compare": run_config["judging"]["helpfulness_compare"],
                 "config_hash": run_config["config_hash"],
                 "complete": len(records) == n_units,
             }
@@ -295,9 +300,11 @@ class MSCResponse(Benchmark):
         ra: dict[str, Any] | None,
         rb: dict[str, Any] | None,
         judges: Judges,
+        compare: Compare,
     ) -> dict[str, Any]:
-        """The paper's head-to-head on memory helpfulness: ``a``'s response (answer 1, side A)
-        against ``b``'s, with the earlier sessions and the conversation so far as the context."""
+        """The head-to-head on memory helpfulness at one turn: ``a``'s retrieved memories (answer 1,
+        side A) against ``b``'s, as the paper (``--helpfulness-compare memories``), or their
+        responses; the earlier sessions and the conversation so far are the context."""
         record: dict[str, Any] = {
             "kind": "helpfulness_pair",
             "episode": ep.id,
@@ -309,26 +316,12 @@ class MSCResponse(Benchmark):
         if missing:
             return record | {"status": "failed", "error": f"no response of {' and '.join(missing)} to judge"}
         assert ra is not None and rb is not None
-        dialogue = ep.current.turns[:i]
-        past = "\n\n".join(
-            f"Conversation of {s.date:%Y-%m-%d}:\n" + "\n".join(f"{t.role}: {t.content}" for t in s.turns)
-            for s in ep.past
-        )
-        history = "\n".join(f"{t.role}: {t.content}" for t in dialogue)
         t0 = time.perf_counter()
-        result = await judges.judge(
-            Sample(
-                id=f"{ep.id}::t{i + 1}::{a}{PAIR_SEP}{b}",
-                question=f"{dialogue[-1].role}: {dialogue[-1].content}",
-                answer_1=ra["response"],
-                answer_2=rb["response"],
-                context=f"Their earlier conversations:\n{past}\n\nThe current conversation so far:\n{history}",
-                aspects=[ASPECT],
-                guidelines=PAIR_RULE,
-            )
-        )
+        sample = pair_sample(ep, i, f"{ep.id}::t{i + 1}::{a}{PAIR_SEP}{b}", ra, rb, compare)
+        result = await judges.judge(sample)
+        shown = "memories" if compare == "memories" else "responses"
         record |= {
-            "responses": {"A": ra["response"], "B": rb["response"]},
+            shown: {"A": sample.answer_1, "B": sample.answer_2},
             "latency": {"judge_s": time.perf_counter() - t0},
             "usage": result.usage.model_dump(),
             **verdict_record(result),

@@ -144,11 +144,16 @@ def write_msc_response_report(out: Path, summary: dict[str, Any]) -> Path:
     pairs = summary.get("helpfulness_pairs")
     if pairs:
         ref = summary["helpfulness_reference"]
+        what = (
+            "response"
+            if summary.get("helpfulness_compare") == "responses"
+            else "retrieved memories (whose benefit the next response more, as the paper)"
+        )
         lines += [
             "",
             "## Memory helpfulness, head to head",
             "",
-            f"The debate panel compares `{ref}`'s response with each other system's at every predicted turn "
+            f"The debate panel compares `{ref}`'s {what} with each other system's at every predicted turn "
             "(both orders shown; a split between orders is a tie). Win rate = wins / judged turns (ties "
             "count as not won), 95% Wilson interval; the last column is the paired difference of win "
             "shares (an episode's turns resampled together).",

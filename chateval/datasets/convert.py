@@ -81,7 +81,8 @@ _MSC_MEMBER = re.compile(r"(?:^|/)msc_dialogue/session_(\d+)/(train|valid|test)\
 @conversion("msc-tarball")
 def msc_tarball(root: Path) -> list[Path]:
     """Each ``msc_dialogue/session_N/SPLIT.txt`` of ParlAI's MSC tarball (already one JSON object
-    per line) -> ``msc/msc_sessionN_SPLIT.jsonl``, unchanged. msc-response reads session 3 valid."""
+    per line) -> ``msc/msc_sessionN_SPLIT.jsonl``, unchanged. msc-response reads session 3 valid by
+    default and the test split of sessions 3-5 with ``--protocol paper``."""
     folder = root / "msc"
     tarball = folder / "msc_v0.1.tar.gz"
     written = []

@@ -1,10 +1,17 @@
 """Sampling temperatures of the memory systems' LLM steps (answers and memory steps alike).
 
-The memory benchmarks run deterministic by default (temperature 0 everywhere), which is not what
-the papers did: THEANINE's released scripts sample at 0.7 when summarising, refining and
-responding and at 0.5 when linking memories. A *sampling preset* names a default temperature
-and per-step temperatures (keyed by the typed step's name, e.g. ``theanine_relation_pair``);
-``SAMPLING_PRESETS`` holds the built-in ones, and a YAML file of the same shape is one too.
+The memory benchmarks run deterministic by default (temperature 0 everywhere). That is a
+deviation, kept on purpose: with sampling, two runs of one command differ, the completion cache
+never repeats a run, and a difference between two systems mixes with sampling noise. THEANINE's
+two sources disagree on what they sampled at: the paper (Ong et al. 2025) states 0.75 for
+summarisation, memory update and response generation; the official scripts
+(kimnamssya/Theanine, ``scripts/theanine.sh``) pass 0.7 to summarising and to refinement +
+response, and 0.5 to relation-aware linking. Both are presets: ``theanine-paper``
+and ``theanine-code``.
+
+A *sampling preset* names a default temperature and per-step temperatures (keyed by the typed
+step's name, e.g. ``theanine_relation_pair``); ``SAMPLING_PRESETS`` holds the built-in ones, and
+a YAML file of the same shape is one too.
 """
 
 from __future__ import annotations
@@ -32,11 +39,23 @@ class Sampling(BaseModel):
         return not self.temperature and not any(self.steps.values())
 
 
-# THEANINE's official scripts (kimnamssya/Theanine, scripts/theanine.sh): summarisation 0.7,
-# relation-aware linking 0.5, timeline refinement and response generation 0.7. Only THEANINE's
-# own steps are named, so the baselines of the same run keep --temperature.
+# Only THEANINE's own steps are named, so the baselines of the same run keep --temperature.
+_THEANINE_STEPS = (
+    "theanine_events",
+    "theanine_relation_pair",
+    "theanine_relation",
+    "theanine_refine",
+    "theanine_response",
+)
+
 SAMPLING_PRESETS: dict[str, Sampling] = {
-    "theanine": Sampling(
+    # The paper: 0.75 for summarisation (theanine_events), memory update (the relation steps) and
+    # response generation. It names no other value, so the refinement step (part of Phase II,
+    # before the response) gets 0.75 too.
+    "theanine-paper": Sampling(steps=dict.fromkeys(_THEANINE_STEPS, 0.75)),
+    # The official scripts (scripts/theanine.sh): summarize.py 0.7, memory_constructor.py
+    # (linking) 0.5, theanine.py (refinement and response, one client) 0.7.
+    "theanine-code": Sampling(
         steps={
             "theanine_events": 0.7,
             "theanine_relation_pair": 0.5,
@@ -46,6 +65,7 @@ SAMPLING_PRESETS: dict[str, Sampling] = {
         }
     ),
 }
+SAMPLING_PRESETS["theanine"] = SAMPLING_PRESETS["theanine-code"]  # the former name of theanine-code
 
 
 def load_sampling(spec: str | None) -> Sampling:

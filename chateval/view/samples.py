@@ -195,6 +195,7 @@ MEMORY_FIELDS = (
     "answers",
     "response",
     "responses",
+    "memories",  # msc-response's head-to-head: the retrieved memories the panel compared
     "prediction",
     "correct",
     "fooled",

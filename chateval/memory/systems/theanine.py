@@ -15,7 +15,8 @@ and the response is conditioned on *timelines* of memories rather than on isolat
   was before this session*, holding a related memory, the new memory is linked to the most
   recent related one (edge old -> new, labelled with that relation); so the result does not
   depend on the order of memories within a session.
-- Phase II-1: the current dialogue (all of it, or its last ``query_turns`` turns) is the query; the ``k`` most similar memories are retrieved;
+- Phase II-1: the current dialogue (all of it, or its last ``query_turns`` turns; oldest turn
+  first as in the original code, or ``query_order="newest_first"``) is the query; the ``k`` most similar memories are retrieved;
   for each, the raw timelines through it (from the oldest memory of its component, to a memory
   with no outgoing edge) are untangled and ``n`` are sampled (seeded).
 - Phase II-2: one typed step per raw timeline refines it for the current dialogue (drops what is
@@ -42,7 +43,7 @@ import random
 from contextvars import ContextVar
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..answer import AnswerInputs
 from ..base import format_items, memory_system
@@ -82,14 +83,23 @@ from .theanine_trace import timeline_trace
 _DIALOGUE: ContextVar[list[Turn] | None] = ContextVar("theanine_dialogue", default=None)
 
 
-def dialogue_query(dialogue: list[Turn] | None, question: str, turns: int | None) -> str:
+def dialogue_query(
+    dialogue: list[Turn] | None,
+    question: str,
+    turns: int | None,
+    order: Literal["oldest_first", "newest_first"] = "oldest_first",
+) -> str:
     """The retrieval query: the whole dialogue (``turns`` None, the original code's query) or its
-    latest ``turns`` turns, newest first (so an embedder that truncates long inputs keeps the
-    most recent ones), or the question alone."""
+    latest ``turns`` turns, or the question alone. ``oldest_first`` writes the turns as they were
+    said (the original code's query); ``newest_first`` reverses them, so an embedder that cuts
+    long inputs to its window (MiniLM: 256 word pieces) keeps the latest turns rather than the
+    opening ones."""
     if not dialogue:
         return question
     kept = dialogue if turns is None else dialogue[-turns:]
-    return "\n".join(f"{t.role}: {t.content}" for t in reversed(kept))
+    if order == "newest_first":
+        kept = list(reversed(kept))
+    return "\n".join(f"{t.role}: {t.content}" for t in kept)
 
 
 @memory_system("theanine")
@@ -271,7 +281,7 @@ class Theanine(VectorMemory[TheanineSettings]):
         await self._ensure_store()
         if not self._items:
             return []
-        text = dialogue_query(_DIALOGUE.get(), query, self.settings.query_turns)
+        text = dialogue_query(_DIALOGUE.get(), query, self.settings.query_turns, self.settings.query_order)
         (qv,) = await self.embedder.embed([text])
         out = []
         for item, score in await self.search(qv, k or self.settings.k):

@@ -24,6 +24,10 @@ class TheanineSettings(BaseModel):
     # Latest dialogue turns that form the retrieval query; None: the whole current dialogue (the
     # original code's query)
     query_turns: int | None = Field(None, ge=1, le=1000)
+    # The query's turn order: oldest_first (the original code's: the dialogue as written) or
+    # newest_first (ours). An embedder reads only its window (all-MiniLM-L6-v2: 256 word pieces),
+    # so on a long dialogue oldest_first keeps its opening turns and newest_first its latest ones.
+    query_order: Literal["oldest_first", "newest_first"] = "oldest_first"
     source_chars: int = Field(600, ge=0, le=20_000)  # batch linking: characters of cited turns per memory
     dialogue_prompt: Literal["speaker", "qa"] = "speaker"  # dialogue continuation: as the speaker, or the QA prompt
     seed: int = 0  # timeline sampling and event shuffling
