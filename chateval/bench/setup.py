@@ -206,6 +206,8 @@ class MemoryBench:
             log=log,
         )
         system.collection_prefix = collection_prefix(name, base=self.collection_prefix)
+        # --reader-max-tokens (LongMemEval, LoCoMo): the answer step's output limit
+        system.answer_max_tokens = getattr(self.config, "reader_max_tokens", None)
         return system
 
     def release(self, name: str, system: MemorySystem) -> None:
@@ -239,6 +241,8 @@ class MemoryBench:
             "embedder_base_url": redact_url(getattr(getattr(self.embedder, "client", None), "url", None)),
             "judge_panel": self.debate_judges.run_config()["judging"] if self.debate_judges else None,
         } | extra
+        if getattr(self.config, "reader_max_tokens", None) is not None:  # likewise recorded only when set
+            judging["reader_max_tokens"] = self.config.reader_max_tokens  # type: ignore[attr-defined]
         if not self.sampling.deterministic:  # recorded only when set: a default run keeps its identity
             judging["sampling"] = self.sampling.model_dump()
         if extra.get("data"):  # the data's content is part of the run's identity (--resume refuses another)

@@ -41,6 +41,12 @@ class LongMemEvalConfig(MemoryBenchConfig):
         "units start; local executor and embedding cache only",
         flags=["--no-pre-embed"],
     )
+    reader_max_tokens: int | None = opt(
+        None,
+        "output token limit of the systems' answer step (default: the answer model's, 1024; "
+        "800, as the official step-by-step reader)",
+        ge=1,
+    )
     reader_prompt: Literal["official", "chateval"] = opt(
         "official",
         "how the systems' answer step asks the question: official (LongMemEval's generation default: "
