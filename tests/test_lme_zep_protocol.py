@@ -81,10 +81,8 @@ def test_protocol_zep_sets_zep_search_and_refuses_a_conflict():
     assert plain.reader_prompt == "official" and plain.settings == {}
 
 
-zep = pytest.importorskip("chateval.memory.zep.system", reason="needs the zep extra (graphiti-core)")
-
-
 async def test_zep_search_recipe_facts_by_cross_encoder_entities_by_rrf():
+    pytest.importorskip("graphiti_core", reason="needs the zep extra")
     from graphiti_core.search.search_config import EdgeReranker, NodeReranker
 
     from .test_zep import JUL, PARIS, make
@@ -107,3 +105,36 @@ async def test_zep_search_recipe_facts_by_cross_encoder_entities_by_rrf():
     assert config.edge_config.reranker == EdgeReranker.cross_encoder
     assert config.node_config.reranker == NodeReranker.rrf
     assert items and all(set(i.scores) == {"cross_encoder (stand-in: embedding cosine)"} for i in items)
+
+
+def test_a_zep_row_under_another_protocol_is_qualified(tmp_path):
+    pytest.importorskip("graphiti_core", reason="needs the zep extra")
+    from chateval.cli import main
+
+    def run(out, *extra):
+        assert (
+            main(
+                [
+                    "bench",
+                    "longmemeval",
+                    "--data",
+                    str(FIXTURES / "lme_tiny.json"),
+                    "--systems",
+                    "zep",
+                    "--answer-model",
+                    "offline",
+                    "--embedder",
+                    "hash",
+                    "--limit",
+                    "1",
+                    "--out",
+                    str(out),
+                    *extra,
+                ]
+            )
+            == 0
+        )
+        return (out / "report.md").read_text()
+
+    assert "`zep` is not under Zep's own protocol here" in run(tmp_path / "lme")
+    assert "`zep` is not under Zep's own protocol here" not in run(tmp_path / "zep", "--protocol", "zep")

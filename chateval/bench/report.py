@@ -14,6 +14,14 @@ from .stats import wilson
 from .summaries import SMALL_N
 
 
+# A `zep` row under LongMemEval's protocol is not Zep's own evaluation (its Table 3).
+ZEP_ROW_NOTE = (
+    "> **`zep` is not under Zep's own protocol here:** its row uses this run's reader and judge, not Zep's "
+    "evaluation (Zep's reader, its gpt-4o-mini grader, cross-encoder reranking), so it does not stand beside "
+    "Zep's published LongMemEval table unqualified; `--protocol zep` runs Zep's."
+)
+
+
 def pct(v: float | None) -> str:
     return "–" if v is None else f"{100 * v:.1f}"
 
@@ -90,6 +98,8 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
         ]
         if summary.get("judge_model_note"):
             lines += [f"> **Not the official judge:** {summary['judge_model_note']}.", ""]
+        if "zep" in qa_rows and (summary.get("reader_prompt"), summary.get("judge_protocol")) != ("zep", "zep"):
+            lines += [ZEP_ROW_NOTE, ""]
         agree = {m: e.get("judge_agreement") for m, e in methods.items() if e.get("judge_agreement")}
         if agree:
             lines += [
