@@ -13,7 +13,6 @@ from .retrieval_metrics import KS
 from .stats import wilson
 from .summaries import SMALL_N
 
-
 # A `zep` row under LongMemEval's protocol is not Zep's own evaluation (its Table 3).
 ZEP_ROW_NOTE = (
     "> **`zep` is not under Zep's own protocol here:** its row uses this run's reader and judge, not Zep's "
