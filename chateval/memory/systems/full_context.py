@@ -50,11 +50,10 @@ class FullContext(MemorySystem[FullContextSettings]):
         return None  # nothing to build: the sessions are kept by the base class
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
-        if self.settings.layout == "longmemeval":
-            blocks = [session_block(i, s) for i, s in enumerate([s for s in self.sessions if s.turns], 1)]
-        else:
-            blocks = [render_session(s) for s in self.sessions if s.turns]
+        blocks = [render_session(s) for s in self.sessions if s.turns]
         limit = self.settings.max_context_tokens
+        if self.settings.layout == "longmemeval":  # LongMemEval's official layout instead of ours
+            blocks = [session_block(i, s) for i, s in enumerate([s for s in self.sessions if s.turns], 1)]
         if limit is not None and self.settings.truncate == "oldest_first":
             budget, kept = limit, []
             for block in reversed(blocks):
