@@ -67,7 +67,7 @@ def _cat5_options(conv_id: str, qa: LoCoMoQA) -> dict[str, str]:
 
 
 def asked_question(conv_id: str, qa: LoCoMoQA, fmt: str) -> str:
-    """What the system is asked. 'official' mirrors task_eval/gpt_utils.py: temporal questions get
+    """What the system is asked. 'official' mirrors task_eval/evaluate_gpts.py (branch code): temporal questions get
     the date hint, adversarial ones become a two-option choice with 'Not mentioned in the conversation'."""
     if fmt == "plain":
         return qa.question
