@@ -27,6 +27,7 @@ def test_reader_max_tokens_reaches_the_reader_only(tmp_path):
     assert judges and all(r["max_tokens"] != 800 for r in judges)  # the judge keeps its own limit
     config = json.loads((tmp_path / "o" / "config.json").read_text())
     assert config["judging"]["reader_max_tokens"] == 800
+    assert "Reader output limit: 800 tokens." in (tmp_path / "o" / "report.md").read_text()
     with FakeOpenAIServer(responder=_reply) as server:  # default: the model's 1,024
         assert _lme(FIXTURES / "lme_tiny.json", tmp_path / "d", server, "--limit", "1") == 0
         assert [r["max_tokens"] for r in _readers(server)] == [1024]

@@ -230,6 +230,7 @@ class LongMemEval(Benchmark):
                 if config.retrieval_only
                 else judge_model_note(run_config["judging"]["judge_model"], config.judge_protocol),
                 "reader_prompt": config.reader_prompt if answering else None,
+                "reader_max_tokens": config.reader_max_tokens if answering else None,
                 "config_hash": run_config["config_hash"],
                 "complete": len(records) == len(units),
                 "embedding_usage": bench.embedding_usage(),

@@ -92,7 +92,12 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
             )
             + f". Single-judge protocol: {summary.get('judge_protocol', 'chateval')}."
             + (f" Judge model: {summary['judge_model']}." if summary.get("judge_model") else "")
-            + (f" Reader prompt: {summary['reader_prompt']}." if summary.get("reader_prompt") else ""),
+            + (f" Reader prompt: {summary['reader_prompt']}." if summary.get("reader_prompt") else "")
+            + (
+                f" Reader output limit: {summary['reader_max_tokens']} tokens."
+                if summary.get("reader_max_tokens")
+                else ""
+            ),
             "",
         ]
         if summary.get("judge_model_note"):
