@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -28,6 +28,7 @@ from ..util.errors import ModelCallError
 
 # The official batched runs: 20 questions per call with gpt-4-turbo, 10 with gpt-3.5-turbo.
 OFFICIAL_BATCH_SIZES = {"gpt-4-turbo": 20, "gpt-3.5-turbo": 10}
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # the offline stand-in reads no date
 
 
 class BatchInputs(BaseModel):
