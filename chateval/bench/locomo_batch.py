@@ -26,8 +26,6 @@ from ..models import UsageTotals, approx_tokens
 from ..models.steps import TypedStep
 from ..util.errors import ModelCallError
 
-# The official batched runs: 20 questions per call with gpt-4-turbo, 10 with gpt-3.5-turbo.
-OFFICIAL_BATCH_SIZES = {"gpt-4-turbo": 20, "gpt-3.5-turbo": 10}
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # the offline stand-in reads no date
 
 
