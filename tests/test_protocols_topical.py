@@ -40,7 +40,7 @@ def _run(tmp_path, server, *extra: str) -> tuple[int, dict]:
     out = tmp_path / "tc"
     rc = main(["bench", "topical-chat", "--data", str(DATA), "--out", str(out), "--setting", "single",
                "--baselines", "", "--model", "openai-compatible/judge", "--base-url", server.base_url,
-               "--no-cache", *extra])
+               "--no-cache", "--structured", "auto", *extra])  # JSON verdicts: the schema's bounds are checked
     return rc, json.loads((out / "summary.json").read_text())
 
 

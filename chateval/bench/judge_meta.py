@@ -81,7 +81,9 @@ class JudgeMetaBenchmark(Benchmark):
         kappa on its own axis), with one value per summary in each series."""
 
     def base_defaults(self, config: JudgeMetaConfig) -> dict[str, Any]:
-        return {"task": self.task, "swap": self.swap_default, "max_tokens": META_MAX_TOKENS}
+        # Free-text verdicts ending in score lines, as ChatEval parses them (its unreadable-reply
+        # rule then applies as in its code); --structured auto/on (or a preset) asks for JSON.
+        return {"task": self.task, "swap": self.swap_default, "max_tokens": META_MAX_TOKENS, "structured": "off"}
 
     def data_config(self, config: JudgeMetaConfig) -> dict[str, Any]:
         """Benchmark-level settings that change results (hashed into every sub-run)."""

@@ -162,13 +162,14 @@ def official_correct(reply: str) -> bool:
     return "yes" in reply.lower()
 
 
-def judge_model_note(label: str) -> str | None:
-    """None when ``label`` (a model spec's label) is LongMemEval's official judge model, else a
-    plain statement that it is not (numbers then do not stand next to the paper's unqualified)."""
-    if label.rsplit("/", 1)[-1] == OFFICIAL_JUDGE_MODEL:
+def judge_model_note(label: str, protocol: str = "official") -> str | None:
+    """None when ``label`` (a model spec's label) is the protocol's judge model (LongMemEval's
+    official one; Zep's gpt-4o-mini under ``zep``), else a plain statement that it is not
+    (numbers then do not stand next to the paper's unqualified)."""
+    model, whose = (
+        ("gpt-4o-mini", "Zep's grader") if protocol == "zep" else (OFFICIAL_JUDGE_MODEL, "LongMemEval's official judge")
+    )
+    if label.rsplit("/", 1)[-1] == model:
         return None
     what = "the offline heuristic (no LLM)" if label == "offline" else label
-    return (
-        f"the judge is {what}, not LongMemEval's official judge {OFFICIAL_JUDGE_MODEL}: its accuracies "
-        "are not directly comparable with the paper's"
-    )
+    return f"the judge is {what}, not {whose} {model}: its accuracies are not directly comparable with the paper's"

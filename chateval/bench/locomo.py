@@ -35,6 +35,7 @@ from ..util.interrupts import contain_exits
 from .base import Benchmark, open_run, run_units
 from .executor import error_text
 from .headline import summed_cost, system_rows
+from .locomo_batch import BatchedReader, answerer_for
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .locomo_report import summarize_locomo, write_locomo_report
 from .records import ConversationRecord, SystemsSummary
@@ -66,7 +67,7 @@ def _cat5_options(conv_id: str, qa: LoCoMoQA) -> dict[str, str]:
 
 
 def asked_question(conv_id: str, qa: LoCoMoQA, fmt: str) -> str:
-    """What the system is asked. 'official' mirrors task_eval/gpt_utils.py: temporal questions get
+    """What the system is asked. 'official' mirrors task_eval/evaluate_gpts.py (branch code): temporal questions get
     the date hint, adversarial ones become a two-option choice with 'Not mentioned in the conversation'."""
     if fmt == "plain":
         return qa.question
@@ -199,6 +200,7 @@ class LoCoMo(Benchmark):
             # Recorded only when it is not the earlier framing, so a run made before the option
             # existed still resumes with --reader-prompt chateval.
             extra["reader_prompt"] = config.reader_prompt
+        extra |= {"full_context_batch": config.full_context_batch} if config.full_context_batch > 1 else {}
         if config.predictions:
             extra |= {"predictions": str(config.predictions), "predictions_sha256": file_sha256(config.predictions)}
         run_config = bench.run_config(extra)
@@ -216,6 +218,7 @@ class LoCoMo(Benchmark):
                 style=config.answer_style,
                 empty=config.evidence_empty,
                 reader=READERS[config.reader_prompt],
+                batch=config.full_context_batch,
             )
 
         with open_run(config, run_config) as run:
@@ -229,6 +232,7 @@ class LoCoMo(Benchmark):
                 "question_format": config.question_format,
                 "answer_style": config.answer_style,
                 "reader_prompt": config.reader_prompt if bench.systems else None,
+                "full_context_batch": config.full_context_batch if "full_context" in bench.systems else None,
                 "evidence_empty": config.evidence_empty,
                 "judge_protocol": config.judge_protocol,
                 "config_hash": run_config["config_hash"],
@@ -257,6 +261,7 @@ class LoCoMo(Benchmark):
         style: AnswerStyle,
         empty: EvidenceEmpty,
         reader: ReaderPrompt = "locomo",
+        batch: int = 1,
     ) -> dict[str, Any]:
         log = CallLog()
         async with AsyncExitStack() as stack:
@@ -269,6 +274,7 @@ class LoCoMo(Benchmark):
                 await system.ingest_all(conv.sessions)
             ingest_s = time.perf_counter() - t0
             now = max(s.date for s in conv.sessions) + timedelta(days=1)
+            answerer = await answerer_for(system, batch, [asked_question(conv.id, qa, fmt) for _, qa in picks], now)
             limit = asyncio.Semaphore(JUDGE_CONCURRENCY)
             judging: list[asyncio.Task] = []
             rows: list[dict[str, Any]] = []
@@ -287,7 +293,7 @@ class LoCoMo(Benchmark):
                         self._score(row, qa, preds[f"{conv.id}\t{qa.question}"].text, None, empty)
                     else:
                         with contain_exits():  # this QA fails, not the conversation
-                            await self._answer(system, conv, qa, row, now, fmt, has_recall, empty)
+                            await self._answer(answerer, conv, qa, row, now, fmt, has_recall, empty)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # this QA fails; the others go on
@@ -329,7 +335,7 @@ class LoCoMo(Benchmark):
         before = system.stats().recall_s
         t1 = time.perf_counter()
         resp = await system.respond(asked, now)
-        total_s = time.perf_counter() - t1
+        total_s = resp.latency_s if isinstance(system, BatchedReader) else time.perf_counter() - t1
         recall_s = system.stats().recall_s - before
         prediction = resp.answer
         if fmt == "official" and qa.category == ADVERSARIAL:

@@ -131,7 +131,15 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
         f"{summary.get('n_questions', '?')}, units (conversation × system): {summary['n_units']} "
         f"({summary['n_failed']} failed). Questions are answered one day after each conversation's last "
         f"session; question format: {summary.get('question_format', 'official')}; answer style: "
-        f"{summary.get('answer_style', 'generic')}" + (f"; reader prompt: {reader}" if reader else "") + ".",
+        f"{summary.get('answer_style', 'generic')}"
+        + (f"; reader prompt: {reader}" if reader else "")
+        + "."
+        + (
+            f" full_context answered {summary['full_context_batch']} questions per call (LoCoMo's batched "
+            "full-context protocol); other systems one a call."
+            if (summary.get("full_context_batch") or 1) > 1
+            else (" full_context answered one question per call." if summary.get("full_context_batch") else "")
+        ),
         "",
         "Categories (numbering of the official `task_eval/evaluation.py`): "
         + ", ".join(f"{n} = {c}" for c, n in summary["categories"].items())

@@ -24,6 +24,7 @@ from .executor import current, error_text
 from .headline import summed_cost
 from .lme_judge import judge_model_note
 from .lme_retrieval import gold_evidence, ranker_documents, retrieval_record
+from .lme_zep import zep_question
 from .rankers import rank_bm25, rank_dense, rrf
 from .records import MemoryRecord, MemorySummary
 from .registry import benchmark
@@ -88,7 +89,7 @@ async def pre_embed(
 
 
 HYPOTHESES = "hypotheses"  # the method name of a --hypotheses run
-READERS: dict[str, ReaderPrompt] = {"official": "longmemeval", "chateval": "chateval"}  # --reader-prompt -> framing
+READERS: dict[str, ReaderPrompt] = {"official": "longmemeval", "chateval": "chateval", "zep": "zep"}  # --reader-prompt
 
 
 @benchmark("longmemeval")
@@ -227,8 +228,9 @@ class LongMemEval(Benchmark):
                 "judge_model": run_config["judging"]["judge_model"],
                 "judge_model_note": None
                 if config.retrieval_only
-                else judge_model_note(run_config["judging"]["judge_model"]),
+                else judge_model_note(run_config["judging"]["judge_model"], config.judge_protocol),
                 "reader_prompt": config.reader_prompt if answering else None,
+                "reader_max_tokens": config.reader_max_tokens if answering else None,
                 "config_hash": run_config["config_hash"],
                 "complete": len(records) == len(units),
                 "embedding_usage": bench.embedding_usage(),
@@ -308,13 +310,14 @@ class LongMemEval(Benchmark):
             else:
                 before = system.stats().recall_s
                 t1 = time.perf_counter()
-                resp = await system.respond(q.question, q.question_date)
+                asked = zep_question(q) if reader_prompt == "zep" else q.question  # Zep's: the date first
+                resp = await system.respond(asked, q.question_date)
                 answer_s = time.perf_counter() - t1
                 recall_s = system.stats().recall_s - before
                 items = resp.recalled
                 t2 = time.perf_counter()
                 verdict = await bench.judge(
-                    question=q.question,
+                    question=asked,
                     gold=q.answer,
                     response=resp.answer,
                     question_type=q.question_type,

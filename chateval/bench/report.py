@@ -13,6 +13,13 @@ from .retrieval_metrics import KS
 from .stats import wilson
 from .summaries import SMALL_N
 
+# A `zep` row under LongMemEval's protocol is not Zep's own evaluation (its Table 3).
+ZEP_ROW_NOTE = (
+    "> **`zep` is not under Zep's own protocol here:** its row uses this run's reader and judge, not Zep's "
+    "evaluation (Zep's reader, its gpt-4o-mini grader, cross-encoder reranking), so it does not stand beside "
+    "Zep's published LongMemEval table unqualified; `--protocol zep` runs Zep's."
+)
+
 
 def pct(v: float | None) -> str:
     return "–" if v is None else f"{100 * v:.1f}"
@@ -85,11 +92,18 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
             )
             + f". Single-judge protocol: {summary.get('judge_protocol', 'chateval')}."
             + (f" Judge model: {summary['judge_model']}." if summary.get("judge_model") else "")
-            + (f" Reader prompt: {summary['reader_prompt']}." if summary.get("reader_prompt") else ""),
+            + (f" Reader prompt: {summary['reader_prompt']}." if summary.get("reader_prompt") else "")
+            + (
+                f" Reader output limit: {summary['reader_max_tokens']} tokens."
+                if summary.get("reader_max_tokens")
+                else ""
+            ),
             "",
         ]
         if summary.get("judge_model_note"):
             lines += [f"> **Not the official judge:** {summary['judge_model_note']}.", ""]
+        if "zep" in qa_rows and (summary.get("reader_prompt"), summary.get("judge_protocol")) != ("zep", "zep"):
+            lines += [ZEP_ROW_NOTE, ""]
         agree = {m: e.get("judge_agreement") for m, e in methods.items() if e.get("judge_agreement")}
         if agree:
             lines += [

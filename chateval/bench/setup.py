@@ -26,6 +26,7 @@ from ..util.plugins import import_object
 from ..util.prompts import get_prompts
 from .config import MemoryBenchConfig
 from .lme_judge import OFFICIAL_JUDGE, OFFICIAL_MAX_TOKENS, SINGLE_JUDGE, JudgeInputs, guidelines_for, official_correct
+from .lme_zep import ZEP_JUDGE, zep_correct, zep_inputs
 
 
 @dataclass
@@ -206,6 +207,8 @@ class MemoryBench:
             log=log,
         )
         system.collection_prefix = collection_prefix(name, base=self.collection_prefix)
+        # --reader-max-tokens (LongMemEval, LoCoMo): the answer step's output limit
+        system.answer_max_tokens = getattr(self.config, "reader_max_tokens", None)
         return system
 
     def release(self, name: str, system: MemorySystem) -> None:
@@ -239,6 +242,8 @@ class MemoryBench:
             "embedder_base_url": redact_url(getattr(getattr(self.embedder, "client", None), "url", None)),
             "judge_panel": self.debate_judges.run_config()["judging"] if self.debate_judges else None,
         } | extra
+        if getattr(self.config, "reader_max_tokens", None) is not None:  # likewise recorded only when set
+            judging["reader_max_tokens"] = self.config.reader_max_tokens  # type: ignore[attr-defined]
         if not self.sampling.deterministic:  # recorded only when set: a default run keeps its identity
             judging["sampling"] = self.sampling.model_dump()
         if extra.get("data"):  # the data's content is part of the run's identity (--resume refuses another)
@@ -289,6 +294,9 @@ class MemoryBench:
             if self.judge_protocol == "official":
                 reply = await OFFICIAL_JUDGE.run(self.official_judge_layer, inputs, log=log, prompts=self.prompts)
                 out["single"] = {"correct": official_correct(reply), "reason": reply[:200], "protocol": "official"}
+            elif self.judge_protocol == "zep":  # Zep's own LongMemEval grader (lme_zep)
+                grade = await ZEP_JUDGE.run(self.judge_layer, zep_inputs(inputs), log=log, prompts=self.prompts)
+                out["single"] = {"correct": zep_correct(grade), "reason": grade.is_correct[:200], "protocol": "zep"}
             else:
                 verdict = await SINGLE_JUDGE.run(self.judge_layer, inputs, log=log, prompts=self.prompts)
                 out["single"] = {"correct": verdict.correct, "reason": verdict.reason}

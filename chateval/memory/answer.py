@@ -23,7 +23,10 @@ AnswerStyle = Literal["generic", "locomo"]
 # relevant information first, then reason to the answer) with no abstention hint. locomo: LoCoMo's
 # QA setting, one user message with the conversations and the question, no system prompt and no
 # current-date line. A dialogue to continue is always framed the chateval way.
-ReaderPrompt = Literal["chateval", "longmemeval", "locomo"]
+# zep: Zep's LongMemEval reader (zep-papers): a system prompt naming the assistant an expert that
+# answers from the given context, and one message asking for a brief answer, or to abstain when
+# the context does not answer, with no current-date line (the question carries its date).
+ReaderPrompt = Literal["chateval", "longmemeval", "locomo", "zep"]
 
 
 class AnswerInputs(BaseModel):

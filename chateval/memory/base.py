@@ -51,6 +51,9 @@ class MemorySystem(ABC, Generic[SettingsT]):
     # How the built-in answer step frames a question (see answer.ReaderPrompt); LongMemEval and
     # LoCoMo set their official framing per run.
     reader_prompt: ReaderPrompt = "chateval"
+    # The answer step's output limit in tokens (None: the layer's own). A benchmark sets it per
+    # run (LongMemEval's step-by-step reader: 800); a system with its own respond() may ignore it.
+    answer_max_tokens: int | None = None
     # Names the Qdrant collections this system creates (a benchmark sets a per-run prefix, so a
     # shared server shows which run and system a collection belongs to).
     collection_prefix: str = "chateval"
@@ -199,7 +202,13 @@ class MemorySystem(ABC, Generic[SettingsT]):
     async def generate(self, inputs: AnswerInputs) -> tuple[str, str]:
         """The reply and the name of the step that wrote it (the shared answer step; a system
         with its own response step overrides this)."""
-        return await ANSWER.run(self.layer, inputs, log=self.log, prompts=self.prompts), ANSWER.name
+        return await ANSWER.run(self.answer_layer(), inputs, log=self.log, prompts=self.prompts), ANSWER.name
+
+    def answer_layer(self) -> ModelLayer:
+        """The layer the answer step calls: the system's own, with ``answer_max_tokens`` if set."""
+        if self.answer_max_tokens is None:
+            return self.layer
+        return self.layer.derive(params=self.layer.params.model_copy(update={"max_tokens": self.answer_max_tokens}))
 
     def trace(self) -> dict[str, Any]:
         """What the latest respond() used beyond its context string, for run records."""

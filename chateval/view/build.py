@@ -29,6 +29,8 @@ CONFIG_KEYS = (
     "judge_model",
     "judge_protocol",
     "reader_prompt",
+    "reader_max_tokens",
+    "full_context_batch",
     "task",
     "strategy",
     "agents",

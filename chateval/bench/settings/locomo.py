@@ -55,6 +55,19 @@ class LoCoMoConfig(MemoryBenchConfig):
         "locomo: a short phrase in the conversation's own words, as LoCoMo's "
         "answer prompt asks (drives token F1); generic: our concise answer",
     )
+    reader_max_tokens: int | None = opt(
+        None,
+        "output token limit of the systems' answer step (default: the answer model's, 1024; "
+        "32, as the official per-question reader)",
+        ge=1,
+    )
+    full_context_batch: int = opt(
+        1,
+        "questions per answer call for full_context (1: one question a call, the official RAG path's "
+        "prompt; 10 or 20: the official full-context runs, which ask consecutive questions together and "
+        "read the answers as JSON)",
+        ge=1,
+    )
     reader_prompt: Literal["official", "chateval"] = opt(
         "official",
         "how the systems' answer step asks the question: official (as LoCoMo's code: one message with "

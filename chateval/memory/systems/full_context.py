@@ -11,6 +11,7 @@ from ...models import approx_tokens
 from ...models.context_windows import context_window, min_tokens
 from ...util.errors import ConfigError
 from ..base import MemorySystem, memory_system
+from ..lme_history import cut_newest_end, history_budget, session_block
 from ..types import MemoryItem, Session
 
 TRUNCATE_HINT = "--set full_context.max_context_tokens=N"
@@ -21,8 +22,13 @@ class FullContextSettings(BaseModel):
     # By default the reader gets the whole history, as LongMemEval's full-history baseline does.
     # With max_context_tokens (a local estimate, ~4 characters a token) whole sessions are
     # dropped beyond it, the oldest first ("none": never drop, the budget only documents intent).
+    # "official": LongMemEval's cut of the whole history, its newest end, to the window minus the
+    # reply's limit minus 1,000 tokens (lme_history; needs a known or declared context_window).
     max_context_tokens: int | None = Field(None, gt=0)
-    truncate: Literal["oldest_first", "none"] = "oldest_first"
+    truncate: Literal["oldest_first", "none", "official"] = "oldest_first"
+    # How sessions are shown. chateval: ours (render_session). longmemeval: LongMemEval's official
+    # json history (lme_history): numbered by position, a date line, the turns as a JSON list.
+    layout: Literal["chateval", "longmemeval"] = "chateval"
     # The reader model's context window in tokens, for the up-front fit check (default: the
     # table of known models; unknown models are not checked).
     context_window: int | None = Field(None, gt=0)
@@ -46,6 +52,8 @@ class FullContext(MemorySystem[FullContextSettings]):
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
         blocks = [render_session(s) for s in self.sessions if s.turns]
         limit = self.settings.max_context_tokens
+        if self.settings.layout == "longmemeval":  # LongMemEval's official layout instead of ours
+            blocks = [session_block(i, s) for i, s in enumerate([s for s in self.sessions if s.turns], 1)]
         if limit is not None and self.settings.truncate == "oldest_first":
             budget, kept = limit, []
             for block in reversed(blocks):
@@ -55,10 +63,24 @@ class FullContext(MemorySystem[FullContextSettings]):
                 kept.append(block)
                 budget -= cost
             blocks = list(reversed(kept))
-        text = "\n\n".join(blocks)
+        text = ("" if self.settings.layout == "longmemeval" else "\n\n").join(blocks)
+        if self.settings.truncate == "official":
+            return cut_newest_end(text, history_budget(self._window_or_fail(), self._reply_tokens()))
         if limit is None:
             self._check_fits(text)
         return text
+
+    def _reply_tokens(self) -> int:
+        return self.answer_max_tokens or self.layer.params.max_tokens or 0
+
+    def _window_or_fail(self) -> int:
+        window = self.settings.context_window or context_window(self.layer.spec.model)
+        if window is None:
+            raise ConfigError(
+                f"full_context: truncate=official needs the reader's context window: {self.layer.spec.model} is "
+                "not a known model; declare it with --set full_context.context_window=N"
+            )
+        return window
 
     def _check_fits(self, text: str) -> None:
         """Refuse, before the call, a whole history that surely exceeds the reader's window:
@@ -68,7 +90,7 @@ class FullContext(MemorySystem[FullContextSettings]):
         window = self.settings.context_window or context_window(self.layer.spec.model)
         if window is None:
             return
-        need = min_tokens(text) + (self.layer.params.max_tokens or 0)
+        need = min_tokens(text) + self._reply_tokens()
         if need > window:
             raise ConfigError(
                 f"full_context: the whole history (about {approx_tokens(text):,} tokens, at least "

@@ -46,7 +46,8 @@ SCORE_NAMES = {
 def search_config(s: Any, limit: int) -> SearchConfig:
     """graphiti's SearchConfig for the settings ``s`` (ZepSettings): facts and, when asked,
     entities, each from cosine + BM25 + breadth-first candidates and the chosen reranker."""
-    edge_reranker, node_reranker = RERANKERS[s.reranker]
+    edge_reranker = RERANKERS[s.reranker][0]
+    node_reranker = RERANKERS[s.node_reranker or s.reranker][1]
     common = {"sim_min_score": s.sim_min_score, "mmr_lambda": s.mmr_lambda, "bfs_max_depth": s.bfs_max_depth}
     return SearchConfig(
         edge_config=EdgeSearchConfig(

@@ -62,6 +62,9 @@ class ZepSettings(BaseModel):
     # graphiti's rerankers; cross_encoder: cross_encoder_model if set, else scored by our embedder
     reranker: Reranker = "rrf"
     cross_encoder_model: str | None = None  # a local sentence-transformers CrossEncoder folder (else the stand-in)
+    # The entities' reranker (None: `reranker`). Zep's LongMemEval evaluation: facts by cross_encoder, entities by rrf.
+    node_reranker: Reranker | None = None
+    max_query_chars: int | None = Field(None, ge=1)  # the search query cut to this (Zep's LongMemEval evaluation: 255)
     center_entity: str | None = None  # node_distance: the entity to measure from (None: the top fact's source)
     sim_min_score: float = Field(0.6, ge=-1.0, le=1.0)  # graphiti's cosine floor for candidates
     mmr_lambda: float = Field(0.5, ge=0.0, le=1.0)
@@ -295,9 +298,9 @@ class Zep(MemorySystem[ZepSettings]):
         return items
 
     async def _search(self, g: Graphiti, query: str, config: SearchConfig) -> SearchResults:
-        q = self._query(g, query)
+        q = self._query(g, query[: self.settings.max_query_chars])
         center = None
-        if self.settings.reranker == "node_distance":
+        if "node_distance" in (self.settings.reranker, self.settings.node_reranker):
             center = await center_node(g, self.group_id, q, self.settings.center_entity, config)
             if center is None:
                 return SearchResults()  # no fact in the graph: nothing to measure from
