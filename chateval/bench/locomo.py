@@ -37,6 +37,7 @@ from .executor import error_text
 from .headline import summed_cost, system_rows
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .locomo_report import summarize_locomo, write_locomo_report
+from .protocol import locomo_card, with_card
 from .records import ConversationRecord, SystemsSummary
 from .registry import benchmark
 from .selection import select
@@ -180,8 +181,9 @@ class LoCoMo(Benchmark):
             )
             picks = {cid: [(j, q) for j, q in ps if f"{cid}\t{q.question}" in preds] for cid, ps in picks.items()}
             picks = {cid: ps for cid, ps in picks.items() if ps}
-        conversations = [c for c in conversations if c.id in picks]
         bench = MemoryBench(config)
+        card = locomo_card(bench, conversations, picks, config)  # --strict-categories refuses before any work
+        conversations = [c for c in conversations if c.id in picks]
         if progress:
             progress.totals = bench.answer_layer.totals
         methods = bench.systems + ([PREDICTIONS] if config.predictions else [])
@@ -241,6 +243,7 @@ class LoCoMo(Benchmark):
                     "n_left_out": len(left_out),
                     "left_out": [k.replace("\t", " / ") for k in left_out[:50]],
                 }
+            summary = with_card(summary, card)
             run.write_summary(summary)
             write_locomo_report(run.path, summary)
         return summary

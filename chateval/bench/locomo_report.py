@@ -7,6 +7,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from ..records.protocol_card import card_section
 from ..util.text import md_all
 from . import plots
 from .comparisons import locomo_comparisons, report_lines
@@ -126,6 +127,7 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
     reader = summary.get("reader_prompt", "chateval")
     if summary.get("note"):
         lines += [f"> **Note:** {summary['note']}", ""]
+    lines += [f"> **Warning:** {w}" for w in summary.get("warnings") or []] + ([""] if summary.get("warnings") else [])
     lines += [
         f"Conversations: {summary.get('n_conversations', '?')}, selected QA per system: "
         f"{summary.get('n_questions', '?')}, units (conversation × system): {summary['n_units']} "
@@ -204,4 +206,5 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
         )
     lines += report_lines(summary)
     lines += ["", *latency_table("system", systems, ingest_note=" (per conversation)")]
+    lines += ["", *card_section(summary)]
     return finish_report(out, lines, [f for e in systems.values() for f in e["failed"]])

@@ -341,6 +341,12 @@ def card_markdown(card: ProtocolCard) -> list[str]:
     return lines + [""]
 
 
+def card_section(summary: Mapping[str, Any]) -> list[str]:
+    """report.md's protocol card section of a summary (nothing for a run without a card)."""
+    card = read_card(summary.get("protocol_card"))
+    return [] if card is None else card_markdown(card)
+
+
 # Rows that may differ without changing what was measured: the data's path (its sha256 is
 # compared) and package versions. Not flagged.
 UNFLAGGED = ("data", "versions")
@@ -367,6 +373,7 @@ __all__ = [
     "build_card",
     "card_differences",
     "card_markdown",
+    "card_section",
     "card_rows",
     "check_counts",
     "package_versions",

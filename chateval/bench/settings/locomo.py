@@ -77,6 +77,11 @@ class LoCoMoConfig(MemoryBenchConfig):
         "with --predictions: score the QA that have one and report how many were "
         "left out (default: a missing prediction is an error)",
     )
+    strict_categories: bool = opt(
+        False,
+        "refuse a data file whose counts per category differ from the published ones (default: run, "
+        "and warn on the run's protocol card)",
+    )
 
     @field_validator("categories", mode="before")
     @classmethod
