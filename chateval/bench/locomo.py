@@ -37,7 +37,7 @@ from .executor import error_text
 from .headline import summed_cost, system_rows
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .locomo_report import summarize_locomo, write_locomo_report
-from .protocol import locomo_card, with_card
+from .protocol import corrected_task, locomo_protocol
 from .records import ConversationRecord, SystemsSummary
 from .registry import benchmark
 from .selection import select
@@ -182,7 +182,7 @@ class LoCoMo(Benchmark):
             picks = {cid: [(j, q) for j, q in ps if f"{cid}\t{q.question}" in preds] for cid, ps in picks.items()}
             picks = {cid: ps for cid, ps in picks.items() if ps}
         bench = MemoryBench(config)
-        card = locomo_card(bench, conversations, picks, config)  # --strict-categories refuses before any work
+        protocol = locomo_protocol(bench, conversations, picks, config)  # card, --errata: checked before any work
         conversations = [c for c in conversations if c.id in picks]
         if progress:
             progress.totals = bench.answer_layer.totals
@@ -203,7 +203,7 @@ class LoCoMo(Benchmark):
             extra["reader_prompt"] = config.reader_prompt
         if config.predictions:
             extra |= {"predictions": str(config.predictions), "predictions_sha256": file_sha256(config.predictions)}
-        run_config = bench.run_config(extra)
+        run_config = bench.run_config(extra | protocol.identity())
         units = [(f"{c.id}::{s}", (c, s)) for c in conversations for s in methods]
 
         async def unit(item: tuple[LoCoMoConversation, str]) -> dict[str, Any]:
@@ -218,6 +218,7 @@ class LoCoMo(Benchmark):
                 style=config.answer_style,
                 empty=config.evidence_empty,
                 reader=READERS[config.reader_prompt],
+                fixes=protocol.fixes.get(conv.id),
             )
 
         with open_run(config, run_config) as run:
@@ -243,7 +244,7 @@ class LoCoMo(Benchmark):
                     "n_left_out": len(left_out),
                     "left_out": [k.replace("\t", " / ") for k in left_out[:50]],
                 }
-            summary = with_card(summary, card)
+            summary = protocol.finish(summary, records, methods)
             run.write_summary(summary)
             write_locomo_report(run.path, summary)
         return summary
@@ -260,6 +261,7 @@ class LoCoMo(Benchmark):
         style: AnswerStyle,
         empty: EvidenceEmpty,
         reader: ReaderPrompt = "locomo",
+        fixes: dict[int, Any] | None = None,  # --errata: qa index -> its corrected gold
     ) -> dict[str, Any]:
         log = CallLog()
         async with AsyncExitStack() as stack:
@@ -297,6 +299,7 @@ class LoCoMo(Benchmark):
                     row |= {"status": "failed", "error": error_text(exc)}
                     continue
                 judging.append(asyncio.create_task(self._judge(bench, qa, row, limit)))
+                judging += corrected_task(self._judge, bench, qa, row, (fixes or {}).get(index), limit)
             await asyncio.gather(*judging)
             failed = [r for r in rows if r.get("status") != "ok"]
             record: dict[str, Any] = {

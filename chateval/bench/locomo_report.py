@@ -11,6 +11,7 @@ from ..records.protocol_card import card_section
 from ..util.text import md_all
 from . import plots
 from .comparisons import locomo_comparisons, report_lines
+from .locomo_errata import errata_report_lines
 from .locomo_metrics import ADVERSARIAL, category_name
 from .report import finish_report, latency_table, pct
 from .stats import mean_or_none, percentile
@@ -206,5 +207,5 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
         )
     lines += report_lines(summary)
     lines += ["", *latency_table("system", systems, ingest_note=" (per conversation)")]
-    lines += ["", *card_section(summary)]
+    lines += ["", *errata_report_lines(summary), *card_section(summary)]
     return finish_report(out, lines, [f for e in systems.values() for f in e["failed"]])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..datasets import LMEQuestion, LoCoMoConversation, LoCoMoQA
@@ -29,6 +30,7 @@ from .lme_judge import (
     OFFICIAL_JUDGE,
     SINGLE_JUDGE,
 )
+from .locomo_errata import Errata, Fixes, corrected_task, errata_for, errata_identity, summarize_errata
 from .settings.locomo import LoCoMoConfig
 from .settings.longmemeval import LongMemEvalConfig
 from .setup import MemoryBench
@@ -160,3 +162,38 @@ def with_card(summary: dict[str, Any], card: ProtocolCard, warnings: Iterable[st
     """The summary with its card, the card's warnings among the run's (printed by the CLI)."""
     notes = list(dict.fromkeys([*(summary.get("warnings") or []), *warnings, *card.warnings]))
     return summary | {"protocol_card": card.model_dump(mode="json")} | ({"warnings": notes} if notes else {})
+
+
+@dataclass
+class LoCoMoProtocol:
+    """What a LoCoMo run adds to its config and summary beyond the scores: the protocol card and
+    the --errata overlay (the corrected gold of each conversation's QA, by index)."""
+
+    card: ProtocolCard
+    errata: Errata | None
+    fixes: Fixes
+    outside: int  # errata entries about conversations the data file does not hold
+
+    def identity(self) -> dict[str, Any]:
+        return errata_identity(self.errata)
+
+    def finish(self, summary: dict[str, Any], records: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
+        out = with_card(summary, self.card)
+        if self.errata is not None:
+            out["errata"] = summarize_errata(records, methods, self.errata, self.outside)
+        return out
+
+
+def locomo_protocol(
+    bench: MemoryBench,
+    conversations: list[LoCoMoConversation],
+    picks: dict[str, list[tuple[int, LoCoMoQA]]],
+    config: LoCoMoConfig,
+) -> LoCoMoProtocol:
+    """Built before any work: --strict-categories and a bad --errata file fail first.
+    ``conversations``: every conversation of the data file (errata ids index into it)."""
+    card = locomo_card(bench, conversations, picks, config)
+    return LoCoMoProtocol(card, *errata_for(config, conversations))
+
+
+__all__ = ["LoCoMoProtocol", "corrected_task", "locomo_card", "locomo_protocol", "longmemeval_card", "with_card"]
