@@ -100,3 +100,12 @@ def test_differences_leave_out_paths_and_versions(tmp_path):
     )
     assert card_differences(a, b) == [("judge model", "gpt-4o-mini", "gpt-4o")]
     assert card_differences(a, a) == []
+
+
+def test_cards_differ_flags_a_run_without_a_card(tmp_path):
+    from chateval.records.protocol_card import cards_differ
+
+    a = _card(tmp_path)
+    rows = dict(cards_differ([a, None, a]))
+    assert rows["benchmark"] == ["locomo", "no card", "locomo"] and "versions" not in rows
+    assert cards_differ([a, a]) == []

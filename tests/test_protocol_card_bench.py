@@ -89,3 +89,29 @@ def test_longmemeval_card(tmp_path):
     assert "## Protocol card" in (out / "report.md").read_text()
     assert main(["bench", "longmemeval", "--data", str(LME), "--systems", "full_context", *OFFLINE,
                  "--strict-categories", "--out", str(tmp_path / "s")]) == 2
+
+
+def test_view_flags_runs_whose_cards_differ(tmp_path):
+    import re
+
+    from chateval.view.build import build_view
+
+    def run(name: str, *extra: str) -> Path:
+        out = tmp_path / name
+        assert main(["bench", "locomo", "--data", str(LOCOMO), "--systems", "full_context", *OFFLINE,
+                     "--out", str(out), *extra]) == 0
+        return out
+
+    a, b, c = run("a"), run("b", "--categories", "1,2,3,4"), run("c")
+    text = build_view([a, b], out=tmp_path / "ab.html").read_text()
+    table = text[text.index('<table class="hl cards-diff">'):]
+    table = table[:table.index("</table>")]
+    rows = {m[0]: m[1:] for m in (re.findall(r"<td>(.*?)</td>", r) for r in table.split("<tr>")[2:])}
+    assert "protocol cards differ" in text
+    assert rows["unanswerable questions"][1] == "category 5 (adversarial) left out (--categories)"
+    assert "denominator" in rows and "data sha256" not in rows and "versions" not in rows
+    same = build_view([a, c], out=tmp_path / "ac.html").read_text()
+    assert "protocol cards differ" not in same and "protocol cards: the same" in same
+    alone = build_view([a]).read_text()  # a run's own page shows its card and its warnings
+    assert 'class="protocol-card" open' in alone and "category counts differ from LoCoMo" in alone
+    assert "<td>data sha256</td>" in alone

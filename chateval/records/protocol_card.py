@@ -360,6 +360,20 @@ def card_differences(a: ProtocolCard, b: ProtocolCard) -> list[tuple[str, str, s
     return [(k, ra.get(k, "–"), rb.get(k, "–")) for k in keys if k not in UNFLAGGED and ra.get(k) != rb.get(k)]
 
 
+def cards_differ(cards: list[ProtocolCard | None]) -> list[tuple[str, list[str]]]:
+    """For several runs: (row, value per run) of every card row that differs (the data's path and
+    the package versions aside); a run without a card shows "no card" on every row, so a run made
+    before cards existed (or by another command) is flagged too."""
+    rows = [card_rows(c) if c is not None else None for c in cards]
+    keys = list(dict.fromkeys(k for r in rows if r is not None for k in r if k not in UNFLAGGED))
+    out = []
+    for k in keys:
+        vals = ["no card" if r is None else r.get(k, "–") for r in rows]
+        if len(set(vals)) > 1:
+            out.append((k, vals))
+    return out
+
+
 __all__ = [
     "CARD_VERSION",
     "LOCOMO_NAMES",
@@ -374,6 +388,7 @@ __all__ = [
     "card_differences",
     "card_markdown",
     "card_section",
+    "cards_differ",
     "card_rows",
     "check_counts",
     "package_versions",
