@@ -91,7 +91,7 @@ def test_longmemeval_card(tmp_path):
                  "--strict-categories", "--out", str(tmp_path / "s")]) == 2
 
 
-def test_view_flags_runs_whose_cards_differ(tmp_path):
+def test_view_flags_runs_whose_cards_differ(tmp_path, capsys):
     import re
 
     from chateval.view.build import build_view
@@ -115,3 +115,11 @@ def test_view_flags_runs_whose_cards_differ(tmp_path):
     alone = build_view([a]).read_text()  # a run's own page shows its card and its warnings
     assert 'class="protocol-card" open' in alone and "category counts differ from LoCoMo" in alone
     assert "<td>data sha256</td>" in alone
+    capsys.readouterr()
+    assert main(["view", str(a), str(b), "--out", str(tmp_path / "cli.html")]) == 0
+    printed = capsys.readouterr()
+    assert "protocol cards differ (categories, unanswerable questions, denominator)" in " ".join(
+        (printed.out + printed.err).split())
+    assert main(["view", str(a), str(c), "--out", str(tmp_path / "cli2.html")]) == 0
+    printed = capsys.readouterr()
+    assert "protocol cards differ" not in printed.out + printed.err
