@@ -21,11 +21,32 @@ PREDICTIONS = {0: "pottery classes", 1: "Pepper", 2: "mid-March", 3: "Madrid, Ju
 
 def _run(tmp_path: Path, *extra: str) -> int:
     conv = json.loads(LOCOMO.read_text())[0]
-    preds = write_jsonl(tmp_path / "preds.jsonl", [
-        {"sample_id": conv["sample_id"], "question": conv["qa"][i]["question"], "prediction": p}
-        for i, p in PREDICTIONS.items()])
-    return main(["bench", "locomo", "--data", str(LOCOMO), "--predictions", str(preds), "--categories", "1,2,3,4",
-                 "--answer-model", "offline", "--embedder", "hash", "--out", str(tmp_path / "run"), *extra])
+    preds = write_jsonl(
+        tmp_path / "preds.jsonl",
+        [
+            {"sample_id": conv["sample_id"], "question": conv["qa"][i]["question"], "prediction": p}
+            for i, p in PREDICTIONS.items()
+        ],
+    )
+    return main(
+        [
+            "bench",
+            "locomo",
+            "--data",
+            str(LOCOMO),
+            "--predictions",
+            str(preds),
+            "--categories",
+            "1,2,3,4",
+            "--answer-model",
+            "offline",
+            "--embedder",
+            "hash",
+            "--out",
+            str(tmp_path / "run"),
+            *extra,
+        ]
+    )
 
 
 def test_raw_and_corrected_side_by_side(tmp_path):

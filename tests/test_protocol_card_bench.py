@@ -17,8 +17,20 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _locomo(out: Path, *extra: str) -> int:
-    return main(["bench", "locomo", "--data", str(LOCOMO), "--systems", "full_context,retrieval", *OFFLINE,
-                 "--out", str(out), *extra])
+    return main(
+        [
+            "bench",
+            "locomo",
+            "--data",
+            str(LOCOMO),
+            "--systems",
+            "full_context,retrieval",
+            *OFFLINE,
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
 
 
 def test_locomo_card(tmp_path, capsys):
@@ -30,7 +42,12 @@ def test_locomo_card(tmp_path, capsys):
     assert card.data_sha256 == hashlib.sha256(LOCOMO.read_bytes()).hexdigest()
     # the fixture's six QA: categories 4, 4, 2, 1, 3, 5, against the full file's published counts
     assert {c.category: (c.found, c.selected, c.upstream) for c in card.categories} == {
-        "1": (1, 1, 282), "2": (1, 1, 321), "3": (1, 1, 96), "4": (2, 2, 841), "5": (1, 1, 446)}
+        "1": (1, 1, 282),
+        "2": (1, 1, 321),
+        "3": (1, 1, 96),
+        "4": (2, 2, 841),
+        "5": (1, 1, 446),
+    }
     assert card.counts_match is False and card.n_scored == 6
     assert "category 5 (adversarial) scored" in card.unanswerable_policy
     assert (card.answer_model, card.judge_model) == ("offline", "offline")
@@ -38,27 +55,67 @@ def test_locomo_card(tmp_path, capsys):
     assert len(card.judges[0].sha256) == 64 and card.judges[0].parts == ["bench/lme_judge.j2", "rules"]
     tops = {t.system: t for t in card.top_k}
     assert tops["full_context"].k is None
-    assert (tops["retrieval"].k, tops["retrieval"].histories, tops["retrieval"].sessions_max,
-            tops["retrieval"].covered) == (6, 1, 3, 1)
+    assert (
+        tops["retrieval"].k,
+        tops["retrieval"].histories,
+        tops["retrieval"].sessions_max,
+        tops["retrieval"].covered,
+    ) == (6, 1, 3, 1)
     assert card.versions["chateval"] and card.versions["python"]
     warnings = summary["warnings"]
     assert any("a subset of the published file?" in w for w in warnings)
     assert any(w.startswith("retrieval: top-k 6 (k) is at least the number of sessions in 1 of 1") for w in warnings)
     report = (out / "report.md").read_text()
-    assert "## Protocol card" in report and card.data_sha256 in report and "**Warning:** category counts differ" in report
+    assert (
+        "## Protocol card" in report and card.data_sha256 in report and "**Warning:** category counts differ" in report
+    )
     printed = capsys.readouterr()
     assert "retrieval is bypassed" in printed.out + printed.err  # the CLI prints the card's warnings
 
 
 def test_locomo_card_follows_the_judge_prompt_in_use(tmp_path):
-    assert main(["bench", "locomo", "--data", str(LOCOMO), "--systems", "full_context", *OFFLINE,
-                 "--categories", "1,2,3,4", "--out", str(tmp_path / "a")]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "locomo",
+                "--data",
+                str(LOCOMO),
+                "--systems",
+                "full_context",
+                *OFFLINE,
+                "--categories",
+                "1,2,3,4",
+                "--out",
+                str(tmp_path / "a"),
+            ]
+        )
+        == 0
+    )
     prompts = tmp_path / "prompts" / "bench"
     prompts.mkdir(parents=True)
     src = (REPO / "prompts" / "bench" / "lme_judge.j2").read_text()
     (prompts / "lme_judge.j2").write_text(src + "\n{# our own wording #}\n")
-    assert main(["bench", "locomo", "--data", str(LOCOMO), "--systems", "full_context", *OFFLINE,
-                 "--categories", "1,2,3,4", "--prompt-dir", str(tmp_path / "prompts"), "--out", str(tmp_path / "b")]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "locomo",
+                "--data",
+                str(LOCOMO),
+                "--systems",
+                "full_context",
+                *OFFLINE,
+                "--categories",
+                "1,2,3,4",
+                "--prompt-dir",
+                str(tmp_path / "prompts"),
+                "--out",
+                str(tmp_path / "b"),
+            ]
+        )
+        == 0
+    )
     a, b = (read_card(json.loads((tmp_path / x / "summary.json").read_text())["protocol_card"]) for x in "ab")
     assert a.judges[0].sha256 != b.judges[0].sha256
     assert a.unanswerable_policy == "category 5 (adversarial) left out (--categories)"
@@ -75,8 +132,10 @@ def test_locomo_strict_refuses_a_subset_before_any_work(tmp_path, capsys):
 
 def test_longmemeval_card(tmp_path):
     out = tmp_path / "lme"
-    assert main(["bench", "longmemeval", "--data", str(LME), "--systems", "full_context", *OFFLINE,
-                 "--out", str(out)]) == 0
+    assert (
+        main(["bench", "longmemeval", "--data", str(LME), "--systems", "full_context", *OFFLINE, "--out", str(out)])
+        == 0
+    )
     summary = json.loads((out / "summary.json").read_text())
     card = read_card(summary["protocol_card"])
     assert card.benchmark == "longmemeval"
@@ -87,8 +146,23 @@ def test_longmemeval_card(tmp_path):
     assert card.judges and card.judges[0].judge == "single (official)"
     assert card.top_k[0].system == "full_context" and card.top_k[0].sessions_max == 4
     assert "## Protocol card" in (out / "report.md").read_text()
-    assert main(["bench", "longmemeval", "--data", str(LME), "--systems", "full_context", *OFFLINE,
-                 "--strict-categories", "--out", str(tmp_path / "s")]) == 2
+    assert (
+        main(
+            [
+                "bench",
+                "longmemeval",
+                "--data",
+                str(LME),
+                "--systems",
+                "full_context",
+                *OFFLINE,
+                "--strict-categories",
+                "--out",
+                str(tmp_path / "s"),
+            ]
+        )
+        == 2
+    )
 
 
 def test_view_flags_runs_whose_cards_differ(tmp_path, capsys):
@@ -98,14 +172,29 @@ def test_view_flags_runs_whose_cards_differ(tmp_path, capsys):
 
     def run(name: str, *extra: str) -> Path:
         out = tmp_path / name
-        assert main(["bench", "locomo", "--data", str(LOCOMO), "--systems", "full_context", *OFFLINE,
-                     "--out", str(out), *extra]) == 0
+        assert (
+            main(
+                [
+                    "bench",
+                    "locomo",
+                    "--data",
+                    str(LOCOMO),
+                    "--systems",
+                    "full_context",
+                    *OFFLINE,
+                    "--out",
+                    str(out),
+                    *extra,
+                ]
+            )
+            == 0
+        )
         return out
 
     a, b, c = run("a"), run("b", "--categories", "1,2,3,4"), run("c")
     text = build_view([a, b], out=tmp_path / "ab.html").read_text()
-    table = text[text.index('<table class="hl cards-diff">'):]
-    table = table[:table.index("</table>")]
+    table = text[text.index('<table class="hl cards-diff">') :]
+    table = table[: table.index("</table>")]
     rows = {m[0]: m[1:] for m in (re.findall(r"<td>(.*?)</td>", r) for r in table.split("<tr>")[2:])}
     assert "protocol cards differ" in text
     assert rows["unanswerable questions"][1] == "category 5 (adversarial) left out (--categories)"
@@ -119,7 +208,8 @@ def test_view_flags_runs_whose_cards_differ(tmp_path, capsys):
     assert main(["view", str(a), str(b), "--out", str(tmp_path / "cli.html")]) == 0
     printed = capsys.readouterr()
     assert "protocol cards differ (categories, unanswerable questions, denominator)" in " ".join(
-        (printed.out + printed.err).split())
+        (printed.out + printed.err).split()
+    )
     assert main(["view", str(a), str(c), "--out", str(tmp_path / "cli2.html")]) == 0
     printed = capsys.readouterr()
     assert "protocol cards differ" not in printed.out + printed.err
