@@ -10,7 +10,7 @@ import pytest
 
 from chateval.cli import main
 
-from .conftest import FIXTURES, read_jsonl, write_jsonl
+from .conftest import FIXTURES, needs_shared, read_jsonl, shared, write_jsonl
 
 LOCOMO, ERRATA = FIXTURES / "locomo_tiny.json", FIXTURES / "locomo_tiny_errata.json"
 # qa index -> prediction. Errata: qa0 gold "pottery classes" -> "knitting lessons"; qa1 a wrong
@@ -95,3 +95,17 @@ def test_errata_of_another_file_are_refused(tmp_path, capsys):
     path.write_text(json.dumps([{"question_id": "locomo_0_qa0"}]))
     assert _run(tmp_path, "--errata", str(path)) == 2
     assert "field 'question' missing" in capsys.readouterr().err
+
+
+@needs_shared("locomo_judged", "locomo_audit_errors.json")
+def test_the_published_audit_places_on_the_dev_file():
+    """The real audit against the shared two-conversation dev file: every entry about its
+    conversations matches the file's question at its index; the other eight are counted."""
+    from chateval.bench.locomo_errata import match_errata
+    from chateval.datasets import load_locomo
+    from chateval.datasets.errata import load_errata
+
+    errata = load_errata(shared("locomo_judged", "locomo_audit_errors.json"))
+    fixes, outside = match_errata(load_locomo(shared("locomo", "locomo_dev2.json")), errata, "dev2")
+    assert {k: len(v) for k, v in fixes.items()} == {"conv-26": 15, "conv-30": 4}
+    assert outside == 99 - 19
