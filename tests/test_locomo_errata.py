@@ -74,6 +74,10 @@ def test_raw_and_corrected_side_by_side(tmp_path):
     report = (tmp_path / "run" / "report.md").read_text()
     assert "## Raw and corrected gold (--errata)" in report
     assert "| predictions | 5 | 3 | 40.0 | 65.0 | 80.0 | 60.0 | 80.0 | 1 | 2 |" in report
+    from chateval.view.build import build_view
+
+    page = build_view([tmp_path / "run"]).read_text()
+    assert 'class="kv mem-errata"' in page and "knitting lessons" in page  # the corrected gold beside the raw one
 
 
 def test_without_errata_nothing_changes(tmp_path):
