@@ -213,3 +213,31 @@ def test_view_flags_runs_whose_cards_differ(tmp_path, capsys):
     assert main(["view", str(a), str(c), "--out", str(tmp_path / "cli2.html")]) == 0
     printed = capsys.readouterr()
     assert "protocol cards differ" not in printed.out + printed.err
+
+
+def test_longmemeval_retrieval_only_card_uses_the_recall_depth(tmp_path):
+    out = tmp_path / "ret"
+    assert (
+        main(
+            [
+                "bench",
+                "longmemeval",
+                "--data",
+                str(LME),
+                "--systems",
+                "retrieval",
+                "--retrieval-only",
+                "--recall-depth",
+                "4",
+                *OFFLINE,
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    card = read_card(json.loads((out / "summary.json").read_text())["protocol_card"])
+    (top,) = card.top_k
+    assert (top.system, top.k, top.setting, top.covered, top.histories) == ("retrieval", 4, "--recall-depth", 5, 5)
+    assert card.judges == [] and card.judge_model is None and card.denominator.startswith("no QA score")
+    assert any("retrieval is bypassed" in w for w in card.warnings)

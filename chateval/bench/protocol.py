@@ -64,9 +64,16 @@ def judge_prompts(bench: MemoryBench) -> list[JudgePrompt]:
     return out
 
 
-def system_top_k(bench: MemoryBench, sessions: list[int]) -> list[TopK]:
+def system_top_k(bench: MemoryBench, sessions: list[int], depth: int | None = None) -> list[TopK]:
+    """Each system's top-k; ``depth``: the k the run asks of every system's recall itself
+    (LongMemEval's --retrieval-only --recall-depth), which overrides the systems' own."""
     resolved = bench.resolved_settings()
-    return [top_k_entry(name, resolved.get(name, {}), sessions) for name in bench.systems]
+    out = []
+    for name in bench.systems:
+        settings = resolved.get(name, {})
+        entry = top_k_entry(name, settings if depth is None else settings | {"k": depth}, sessions)
+        out.append(entry if depth is None else entry.model_copy(update={"setting": "--recall-depth"}))
+    return out
 
 
 def _models(bench: MemoryBench, *, given: str | None, judged: bool = True) -> dict[str, Any]:
@@ -152,7 +159,9 @@ def longmemeval_card(
         denominator=denominator,
         n_scored=len(questions),
         judges=[] if retrieval_only else judge_prompts(bench),
-        top_k=system_top_k(bench, [len(q.sessions) for q in questions]),
+        top_k=system_top_k(
+            bench, [len(q.sessions) for q in questions], config.recall_depth if retrieval_only else None
+        ),
         strict=config.strict_categories,
         **_models(bench, given=config.hypotheses, judged=not retrieval_only),
     )
