@@ -241,3 +241,27 @@ def test_longmemeval_retrieval_only_card_uses_the_recall_depth(tmp_path):
     assert (top.system, top.k, top.setting, top.covered, top.histories) == ("retrieval", 4, "--recall-depth", 5, 5)
     assert card.judges == [] and card.judge_model is None and card.denominator.startswith("no QA score")
     assert any("retrieval is bypassed" in w for w in card.warnings)
+
+
+def test_judge_prompts_of_both_judges(tmp_path):
+    from chateval.bench.protocol import judge_prompts
+    from chateval.bench.settings.locomo import LoCoMoConfig
+    from chateval.bench.setup import MemoryBench
+
+    def prompts(**kw):
+        cfg = LoCoMoConfig(
+            data=str(LOCOMO),
+            systems=["full_context"],
+            answer_model="offline",
+            embedder="hash",
+            out=str(tmp_path / "x"),
+            **kw,
+        )
+        return judge_prompts(MemoryBench(cfg))
+
+    single, debate = prompts(judge="both")
+    assert single.judge == "single (chateval)" and debate.judge == "debate (chateval_default)"
+    assert "personas" in debate.parts and any(p.endswith(".j2") for p in debate.parts)
+    (official,) = prompts(judge="single", judge_protocol="official")
+    assert official.parts == ["bench/lme_judge_official.j2", "rules"] and official.sha256 != single.sha256
+    assert prompts(judge="debate", judge_preset="chateval_default")[0].sha256 == debate.sha256
