@@ -38,6 +38,7 @@ from .headline import summed_cost, system_rows
 from .locomo_batch import BatchedReader, answerer_for
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
 from .locomo_report import summarize_locomo, write_locomo_report
+from .protocol import corrected_task, locomo_protocol
 from .records import ConversationRecord, SystemsSummary
 from .registry import benchmark
 from .selection import select
@@ -181,8 +182,9 @@ class LoCoMo(Benchmark):
             )
             picks = {cid: [(j, q) for j, q in ps if f"{cid}\t{q.question}" in preds] for cid, ps in picks.items()}
             picks = {cid: ps for cid, ps in picks.items() if ps}
-        conversations = [c for c in conversations if c.id in picks]
         bench = MemoryBench(config)
+        protocol = locomo_protocol(bench, conversations, picks, config)  # card, --errata: checked before any work
+        conversations = [c for c in conversations if c.id in picks]
         if progress:
             progress.totals = bench.answer_layer.totals
         methods = bench.systems + ([PREDICTIONS] if config.predictions else [])
@@ -203,7 +205,7 @@ class LoCoMo(Benchmark):
         extra |= {"full_context_batch": config.full_context_batch} if config.full_context_batch > 1 else {}
         if config.predictions:
             extra |= {"predictions": str(config.predictions), "predictions_sha256": file_sha256(config.predictions)}
-        run_config = bench.run_config(extra)
+        run_config = bench.run_config(extra | protocol.identity())
         units = [(f"{c.id}::{s}", (c, s)) for c in conversations for s in methods]
 
         async def unit(item: tuple[LoCoMoConversation, str]) -> dict[str, Any]:
@@ -219,6 +221,7 @@ class LoCoMo(Benchmark):
                 empty=config.evidence_empty,
                 reader=READERS[config.reader_prompt],
                 batch=config.full_context_batch,
+                fixes=protocol.fixes.get(conv.id),
             )
 
         with open_run(config, run_config) as run:
@@ -245,6 +248,7 @@ class LoCoMo(Benchmark):
                     "n_left_out": len(left_out),
                     "left_out": [k.replace("\t", " / ") for k in left_out[:50]],
                 }
+            summary = protocol.finish(summary, records, methods)
             run.write_summary(summary)
             write_locomo_report(run.path, summary)
         return summary
@@ -262,6 +266,7 @@ class LoCoMo(Benchmark):
         empty: EvidenceEmpty,
         reader: ReaderPrompt = "locomo",
         batch: int = 1,
+        fixes: dict[int, Any] | None = None,  # --errata: qa index -> its corrected gold
     ) -> dict[str, Any]:
         log = CallLog()
         async with AsyncExitStack() as stack:
@@ -300,6 +305,7 @@ class LoCoMo(Benchmark):
                     row |= {"status": "failed", "error": error_text(exc)}
                     continue
                 judging.append(asyncio.create_task(self._judge(bench, qa, row, limit)))
+                judging += corrected_task(self._judge, bench, qa, row, (fixes or {}).get(index), limit)
             await asyncio.gather(*judging)
             failed = [r for r in rows if r.get("status") != "ok"]
             record: dict[str, Any] = {

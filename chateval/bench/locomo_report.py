@@ -7,9 +7,11 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from ..records.protocol_card import card_section
 from ..util.text import md_all
 from . import plots
 from .comparisons import locomo_comparisons, report_lines
+from .locomo_errata import errata_report_lines
 from .locomo_metrics import ADVERSARIAL, category_name
 from .report import finish_report, latency_table, pct
 from .stats import mean_or_none, percentile
@@ -126,6 +128,7 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
     reader = summary.get("reader_prompt", "chateval")
     if summary.get("note"):
         lines += [f"> **Note:** {summary['note']}", ""]
+    lines += [f"> **Warning:** {w}" for w in summary.get("warnings") or []] + ([""] if summary.get("warnings") else [])
     lines += [
         f"Conversations: {summary.get('n_conversations', '?')}, selected QA per system: "
         f"{summary.get('n_questions', '?')}, units (conversation × system): {summary['n_units']} "
@@ -212,4 +215,5 @@ def write_locomo_report(out: Path, summary: dict[str, Any]) -> Path:
         )
     lines += report_lines(summary)
     lines += ["", *latency_table("system", systems, ingest_note=" (per conversation)")]
+    lines += ["", *errata_report_lines(summary), *card_section(summary)]
     return finish_report(out, lines, [f for e in systems.values() for f in e["failed"]])

@@ -25,6 +25,7 @@ from .headline import summed_cost
 from .lme_judge import judge_model_note
 from .lme_retrieval import gold_evidence, ranker_documents, retrieval_record
 from .lme_zep import zep_question
+from .protocol import longmemeval_card, with_card
 from .rankers import rank_bm25, rank_dense, rrf
 from .records import MemoryRecord, MemorySummary
 from .registry import benchmark
@@ -176,6 +177,7 @@ class LongMemEval(Benchmark):
                     f"--retrieval-only: {', '.join(no_recall)} expose(s) no recall to score; "
                     "leave them out of --systems"
                 )
+        card = longmemeval_card(bench, all_questions, questions, config)  # --strict-categories refuses before any work
         methods = rankers + bench.systems + ([HYPOTHESES] if config.hypotheses else [])
         extra = {
             "benchmark": "longmemeval",
@@ -249,6 +251,7 @@ class LongMemEval(Benchmark):
                     "n_left_out": len(left_out),
                     "left_out_ids": left_out[:50],
                 }
+            summary = with_card(summary, card)
             run.write_summary(summary)
             write_memory_report(run.path, summary, records, title="LongMemEval")
         return summary

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..records.protocol_card import card_section
 from ..runs.files import atomic_write
 from ..util.text import md_all
 from . import plots
@@ -158,6 +159,7 @@ def write_memory_report(out: Path, summary: dict[str, Any], records: list[dict[s
 
     lines += report_lines(summary)
     lines += latency_table("method", methods, failed_column=True)
+    lines += ["", *card_section(summary)]
     return finish_report(out, lines, [f for e in methods.values() for f in e["failed"]])
 
 

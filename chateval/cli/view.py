@@ -96,6 +96,15 @@ def run(args: argparse.Namespace, console: Console) -> int:
     else:
         path = build_view([Path(p) for p in args.runs], out=out, context_chars=args.context_chars)
     print(path)
+    if len(args.runs) > 1:
+        from ..view.protocol import differing_card_rows
+
+        if rows := differing_card_rows([Path(p) for p in args.runs]):
+            console.print(
+                f"[yellow]warning:[/yellow] the runs' protocol cards differ ({', '.join(rows)}): their numbers "
+                "are not comparable as they stand; the page tables the differences",
+                highlight=False,
+            )
     size = path.stat().st_size
     if size > LARGE_PAGE:
         console.print(

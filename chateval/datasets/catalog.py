@@ -3,7 +3,7 @@ their checksums, and the data folder they are put in (``chateval data list`` / `
 
 The data folder is ``$CHATEVAL_DATA_DIR`` when set, else ``~/.cache/chateval/data`` (under
 ``$XDG_CACHE_HOME`` when set). It holds one sub-folder per data set family (``longmemeval/``,
-``locomo/``, ``msc/``, ``faireval/``, ``topical_chat/``, ``theanine/``), the layout of the
+``locomo/``, ``locomo_judged/``, ``msc/``, ``faireval/``, ``topical_chat/``, ``theanine/``), the layout of the
 project's shared data folder, so either can be used as the other.
 
 Checksums are only written here when they were computed from a byte-for-byte copy of the
@@ -82,6 +82,14 @@ _LOCOMO = "snap-research/LoCoMo", "3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376"
 _THEANINE = "kimnamssya/Theanine", "650797962eacd28f07b34a351b655303f1c8533d"
 _USR = "SmartDataAnalytics/proxy_indicators", "5017317f0d03cdbc64a3a52c09fc0a6bf5c492b3"
 _UNIEVAL = "maszhongming/UniEval", "d33e7b6cfebe97b2bafe435adbd818230d5a416a"
+_AUDIT = "dial481/locomo-audit", "9493fb4b4af4256ed17a18e8fd0b3cfdeec29539"
+_ZEP = "getzep/zep-papers", "4b7f26cc76cca20743314ba9acb8c2cb6adc42f6"
+_ZEP_DATA = "kg_architecture_agent_memory/locomo_eval/data/"
+_AUDIT_LICENCE = "CC BY-NC 4.0 (non-commercial; as LoCoMo itself)"
+_JUDGED_PROVENANCE = (
+    "URLs pinned to commit {commit}; sha256 and size computed from byte-for-byte copies of that "
+    "commit's files (the project's shared locomo_judged folder)"
+)
 
 CATALOG: tuple[DataSet, ...] = (
     DataSet(
@@ -134,6 +142,92 @@ CATALOG: tuple[DataSet, ...] = (
         licence="CC BY-NC 4.0 (non-commercial; the repository's LICENSE.txt)",
         source="Maharana et al. 2024 (ACL), GitHub snap-research/LoCoMo",
         provenance="URL pinned to commit 3eb6f2c; sha256 computed from that commit's blob",
+    ),
+    DataSet(
+        name="locomo-audit",
+        title="locomo-audit's errata of LoCoMo's gold answers (156 entries, 99 that change the answer)",
+        benchmarks=("rejudge --errata", "bench locomo --errata"),
+        files=(
+            RemoteFile(
+                path="locomo_judged/locomo_audit_errors.json",
+                url=_gh(*_AUDIT, "errors.json"),
+                sha256="f298ef46263fada20688a1d672be37d4f488c6da3b19343eea55ae5c1b5fe55e",
+                size=150552,
+            ),
+        ),
+        reads=("locomo_judged/locomo_audit_errors.json",),
+        size="151 KB",
+        licence=_AUDIT_LICENCE,
+        source="GitHub dial481/locomo-audit (an audit of LoCoMo's gold answers against the transcripts)",
+        provenance=_JUDGED_PROVENANCE.format(commit="9493fb4"),
+    ),
+    DataSet(
+        name="locomo-audit-wrong",
+        title="Deliberately wrong LoCoMo answers (specific but wrong, categories 1-4) with their judge's "
+        "three recorded verdicts",
+        benchmarks=("rejudge FILE:wrong",),
+        files=(
+            RemoteFile(
+                path="locomo_judged/ap_v1_specific_wrong.json",
+                url=_gh(*_AUDIT, "ap-baseline/v1/ap_eval_results_scored.json"),
+                sha256="a83882eda3ff02fd04dace6edddd0ceed533a245fedb3069ffde02a9503c4e3a",
+                size=656280,
+            ),
+        ),
+        reads=("locomo_judged/ap_v1_specific_wrong.json",),
+        size="656 KB",
+        licence=_AUDIT_LICENCE,
+        source="GitHub dial481/locomo-audit, ap-baseline/v1 (EverMemOS-style eval_results format)",
+        provenance=_JUDGED_PROVENANCE.format(commit="9493fb4"),
+    ),
+    DataSet(
+        name="locomo-audit-fc",
+        title="A full-context LoCoMo baseline (gpt-4o-mini; chain-of-thought and 5-6-word answer prompts), "
+        "three recorded judge runs each",
+        benchmarks=("rejudge",),
+        files=(
+            RemoteFile(
+                path="locomo_judged/fc_gpt-4o-mini_cot.json",
+                url=_gh(*_AUDIT, "fc-baseline/results/gpt-4o-mini-cot/eval_results.json"),
+                sha256="08212320401c65fa9a97f78dd18adfb1d527137ec9f04b1b518420aa8e651bfe",
+                size=901582,
+            ),
+            RemoteFile(
+                path="locomo_judged/fc_gpt-4o-mini_memos.json",
+                url=_gh(*_AUDIT, "fc-baseline/results/gpt-4o-mini-memos/eval_results.json"),
+                sha256="1c55eb0ee66f9eb784c222ec54492cc39702652baa4e6c66b7fb89a7bb8a3d8f",
+                size=632147,
+            ),
+        ),
+        reads=("locomo_judged/fc_gpt-4o-mini_cot.json", "locomo_judged/fc_gpt-4o-mini_memos.json"),
+        size="1.5 MB",
+        licence=_AUDIT_LICENCE,
+        source="GitHub dial481/locomo-audit, fc-baseline (EverMemOS-style eval_results format)",
+        provenance=_JUDGED_PROVENANCE.format(commit="9493fb4"),
+    ),
+    DataSet(
+        name="zep-locomo",
+        title="Zep's graded LoCoMo answers (1,540 QA of categories 1-4, one gpt-4o-mini grade each) and its responses",
+        benchmarks=("rejudge",),
+        files=(
+            RemoteFile(
+                path="locomo_judged/zep_locomo_grades.json",
+                url=_gh(*_ZEP, _ZEP_DATA + "zep_locomo_grades.json"),
+                sha256="2ecb701017bb007306e88abd1af88a9cddac06098e6a7f666e4640aadce23fc6",
+                size=701745,
+            ),
+            RemoteFile(
+                path="locomo_judged/zep_locomo_responses.json",
+                url=_gh(*_ZEP, _ZEP_DATA + "zep_locomo_responses.json"),
+                sha256="c4943a6e15013e8af07a079d285a0d8206282ff6815429db2f5f5d5d5ad28b6d",
+                size=698752,
+            ),
+        ),
+        reads=("locomo_judged/zep_locomo_grades.json", "locomo_judged/zep_locomo_responses.json"),
+        size="1.4 MB",
+        licence="Apache-2.0 (the zep-papers repository); the questions are LoCoMo's (CC BY-NC 4.0)",
+        source="GitHub getzep/zep-papers, kg_architecture_agent_memory/locomo_eval/data",
+        provenance=_JUDGED_PROVENANCE.format(commit="4b7f26c"),
     ),
     DataSet(
         name="msc",

@@ -12,6 +12,7 @@ from ..runs.files import atomic_write
 from ..util.errors import InputError, RunWriteError
 from .format import headline_table, money, num
 from .load import NotARunDir, RunView, load_run
+from .protocol import card_table, card_warnings, compared_cards
 from .runlist import RunEntry, list_runs
 from .samples import SampleView, anchor, card
 
@@ -77,6 +78,7 @@ def _env() -> Environment:
     env.globals.update(
         anchor=anchor, card=card, pct=_pct, ci=_ci, headline_table=headline_table, money=money, rate=_is_rate
     )
+    env.globals.update(protocol_card=card_table, protocol_warnings=card_warnings)
     return env
 
 
@@ -277,6 +279,7 @@ def render_view(run_dirs: list[Path], *, context_chars: int | None = None, live:
             headline=headline,
             settings=flat_settings,
             compared=compared_settings(runs) if len(runs) > 1 else None,
+            cards_compared=compared_cards(runs) if len(runs) > 1 else None,
             has_labels=any(s.disagrees is not None for s in samples),
             has_swap=any(len(d.order_turns) > 1 or d.orders for s in samples for d in s.debates),
             live=live,

@@ -204,6 +204,7 @@ MEMORY_FIELDS = (
     "evidence_recall",
     "context_tokens",
     "contexts",
+    "errata",  # bench locomo --errata: the corrected gold and the scores against it
 )
 SHOWN = {
     "id",

@@ -90,6 +90,16 @@ class LoCoMoConfig(MemoryBenchConfig):
         "with --predictions: score the QA that have one and report how many were "
         "left out (default: a missing prediction is an error)",
     )
+    errata: str | None = opt(
+        None,
+        "a file of gold-answer errata (locomo-audit's errors.json format; `chateval data get locomo-audit`): "
+        "QA whose gold it corrects are scored on both golds, side by side, with the ceiling",
+    )
+    strict_categories: bool = opt(
+        False,
+        "refuse a data file whose counts per category differ from the published ones (default: run, "
+        "and warn on the run's protocol card)",
+    )
 
     @field_validator("categories", mode="before")
     @classmethod

@@ -89,3 +89,8 @@ class LongMemEvalConfig(MemoryBenchConfig):
     recall_depth: int = opt(
         RECALL_K, "--retrieval-only: items asked of each system's recall (@k beyond it is marked capped)", ge=1
     )
+    strict_categories: bool = opt(
+        False,
+        "refuse a data file whose counts per question type differ from the published ones (default: run, "
+        "and warn on the run's protocol card)",
+    )
