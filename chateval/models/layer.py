@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from ..util.errors import ConfigError, EndpointUnreachable, ModelCallError
 from ..util.secrets import register, register_url, scrub
 from .backends import Backend, Completion, GenParams, StepContext, Structured, json_schema
-from .budget import active_cap
+from .budget import active_cap, charge_unit
 from .cache import CompletionCache, cache_key
 from .dryrun import active_dry_run
 from .layer_client import LayerClient
@@ -350,6 +350,7 @@ class ModelLayer:
                 await asyncio.sleep(self.retry.delay(n, retry_after_seconds(exc)))
         rec = request_record(model, price_model, step, tokens(result), time.perf_counter() - t0, n)
         self.totals.add(rec)
+        charge_unit(rec.cost_usd)
         if log is not None:
             log.add(rec)
         return result
@@ -363,6 +364,7 @@ class ModelLayer:
 
     def _record(self, rec: CallRecord, log: CallLog | None, messages: Sequence[LLMMessage], comp: Completion) -> None:
         self.totals.add(rec)
+        charge_unit(rec.cost_usd)  # the running unit's share, against its --max-cost reservation
         if log is not None:
             log.add(rec)
         for obs in self.observers:
