@@ -30,6 +30,7 @@ from .reach import cannot_connect, endpoint_down
 from .retry import BadResponse, RetryPolicy, describe, is_retryable, retry_after_seconds, status_code
 from .spec import ModelSpec
 from .usage import CallLog, CallRecord, UsageTotals
+from .usage_check import usage_problem
 
 log = logging.getLogger("chateval.models")
 T = TypeVar("T")
@@ -287,6 +288,8 @@ class ModelLayer:
                     )
                 if not comp.text.strip():  # an HTTP 200 with nothing in it is a failed call, not an answer
                     raise BadResponse("the endpoint returned an empty reply")
+                if (bad := usage_problem(comp, messages, params, response_format)) is not None:
+                    raise BadResponse(bad)  # negative or absurd usage would be metered and priced
                 break
             except ModelCallError as exc:
                 if log is not None:

@@ -82,9 +82,14 @@ class Retrieved(BaseModel):
     score: float | None = None
 
 
+# Far above any one reply's real usage: an agent reporting more is wrong, and its count would
+# be metered (a reply that fails this check fails the call, as negative counts do).
+MAX_AGENT_TOKENS = 100_000_000
+
+
 class AgentUsage(BaseModel):
-    prompt_tokens: int = Field(0, ge=0)
-    completion_tokens: int = Field(0, ge=0)
+    prompt_tokens: int = Field(0, ge=0, le=MAX_AGENT_TOKENS)
+    completion_tokens: int = Field(0, ge=0, le=MAX_AGENT_TOKENS)
 
 
 class RespondReply(BaseModel):
