@@ -20,6 +20,7 @@ from autogen_core.models import ModelInfo
 
 from ..util import secrets
 from ..util.errors import ConfigError
+from ..util.http_limits import NO_COMPRESSION, size_cap_hook
 from .backends import AutogenBackend, Backend, GenParams, OfflineBackend, Structured, split_query, without_credentials
 from .pool import Endpoint, EndpointPool, endpoint_name
 from .retry import RetryPolicy
@@ -104,7 +105,15 @@ def openai_sdk(api_key: str | None, url: str | None, retry: RetryPolicy) -> Any:
     url, query = split_query(url)
     # The layer retries (honouring Retry-After) and meters each attempt: the SDK must not.
     return openai.AsyncOpenAI(
-        api_key=api_key or "not-needed", base_url=url, default_query=query, max_retries=0, timeout=retry.timeout_s
+        api_key=api_key or "not-needed",
+        base_url=url,
+        default_query=query,
+        max_retries=0,
+        timeout=retry.timeout_s,
+        default_headers=NO_COMPRESSION,  # the size cap counts the bytes kept
+        http_client=openai.DefaultAsyncHttpxClient(
+            timeout=retry.timeout_s, event_hooks={"response": [size_cap_hook(retry.max_response_bytes)]}
+        ),
     )
 
 
@@ -167,7 +176,15 @@ def _build_anthropic(spec, url, params, retry, structured) -> Backend:
 
     from .anthropic_backend import AnthropicBackend
 
-    kw: dict[str, Any] = {"api_key": key(spec, "ANTHROPIC_API_KEY"), "max_retries": 0, "timeout": retry.timeout_s}
+    kw: dict[str, Any] = {
+        "api_key": key(spec, "ANTHROPIC_API_KEY"),
+        "max_retries": 0,
+        "timeout": retry.timeout_s,
+        "default_headers": NO_COMPRESSION,  # the size cap counts the bytes kept
+        "http_client": anthropic.DefaultAsyncHttpxClient(
+            timeout=retry.timeout_s, event_hooks={"response": [size_cap_hook(retry.max_response_bytes)]}
+        ),
+    }
     if url:
         secrets.register_url(url)
         kw["base_url"], query = split_query(url)
@@ -203,6 +220,15 @@ def _build_ollama(spec, url, params, retry, structured) -> Backend:
         timeout=retry.timeout_s,
         options=options,
         model_info=info(structured, True, family="unknown"),
+    )
+    # autogen passes only the host to ollama's client: its timeout and the size cap are set here.
+    from ollama import AsyncClient
+
+    client._client = AsyncClient(
+        host=url,
+        timeout=retry.timeout_s,
+        headers=NO_COMPRESSION,
+        event_hooks={"response": [size_cap_hook(retry.max_response_bytes)]},
     )
     # Ollama's native API takes the JSON schema as `format` (autogen's json_output).
     return AutogenBackend(client, schema_arg="json_output")
