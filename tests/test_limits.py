@@ -63,8 +63,11 @@ def test_max_cost_with_many_samples_in_flight_stays_within_cap_plus_running_esti
     assert len(rows) >= 2  # it does not stop before the cap is (nearly) used
 
 
-def test_unit_runner_reserves_each_units_estimate(tmp_path, monkeypatch):
-    """The benchmarks', calibrate's and audit's unit runner: 40 units, 16 workers, a cap of 4 units."""
+@pytest.mark.parametrize("first_fails", [False, True], ids=["all answer", "the first unit fails at once"])
+def test_unit_runner_reserves_each_units_estimate(first_fails, tmp_path, monkeypatch):
+    """The benchmarks', calibrate's and audit's unit runner: 40 units, 16 workers, a cap of 4 units.
+    A first unit that fails before any answered call costs $0 but says nothing of the next one's
+    cost: it must not become a $0 estimate that lets all the others start at once."""
     from chateval.bench.base import run_units
     from chateval.models import ModelLayer
     from chateval.models.budget import cost_cap
@@ -81,6 +84,8 @@ def test_unit_runner_reserves_each_units_estimate(tmp_path, monkeypatch):
             async def unit(u: int) -> dict:
                 from autogen_core.models import UserMessage
 
+                if first_fails and u == 0 and cap_usd < 1e9:
+                    raise RuntimeError("this unit fails before any call")
                 comp = await layer.complete([UserMessage(content=f"unit {u} " + "x" * 400, source="user")])
                 return {"status": "ok", "text": comp.text}
 
@@ -96,6 +101,19 @@ def test_unit_runner_reserves_each_units_estimate(tmp_path, monkeypatch):
     assert cap.not_run > 0 and len(records) + cap.not_run == 40
     assert cap.spent_usd <= 4 * per_unit * 1.05, (cap.spent_usd, per_unit)
     assert len(records) >= 3
+
+
+def test_a_unit_inside_an_admitted_unit_is_part_of_it():
+    # Nothing waits for its own enclosing unit to finish (that would never happen).
+    from chateval.models.budget import cost_cap, unit_budget
+
+    async def go():
+        with cost_cap(1.0):
+            async with unit_budget() as outer:
+                async with unit_budget() as inner:
+                    return outer, inner
+
+    assert asyncio.run(asyncio.wait_for(go(), 2)) == (True, True)
 
 
 # --- usage an endpoint reports ------------------------------------------------------------------

@@ -12,8 +12,9 @@ cap would be passed (units already running finish: nothing paid for is thrown aw
 Why reserve: with 16 units in flight, checking only the cost already spent lets all 16 start
 before any of them has been counted (a $0.50 cap once spent $24.72). A unit starts only when
 the cost spent, plus what the running units have reserved and not yet spent, plus its own
-estimate stays within the cap. The estimate is the cost of the costliest unit finished so far;
-until one has finished there is none, so units start one at a time. The cap is then passed only
+estimate stays within the cap. The estimate is the cost of the costliest unit finished so far
+(at full price: a reply from the completion cache counts what it would have cost); until a unit
+with an answered call has finished there is none, so units start one at a time. The cap is then passed only
 by what running units cost beyond their estimates (the bound docs/cost.md states).
 """
 
@@ -37,9 +38,16 @@ class UnitAccount:
     def __init__(self, estimate: float | None) -> None:
         self.estimate = estimate
         self.spent: float | None = 0.0  # None once a call had no known price
+        # What its answered calls would have cost without the completion cache: a cached unit
+        # still tells what the next, uncached one costs. A unit with no answered call (all
+        # failed) tells nothing, and sets no estimate.
+        self.full_price = 0.0
+        self.answered = 0
 
-    def charge(self, usd: float | None) -> None:
+    def charge(self, usd: float | None, full_price: float | None = None, answered: bool = True) -> None:
         self.spent = None if self.spent is None or usd is None else self.spent + usd
+        self.full_price += full_price if full_price is not None else usd or 0.0
+        self.answered += int(answered)
 
     @property
     def unspent_reservation(self) -> float:
@@ -118,8 +126,8 @@ class CostCap:
     def finish(self, account: UnitAccount) -> None:
         """A unit ended: its reservation is replaced by what it spent (already metered)."""
         self.running = [u for u in self.running if u is not account]
-        if account.spent is not None:
-            self.unit_estimate = max(self.unit_estimate or 0.0, account.spent)
+        if account.answered:
+            self.unit_estimate = max(self.unit_estimate or 0.0, account.full_price)
         waiters, self._waiters = self._waiters, []
         for w in waiters:
             if not w.done():
@@ -188,7 +196,7 @@ async def unit_budget() -> AsyncIterator[bool]:
     is reserved first (waiting for room while other units run) and released for its actual cost
     at the end; ``started`` is False when the unit must be left out (counted as not run)."""
     cap = _CAP.get()
-    if cap is None:
+    if cap is None or _ACCOUNT.get() is not None:  # no cap, or part of a unit already admitted
         yield True
         return
     account = await cap.admit()
@@ -204,11 +212,12 @@ async def unit_budget() -> AsyncIterator[bool]:
         cap.finish(account)
 
 
-def charge_unit(usd: float | None) -> None:
-    """Count a metered call's cost to the running unit's account (the model layer calls this)."""
+def charge_unit(usd: float | None, full_price: float | None = None, answered: bool = True) -> None:
+    """Count a metered call's cost to the running unit's account (the model layer calls this);
+    ``full_price``: what it would have cost without the completion cache (default ``usd``)."""
     account = _ACCOUNT.get()
     if account is not None:
-        account.charge(usd)
+        account.charge(usd, full_price, answered)
 
 
 def set_unit(key: str) -> None:

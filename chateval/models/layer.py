@@ -24,7 +24,7 @@ from .cache import CompletionCache, cache_key
 from .dryrun import active_dry_run
 from .layer_client import LayerClient
 from .metering import cached_record, completed_record, give_up, request_record, unreachable
-from .prices import PRICES
+from .prices import PRICES, cost_usd
 from .providers import build_backend
 from .reach import cannot_connect, endpoint_down
 from .retry import BadResponse, RetryPolicy, describe, is_retryable, retry_after_seconds, status_code
@@ -367,7 +367,10 @@ class ModelLayer:
 
     def _record(self, rec: CallRecord, log: CallLog | None, messages: Sequence[LLMMessage], comp: Completion) -> None:
         self.totals.add(rec)
-        charge_unit(rec.cost_usd)  # the running unit's share, against its --max-cost reservation
+        # The running unit's share, against its --max-cost reservation (a cache hit at the price
+        # it would have had: what the unit tells of the next one's cost).
+        full = cost_usd(self.spec.model, rec.prompt_tokens, rec.completion_tokens) if rec.cached else rec.cost_usd
+        charge_unit(rec.cost_usd, full)
         if log is not None:
             log.add(rec)
         for obs in self.observers:
