@@ -175,14 +175,25 @@ def test_usage_within_the_bound_is_metered_as_reported(monkeypatch):
     assert (layer.totals.prompt_tokens, layer.totals.completion_tokens) == (900, 1000)
 
 
-def test_impossible_usage_from_anthropic_fails_the_call(monkeypatch):
-    pytest.importorskip("anthropic")
+PROVIDER_USAGE = {
+    "anthropic negative": ("anthropic/claude-test", {"input_tokens": -10**9}),
+    "anthropic absurd": ("anthropic/claude-test", {"output_tokens": 1e300}),
+    "anthropic cache": ("anthropic/claude-test", {"cache_read_input_tokens": -1}),
+    "ollama negative": ("ollama/llama3", {"prompt_eval_count": -10**9}),
+    "ollama absurd": ("ollama/llama3", {"eval_count": 10**15}),
+}
+
+
+@pytest.mark.parametrize("spec,usage", list(PROVIDER_USAGE.values()), ids=list(PROVIDER_USAGE))
+def test_impossible_usage_from_other_providers_fails_the_call(spec, usage, monkeypatch):
+    pytest.importorskip(spec.split("/")[0])
     from chateval.util.errors import ModelCallError
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
     with FakeOpenAIServer() as server:
-        server.script([Fault("usage", usage={"input_tokens": -10**9})] * 2)
-        layer = _layer("anthropic/claude-test", server.base_url.removesuffix("/v1"))
+        server.script([Fault("usage", usage=usage)] * 2)
+        layer = _layer(spec, server.base_url.removesuffix("/v1"))
         with pytest.raises(ModelCallError, match="impossible usage"):
             _ask(layer)
     assert layer.totals.failed_calls == 1 and layer.totals.prompt_tokens == 0
@@ -379,6 +390,8 @@ MODEL_ENDPOINTS = {
     "openai-compatible": ("openai-compatible/m", lambda url: url, {}),
     "anthropic": ("anthropic/claude-test", lambda url: url.removesuffix("/v1"), {"ANTHROPIC_API_KEY": "sk-ant"}),
     "ollama": ("ollama/llama3", lambda url: url.removesuffix("/v1"), {}),
+    "azure": ("azure/my-deploy", lambda url: url.removesuffix("/v1"), {"AZURE_OPENAI_API_KEY": "az-key"}),
+    "gemini": ("gemini/g", lambda url: url, {"GEMINI_API_KEY": "g-key"}),
 }
 
 
@@ -390,6 +403,7 @@ def test_a_model_reply_past_the_size_cap_fails_without_a_retry(name, monkeypatch
     pytest.importorskip({"anthropic": "anthropic", "ollama": "ollama"}.get(name, "openai"))
     for k, v in env.items():
         monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
     with FakeOpenAIServer() as server:
         server.script([Fault("huge", size=3 * 2**20)] * 3)
         layer = _capped_layer(spec, url(server.base_url), 2**20)

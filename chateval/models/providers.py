@@ -92,6 +92,17 @@ def _openai(spec: ModelSpec, client: Any, model_info: ModelInfo, cache_key_param
     return OpenAIBackend(client, spec.model, model_info, cache_key_param=cache_key_param)
 
 
+def capped_http(sdk: Any, retry: RetryPolicy) -> dict[str, Any]:
+    """An SDK client's arguments for the size cap (``sdk``: the openai or anthropic module): its
+    own default HTTP client with the cap's response hook, asking for uncompressed replies so the
+    bytes counted are the bytes kept."""
+    hook = size_cap_hook(retry.max_response_bytes)
+    return {
+        "default_headers": NO_COMPRESSION,
+        "http_client": sdk.DefaultAsyncHttpxClient(timeout=retry.timeout_s, event_hooks={"response": [hook]}),
+    }
+
+
 def openai_sdk(api_key: str | None, url: str | None, retry: RetryPolicy) -> Any:
     """An ``AsyncOpenAI`` client for one endpoint, retrying nothing itself."""
     import openai
@@ -110,10 +121,7 @@ def openai_sdk(api_key: str | None, url: str | None, retry: RetryPolicy) -> Any:
         default_query=query,
         max_retries=0,
         timeout=retry.timeout_s,
-        default_headers=NO_COMPRESSION,  # the size cap counts the bytes kept
-        http_client=openai.DefaultAsyncHttpxClient(
-            timeout=retry.timeout_s, event_hooks={"response": [size_cap_hook(retry.max_response_bytes)]}
-        ),
+        **capped_http(openai, retry),
     )
 
 
@@ -164,6 +172,7 @@ def _build_azure(spec, url, params, retry, structured) -> Backend:
         default_query=query,
         max_retries=0,
         timeout=retry.timeout_s,
+        **capped_http(openai, retry),
     )
     return _openai(spec, client, info(structured, True))
 
@@ -180,10 +189,7 @@ def _build_anthropic(spec, url, params, retry, structured) -> Backend:
         "api_key": key(spec, "ANTHROPIC_API_KEY"),
         "max_retries": 0,
         "timeout": retry.timeout_s,
-        "default_headers": NO_COMPRESSION,  # the size cap counts the bytes kept
-        "http_client": anthropic.DefaultAsyncHttpxClient(
-            timeout=retry.timeout_s, event_hooks={"response": [size_cap_hook(retry.max_response_bytes)]}
-        ),
+        **capped_http(anthropic, retry),
     }
     if url:
         secrets.register_url(url)
