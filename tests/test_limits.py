@@ -63,6 +63,23 @@ def test_max_cost_with_many_samples_in_flight_stays_within_cap_plus_running_esti
     assert len(rows) >= 2  # it does not stop before the cap is (nearly) used
 
 
+def test_a_cached_rerun_under_a_small_cap_runs_everything(tmp_path):
+    # Replies from the completion cache cost nothing: a cap of 1.5 samples does not stop a rerun
+    # of 12 (their full price only sets how many run at once).
+    data = _many_samples(tmp_path, 12)
+    with FakeOpenAIServer() as server:
+        base = ["evaluate", str(data), "--model", f"openai-compatible/{PRICED}", f"--base-url={server.base_url}",
+                "--price", f"{PRICED}=1000,1000", "--agents", "1", "--turns", "1", "--max-connections", "8",
+                "--max-retries", "0"]
+        assert main([*base, "--out", str(tmp_path / "first")]) == 0
+        first = json.loads((tmp_path / "first" / "summary.json").read_text())["usage"]["cost_usd"]
+        sent = len(server.requests)
+        assert main([*base, "--out", str(tmp_path / "again"), "--max-cost", f"{1.5 * first / 12:.6f}"]) == 0
+        assert len(server.requests) == sent  # every reply came from the cache
+    summary = json.loads((tmp_path / "again" / "summary.json").read_text())
+    assert summary["complete"] is True and summary["usage"]["cost_usd"] == 0
+
+
 @pytest.mark.parametrize("first_fails", [False, True], ids=["all answer", "the first unit fails at once"])
 def test_unit_runner_reserves_each_units_estimate(first_fails, tmp_path, monkeypatch):
     """The benchmarks', calibrate's and audit's unit runner: 40 units, 16 workers, a cap of 4 units.
