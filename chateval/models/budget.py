@@ -152,8 +152,14 @@ class CostCap:
     def message(self, unit: str = "units") -> str:
         spent = self.spent_usd
         spent_text = "an unknown amount (a model without a price)" if spent is None else f"${spent:.4f}"
+        est = self.unit_estimate
+        why = (
+            f" (another, estimated at ${est:.4f}, would pass it)"
+            if spent is not None and spent < self.limit_usd and est
+            else ""
+        )
         return (
-            f"stopped at the cost cap: {spent_text} of ${self.limit_usd:.4f}; {self.not_run} {unit} not run; "
+            f"stopped at the cost cap: {spent_text} of ${self.limit_usd:.4f}{why}; {self.not_run} {unit} not run; "
             "rerun with --resume and a higher --max-cost to continue"
         )
 
