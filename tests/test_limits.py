@@ -475,3 +475,20 @@ def test_an_embedding_reply_past_the_size_cap_fails():
         with pytest.raises(ModelCallError, match="size cap"):
             asyncio.run(go())
         assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("name", list(MODEL_ENDPOINTS))
+def test_a_model_reply_without_a_length_stops_at_the_size_cap(name, monkeypatch):
+    # Chunked, no Content-Length: the body stream itself is cut at the cap (8 MB sent, 1 MiB cap).
+    from chateval.util.errors import ModelCallError
+
+    spec, url, env = MODEL_ENDPOINTS[name]
+    pytest.importorskip({"anthropic": "anthropic", "ollama": "ollama"}.get(name, "openai"))
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
+    with Agent("endless", size=8 * 2**20) as server:
+        layer = _capped_layer(spec, url(server.url + "/v1"), 2**20)
+        with pytest.raises(ModelCallError, match="size cap"):
+            _ask(layer)
+        assert server.calls == 1
