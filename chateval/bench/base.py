@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, ClassVar
 
-from ..models.budget import cap_reached, set_unit, skip_unit
+from ..models.budget import set_unit, unit_budget
 from ..models.reach import endpoint_down
 from ..runs.directory import RunDir
 from ..runs.envelope import SampleRecord, SummaryRecord
@@ -134,17 +134,19 @@ async def run_units(
         async with limit:
             if endpoint_down():  # a model endpoint cannot be reached: the run is stopping
                 return
-            if cap_reached():  # --max-cost: no new unit once the cap is spent; running ones finish
-                skip_unit()
-                return
-            set_unit(key)  # this task's model calls belong to this unit (dry-run prefix sharing)
-            t0 = time.perf_counter()
-            try:
-                record = await call(unit)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a lost Ray worker: recorded, redone by --resume
-                record = {"status": "failed", "error": error_text(exc)}
+            # --max-cost: the unit's estimated cost is reserved first; none starts that would
+            # pass the cap (running ones finish)
+            async with unit_budget() as started:
+                if not started:
+                    return
+                set_unit(key)  # this task's model calls belong to this unit (dry-run prefix sharing)
+                t0 = time.perf_counter()
+                try:
+                    record = await call(unit)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # a lost Ray worker: recorded, redone by --resume
+                    record = {"status": "failed", "error": error_text(exc)}
             if record.get("status") != "ok" and endpoint_down():
                 return  # failed because the run is stopping: not recorded, so --resume redoes it
             record["key"] = key

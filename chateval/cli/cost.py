@@ -44,7 +44,8 @@ def add_cost_options(p: argparse.ArgumentParser, *, price: bool = False) -> None
         "--max-cost",
         type=max_cost,
         metavar="USD",
-        help="stop starting new units once the metered cost reaches USD; units already running finish "
+        help="reserve each unit's estimated cost before it starts and start none that would pass USD; "
+        "units already running finish, so the cost can pass USD by what they cost beyond their estimates "
         f"(exit {EXIT_STOPPED}; --resume with a higher cap continues). Needs a known price for "
         "every model (--price)",
     )

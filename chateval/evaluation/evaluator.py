@@ -9,7 +9,7 @@ from typing import Any
 
 from ..debate import JudgeResult, Panel, Sample
 from ..models import ModelLayer
-from ..models.budget import cap_reached, set_unit, skip_unit
+from ..models.budget import set_unit, unit_budget
 from ..models.dryrun import DryRunEstimate, adaptive_notes, dry_run
 from ..models.reach import watch_endpoints
 from ..runs.directory import RunDir, read_jsonl
@@ -141,11 +141,13 @@ class Evaluator:
                 async with limit:
                     if down:  # an endpoint cannot be reached: start nothing more
                         return None
-                    if cap_reached():  # --max-cost: no new sample once the cap is spent; running ones finish
-                        skip_unit()
-                        return None
-                    set_unit(s.id)  # this task's model calls belong to this sample (dry-run prefix sharing)
-                    r = await self.judge(s)
+                    # --max-cost: the sample's estimated cost is reserved first; none starts that
+                    # would pass the cap (running ones finish)
+                    async with unit_budget() as started:
+                        if not started:
+                            return None
+                        set_unit(s.id)  # this task's model calls belong to this sample (dry-run prefix sharing)
+                        r = await self.judge(s)
                 if down and r.status != "ok":
                     return None  # failed because the run is stopping: not recorded, so --resume redoes it
                 if on_result:

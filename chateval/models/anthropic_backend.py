@@ -16,6 +16,7 @@ from autogen_core.models import AssistantMessage, LLMMessage, ModelInfo, SystemM
 
 from .backends import Backend, Completion, GenParams
 from .retry import BadResponse
+from .usage import reported
 
 # Anthropic caches nothing shorter than this many tokens (2048 for the Haiku models). Tokens
 # are estimated as characters / 4 (the project's local rule): a hint below the minimum is
@@ -74,12 +75,12 @@ class AnthropicBackend(Backend):
             usage = reply.usage
         except (AttributeError, TypeError) as exc:  # a 200 that is not a message (a proxy's page)
             raise BadResponse(f"the reply is not a message ({type(exc).__name__}: {exc})") from None
-        read = int(getattr(usage, "cache_read_input_tokens", None) or 0)
-        write = int(getattr(usage, "cache_creation_input_tokens", None) or 0)
+        read = reported("cache_read_input_tokens", getattr(usage, "cache_read_input_tokens", None))
+        write = reported("cache_creation_input_tokens", getattr(usage, "cache_creation_input_tokens", None))
         return Completion(
             text=text,
-            prompt_tokens=int(usage.input_tokens or 0) + read + write,
-            completion_tokens=int(usage.output_tokens or 0),
+            prompt_tokens=reported("input_tokens", usage.input_tokens) + read + write,
+            completion_tokens=reported("output_tokens", usage.output_tokens),
             cache_read_tokens=read,
             cache_write_tokens=write,
             finish_reason=str(reply.stop_reason),

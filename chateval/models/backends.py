@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from ..util.errors import ModelCallError
 from .offline import run_offline_step
 from .retry import BadResponse
-from .usage import approx_tokens
+from .usage import approx_tokens, reported
 
 
 class GenParams(BaseModel):
@@ -121,8 +121,8 @@ class AutogenBackend(Backend):
         usage = result.usage
         return Completion(
             text=result.content,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
+            prompt_tokens=reported("prompt_tokens", usage.prompt_tokens),
+            completion_tokens=reported("completion_tokens", usage.completion_tokens),
             finish_reason=str(result.finish_reason),
         )
 

@@ -17,6 +17,7 @@ from .providers import openai_sdk
 from .retry import BadResponse
 from .spec import ModelSpec
 from .usage import CallLog
+from .usage_check import max_request_tokens
 
 
 class EmbeddingClient:
@@ -65,6 +66,14 @@ class EmbeddingClient:
         data = getattr(reply, "data", None)
         if not isinstance(reply, CreateEmbeddingResponse) or not data or len(data) != len(texts):
             raise BadResponse(f"the reply is not {len(texts)} embedding(s)")
+        usage = getattr(reply, "usage", None)
+        tokens = getattr(usage, "prompt_tokens", 0) if usage is not None else 0
+        limit = max_request_tokens(texts)
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= limit:
+            # It would be metered and priced: negative or absurd usage is a bad response (usage_check)
+            raise BadResponse(
+                f"the endpoint reported impossible usage: prompt_tokens={tokens!r} for a request of at most {limit}"
+            )
         return reply
 
     async def embed(self, texts: list[str]) -> list[list[float]]:

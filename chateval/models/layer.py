@@ -19,17 +19,18 @@ from pydantic import BaseModel
 from ..util.errors import ConfigError, EndpointUnreachable, ModelCallError
 from ..util.secrets import register, register_url, scrub
 from .backends import Backend, Completion, GenParams, StepContext, Structured, json_schema
-from .budget import active_cap
+from .budget import active_cap, charge_unit
 from .cache import CompletionCache, cache_key
 from .dryrun import active_dry_run
 from .layer_client import LayerClient
 from .metering import cached_record, completed_record, give_up, request_record, unreachable
-from .prices import PRICES
+from .prices import PRICES, cost_usd
 from .providers import build_backend
 from .reach import cannot_connect, endpoint_down
 from .retry import BadResponse, RetryPolicy, describe, is_retryable, retry_after_seconds, status_code
 from .spec import ModelSpec
 from .usage import CallLog, CallRecord, UsageTotals
+from .usage_check import usage_problem
 
 log = logging.getLogger("chateval.models")
 T = TypeVar("T")
@@ -287,6 +288,8 @@ class ModelLayer:
                     )
                 if not comp.text.strip():  # an HTTP 200 with nothing in it is a failed call, not an answer
                     raise BadResponse("the endpoint returned an empty reply")
+                if (bad := usage_problem(comp, messages, params, response_format)) is not None:
+                    raise BadResponse(bad)  # negative or absurd usage would be metered and priced
                 break
             except ModelCallError as exc:
                 if log is not None:
@@ -350,6 +353,7 @@ class ModelLayer:
                 await asyncio.sleep(self.retry.delay(n, retry_after_seconds(exc)))
         rec = request_record(model, price_model, step, tokens(result), time.perf_counter() - t0, n)
         self.totals.add(rec)
+        charge_unit(rec.cost_usd)
         if log is not None:
             log.add(rec)
         return result
@@ -363,6 +367,10 @@ class ModelLayer:
 
     def _record(self, rec: CallRecord, log: CallLog | None, messages: Sequence[LLMMessage], comp: Completion) -> None:
         self.totals.add(rec)
+        # The running unit's share, against its --max-cost reservation (a cache hit at the price
+        # it would have had: what the unit tells of the next one's cost).
+        full = cost_usd(self.spec.model, rec.prompt_tokens, rec.completion_tokens) if rec.cached else rec.cost_usd
+        charge_unit(rec.cost_usd, full)
         if log is not None:
             log.add(rec)
         for obs in self.observers:

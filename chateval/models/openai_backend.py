@@ -17,6 +17,7 @@ from autogen_core.models import AssistantMessage, LLMMessage, ModelInfo, SystemM
 
 from .backends import Backend, Completion, GenParams, response_format_arg
 from .retry import BadResponse
+from .usage import reported
 
 
 def wire_message(m: LLMMessage) -> dict[str, Any]:
@@ -76,8 +77,8 @@ class OpenAIBackend(Backend):
         usage = getattr(reply, "usage", None)
         return Completion(
             text=choice.message.content,
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
+            prompt_tokens=reported("prompt_tokens", usage.prompt_tokens) if usage else 0,
+            completion_tokens=reported("completion_tokens", usage.completion_tokens) if usage else 0,
             cache_read_tokens=cached_tokens(usage) if usage else 0,
             finish_reason=str(choice.finish_reason),
         )

@@ -20,6 +20,7 @@ from autogen_core.models import ModelInfo
 
 from ..util import secrets
 from ..util.errors import ConfigError
+from ..util.http_limits import NO_COMPRESSION, size_cap_hook
 from .backends import AutogenBackend, Backend, GenParams, OfflineBackend, Structured, split_query, without_credentials
 from .pool import Endpoint, EndpointPool, endpoint_name
 from .retry import RetryPolicy
@@ -91,6 +92,17 @@ def _openai(spec: ModelSpec, client: Any, model_info: ModelInfo, cache_key_param
     return OpenAIBackend(client, spec.model, model_info, cache_key_param=cache_key_param)
 
 
+def capped_http(sdk: Any, retry: RetryPolicy) -> dict[str, Any]:
+    """An SDK client's arguments for the size cap (``sdk``: the openai or anthropic module): its
+    own default HTTP client with the cap's response hook, asking for uncompressed replies so the
+    bytes counted are the bytes kept."""
+    hook = size_cap_hook(retry.max_response_bytes)
+    return {
+        "default_headers": NO_COMPRESSION,
+        "http_client": sdk.DefaultAsyncHttpxClient(timeout=retry.timeout_s, event_hooks={"response": [hook]}),
+    }
+
+
 def openai_sdk(api_key: str | None, url: str | None, retry: RetryPolicy) -> Any:
     """An ``AsyncOpenAI`` client for one endpoint, retrying nothing itself."""
     import openai
@@ -104,7 +116,12 @@ def openai_sdk(api_key: str | None, url: str | None, retry: RetryPolicy) -> Any:
     url, query = split_query(url)
     # The layer retries (honouring Retry-After) and meters each attempt: the SDK must not.
     return openai.AsyncOpenAI(
-        api_key=api_key or "not-needed", base_url=url, default_query=query, max_retries=0, timeout=retry.timeout_s
+        api_key=api_key or "not-needed",
+        base_url=url,
+        default_query=query,
+        max_retries=0,
+        timeout=retry.timeout_s,
+        **capped_http(openai, retry),
     )
 
 
@@ -155,6 +172,7 @@ def _build_azure(spec, url, params, retry, structured) -> Backend:
         default_query=query,
         max_retries=0,
         timeout=retry.timeout_s,
+        **capped_http(openai, retry),
     )
     return _openai(spec, client, info(structured, True))
 
@@ -167,7 +185,12 @@ def _build_anthropic(spec, url, params, retry, structured) -> Backend:
 
     from .anthropic_backend import AnthropicBackend
 
-    kw: dict[str, Any] = {"api_key": key(spec, "ANTHROPIC_API_KEY"), "max_retries": 0, "timeout": retry.timeout_s}
+    kw: dict[str, Any] = {
+        "api_key": key(spec, "ANTHROPIC_API_KEY"),
+        "max_retries": 0,
+        "timeout": retry.timeout_s,
+        **capped_http(anthropic, retry),
+    }
     if url:
         secrets.register_url(url)
         kw["base_url"], query = split_query(url)
@@ -203,6 +226,15 @@ def _build_ollama(spec, url, params, retry, structured) -> Backend:
         timeout=retry.timeout_s,
         options=options,
         model_info=info(structured, True, family="unknown"),
+    )
+    # autogen passes only the host to ollama's client: its timeout and the size cap are set here.
+    from ollama import AsyncClient
+
+    client._client = AsyncClient(
+        host=url,
+        timeout=retry.timeout_s,
+        headers=NO_COMPRESSION,
+        event_hooks={"response": [size_cap_hook(retry.max_response_bytes)]},
     )
     # Ollama's native API takes the JSON schema as `format` (autogen's json_output).
     return AutogenBackend(client, schema_arg="json_output")

@@ -7,14 +7,19 @@ import random
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+
+from ..util.http_limits import MODEL_MAX_RESPONSE_BYTES, ResponseTooLarge
 
 
 class RetryPolicy(BaseModel):
     max_retries: int = 4
     base_delay_s: float = 1.0
     max_delay_s: float = 30.0
-    timeout_s: float = 120.0  # per call (one attempt)
+    timeout_s: float = 120.0  # per call (one attempt), overall: connecting to the reply's last byte
+    # The largest reply body one attempt may receive (chateval.util.http_limits); past it the
+    # call fails without a retry.
+    max_response_bytes: int = Field(MODEL_MAX_RESPONSE_BYTES, gt=0)
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Delay before retry number ``attempt`` (1-based). Retry-After wins when given."""
@@ -67,7 +72,21 @@ def status_code(exc: BaseException) -> int | None:
     return status if isinstance(status, int) and status >= 400 else None
 
 
+def too_large(exc: BaseException) -> ResponseTooLarge | None:
+    """The size cap's error where an SDK wrapped it (anthropic's as a connection error)."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        if isinstance(e, ResponseTooLarge):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
 def is_retryable(exc: BaseException) -> bool:
+    if too_large(exc) is not None:
+        return False  # the same request would get the same reply
     kinds = _kinds(exc)
     if kinds & (_TIMEOUTS | _CONNECTION):
         return True
@@ -82,6 +101,8 @@ def is_retryable(exc: BaseException) -> bool:
 
 def describe(exc: BaseException) -> str:
     """A short, secret-free description of a failed call."""
+    if (big := too_large(exc)) is not None:
+        return str(big)
     kinds = _kinds(exc)
     if kinds & _TIMEOUTS or isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return "timed out"

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel
+
+from .retry import BadResponse
 
 
 class CallRecord(BaseModel):
@@ -102,6 +105,17 @@ class CallLog:
 
     def totals(self) -> UsageTotals:
         return UsageTotals.of(self.records)
+
+
+def reported(name: str, value: Any) -> int:
+    """A token count as a backend reads it from a reply: missing is 0; anything but a non-negative
+    integer (or a float with an integral value) is a bad response."""
+    if value is None:
+        return 0
+    integral = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+    if isinstance(value, bool) or not integral or value < 0:
+        raise BadResponse(f"the endpoint reported impossible usage: {name}={value!r} (expected a non-negative integer)")
+    return int(value)
 
 
 def approx_tokens(text: str) -> int:

@@ -34,7 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from . import protocols
-from .faults import FAULT_KINDS, GARBAGE_BODY, MAX_SLEEP_S, Action, Fault, FaultMix
+from .faults import FAULT_KINDS, GARBAGE_BODY, MAX_SLEEP_S, Action, Fault, FaultMix, trickle, with_usage
 from .prompt_cache import SimulatedPromptCache
 
 __all__ = ["DEFAULT_REPLY", "GARBAGE_BODY", "FAULT_KINDS", "Action", "FakeOpenAIServer", "Fault", "default_responder"]
@@ -88,12 +88,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- responses ------------------------------------------------------------------------
     def _send(
-        self, status: int, body: bytes, content_type: str = "application/json", headers: Mapping[str, str] | None = None
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
+        length: int | None = None,  # the Content-Length of a body written after this call
     ) -> bool:
         try:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Length", str(len(body) if length is None else length))
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
             self.end_headers()
@@ -198,6 +203,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, full[: len(full) // 2])
         elif kind == "empty":
             self._send_completion(owner._completion(self.protocol, body, ""))
+        elif kind == "usage":
+            self._send_completion(with_usage(owner._completion(self.protocol, body, "ok"), action.usage or {}))
+        elif kind == "huge":
+            self._send_completion(owner._completion(self.protocol, body, "x" * action.size))
+        elif kind == "trickle":
+            data = json.dumps(owner._completion(self.protocol, body, owner._reply_text(body))).encode("utf-8")
+            if self._send(200, b"", length=len(data)):  # the headers now, the body a few bytes at a time
+                self.close_connection = not trickle(self.wfile, data, action.delay, owner._stop)
 
 
 class FakeOpenAIServer:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ...models import CallRecord, UsageTotals, approx_tokens
 from ...models.backends import split_query, without_credentials
 from ...util import secrets
+from ...util.http_limits import AGENT_MAX_RESPONSE_BYTES, ResponseTooLarge, request_capped
 from ...util.options import check_base_url
 from ..base import MemorySystem, last_user_text, memory_system
 from ..types import MemoryItem, Response, Session, Turn
@@ -31,7 +32,12 @@ PROTOCOL = "chateval-memory-agent/1"
 class HttpSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     url: str = Field(description="the agent's base URL, e.g. http://127.0.0.1:8080")
-    timeout_s: float = Field(60.0, gt=0, description="seconds per request attempt")
+    timeout_s: float = Field(
+        60.0, gt=0, description="seconds per request attempt, overall: connecting to the reply's last byte"
+    )
+    max_response_bytes: int = Field(
+        AGENT_MAX_RESPONSE_BYTES, gt=0, description="the largest reply accepted; a larger one fails the request"
+    )
     max_retries: int = Field(3, ge=0, description="retries on non-2xx replies, timeouts, connection errors, bad JSON")
     retry_base_delay_s: float = Field(0.5, ge=0, description="first backoff delay; doubles each retry, with jitter")
     api_key_env: str | None = Field(
@@ -82,9 +88,14 @@ class Retrieved(BaseModel):
     score: float | None = None
 
 
+# Far above any one reply's real usage: an agent reporting more is wrong, and its count would
+# be metered (a reply that fails this check fails the call, as negative counts do).
+MAX_AGENT_TOKENS = 100_000_000
+
+
 class AgentUsage(BaseModel):
-    prompt_tokens: int = Field(0, ge=0)
-    completion_tokens: int = Field(0, ge=0)
+    prompt_tokens: int = Field(0, ge=0, le=MAX_AGENT_TOKENS)
+    completion_tokens: int = Field(0, ge=0, le=MAX_AGENT_TOKENS)
 
 
 class RespondReply(BaseModel):
@@ -133,17 +144,24 @@ class HttpAgent(MemorySystem[HttpSettings]):
             headers["Authorization"] = f"Bearer {key}"
         last = ""
         for attempt in range(1, s.max_retries + 2):
+            body = ""
             try:
                 async with httpx.AsyncClient(timeout=s.timeout_s) as client:
-                    reply = await client.post(
+                    # Within timeout_s overall and max_response_bytes: a trickling or endless
+                    # reply stops there (httpx's own timeout bounds each read, not the reply).
+                    reply, raw = await request_capped(
+                        client,
+                        "POST",
                         url,
+                        deadline_s=s.timeout_s,
+                        max_bytes=s.max_response_bytes,
                         content=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
                         params=query,
                         headers=headers,
                         # no Basic auth: the client's default, which is none
                         auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
                     )
-                body = reply.text
+                body = raw.decode(reply.encoding or "utf-8", errors="replace")
                 if reply.is_success:
                     data = json.loads(body) if body.strip() else {}
                     if isinstance(data, dict):
@@ -153,6 +171,9 @@ class HttpAgent(MemorySystem[HttpSettings]):
                     last = f"HTTP {reply.status_code}: {' '.join(body.split())[:200]!r}"
             except (TimeoutError, httpx.TimeoutException):
                 last = f"no reply within {s.timeout_s:g} s"
+            except ResponseTooLarge as e:
+                last = str(e)
+                break  # the same request would get the same reply
             except httpx.TransportError as e:
                 last = f"connection failed ({type(e).__name__})"
             except (json.JSONDecodeError, UnicodeDecodeError):
@@ -161,7 +182,7 @@ class HttpAgent(MemorySystem[HttpSettings]):
                 delay = s.retry_base_delay_s * 2 ** (attempt - 1)
                 await asyncio.sleep(delay * (0.5 + random.random() / 2))
         raise HttpAgentError(
-            secrets.scrub(f"http agent {s.public_endpoint(path)}: {last} (after {s.max_retries + 1} attempt(s))")
+            secrets.scrub(f"http agent {s.public_endpoint(path)}: {last} (after {attempt} attempt(s))")
         )
 
     async def _ensure_case(self) -> None:
