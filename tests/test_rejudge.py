@@ -79,7 +79,7 @@ def test_errata_ceiling_and_credits_from_a_wrong_gold(tmp_path):
 def test_pairs_kappa_and_difference_match_direct_computation(tmp_path):
     out = tmp_path / "o"
     s = rejudge(str(EVER), out=str(out), judges="recorded,f1", f1_threshold=0.5, **FAST).sets["evermemos_tiny"]
-    rows = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines()]
+    rows = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
     a = [r["verdicts"]["recorded"] for r in rows]
     b = [r["verdicts"]["f1"] for r in rows]
     (p,) = s.pairs
@@ -144,12 +144,23 @@ def test_cli_llm_judges_offline_resume_and_gates(tmp_path, capsys):
         "200",
     ]
     assert main(args) == 0
-    assert {p.name for p in out.iterdir()} >= {"summary.json", "report.md", "items.jsonl", "evermemos_tiny", "w"}
+    assert {p.name for p in out.iterdir()} >= {
+        "summary.json",
+        "report.md",
+        "samples.jsonl",
+        "config.json",
+        "evermemos_tiny",
+        "w",
+    }
     recs = [json.loads(x) for x in (out / "evermemos_tiny" / "official" / "samples.jsonl").read_text().splitlines()]
     assert len(recs) == 7 + 2  # every item, and the two whose gold the errata correct
     summ = read_rejudge(out)
     assert summ.sets["w"].scores["official"].false_acceptance and summ.model == "offline"
     assert "## w — known wrong" in (out / "report.md").read_text()
+    # The viewer reads it as a run: the report, and each question with every set's answer and verdicts.
+    assert main(["view", str(out)]) == 0
+    page = (out / "view.html").read_text()
+    assert "Judges against each other" in page and "When did Ben move?" in page and "a 10k race" in page
     # A second run refuses the folder; --resume keeps every judgement (nothing new is judged).
     assert main(args) == 2
     assert main([*args, "--resume"]) == 0

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     with cap_context(args) as cap:
         summary = asyncio.run(arejudge(cfg, progress=progress))
     _table(summary, console)
-    console.print(f"results in {cfg.out}/ (report.md, summary.json, items.jsonl)", highlight=False)
+    console.print(f"results in {cfg.out}/ (report.md, summary.json); every answer and verdict: chateval view {cfg.out}", highlight=False)
     if report_cap(cap, console, "judgements"):
         return EXIT_STOPPED
     return gate_exit(0 if summary.complete else 1, gates, rejudge_measures(summary.model_dump(mode="json")), console)

@@ -17,7 +17,10 @@ class RejudgeConfig(LayerSettings):
     """``chateval rejudge``: score graded answer sets under several judges and compare them."""
 
     inputs: list[str] = opt(..., "graded answer sets: FILE[:LABEL][:wrong]", cli=False)
-    out: str = opt(..., "output directory (summary.json, report.md, items.jsonl, one sub-run per LLM judge and set)")
+    out: str = opt(
+        ...,
+        "output directory (summary.json, report.md, samples.jsonl for `chateval view`, a sub-run per set and LLM judge)",
+    )
     judges: list[str] = opt(
         lambda: list(DEFAULT_JUDGES),
         "comma-separated judges: recorded, recorded:NAME, f1, official, panel, preset:NAME, template:PATH",

@@ -30,7 +30,7 @@ def _label(name: str, s: Score) -> str:
 def _scores(r: SetResult) -> list[str]:
     what = "false acceptance" if r.wrong else "accuracy"
     out = [
-        f"| judge | {what} | 95% CI (by conversation) | mean per item | per run | n |",
+        f"| judge | {what} | 95% CI (by conversation) | per-run mean (recorded) or mean F1 | each run | n |",
         "|---|---|---|---|---|---|",
     ]
     for name, s in r.scores.items():

@@ -1,7 +1,8 @@
 """Running a rejudge: read and check every set and judge, judge each set's answers with the LLM
 judges (each set x judge one run directory, ``OUT/<set>/<judge>``, through the unit runner:
 completion cache, --resume, --max-cost, local or Ray executor), score every set under every judge,
-compare the judges, and write summary.json, items.jsonl and report.md."""
+compare the judges, and write summary.json, report.md and, for `chateval view`, config.json and
+samples.jsonl (one line per set and item: its verdict under every judge)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ from ..runs.directory import RunDir
 from ..runs.folder import RunLock
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
-from ..util.jsonl import dumps_line
 from .config import RejudgeConfig
 from .judges import ItemScore, JudgeSpec, parse_judges, recorded_names, score_f1, score_recorded
 from .judging import LLMJudge, unit_fn
 from .loaders import load_set, parse_spec
+from .output import rows_of, write_items
 from .records import RejudgeSummary, write_rejudge
 from .report import write_report
 from .score import Column, errata_result, make_score, set_result
@@ -103,7 +104,7 @@ async def arejudge(config: RejudgeConfig | dict[str, Any], *, progress: RunProgr
     results = {}
     with RunLock(out):
         if cfg.overwrite and not cfg.resume:
-            for name in ("summary.json", "report.md", "items.jsonl"):
+            for name in ("summary.json", "report.md", "samples.jsonl", "config.json", "view.html"):
                 (out / name).unlink(missing_ok=True)
         started = execution is not None and connect(execution)
         token = use(execution or Execution())
@@ -139,7 +140,7 @@ async def arejudge(config: RejudgeConfig | dict[str, Any], *, progress: RunProgr
                     res.errata = er
                     _corrected_scores(res, s, cols, fixed, corrected, offline, cfg)
                 results[s.label] = res
-                rows += _rows(s, cols)
+                rows += rows_of(s, cols)
                 kept[s.label] = (s, cols)
         finally:
             reset(token)
@@ -162,7 +163,7 @@ async def arejudge(config: RejudgeConfig | dict[str, Any], *, progress: RunProgr
         )
         compare_sets(summary, kept, resamples=cfg.resamples, seed=cfg.bootstrap_seed)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "items.jsonl").write_text("".join(dumps_line(r) for r in rows), encoding="utf-8")
+        write_items(out, cfg, sets, errata, summary, rows)
         write_rejudge(out, summary)
         write_report(out, summary)
     return summary
@@ -245,23 +246,6 @@ async def _llm_column(
         return out_
 
     return col(""), col("::corrected"), n_failed, usage
-
-
-def _rows(s: GradedSet, cols: dict[str, Column]) -> list[dict[str, Any]]:
-    return [
-        {
-            "set": s.label,
-            "id": it.id,
-            "conversation": it.conversation,
-            "category": it.category,
-            "words": it.words,
-            "question": it.question,
-            "gold": it.gold,
-            "answer": it.answer,
-            "verdicts": {name: col[it.id].accepted for name, col in cols.items() if it.id in col},
-        }
-        for it in s.items
-    ]
 
 
 def rejudge(
