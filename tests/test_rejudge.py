@@ -224,3 +224,25 @@ def test_a_chateval_bench_run_is_a_set(tmp_path):
     summ = rejudge(f"{run}:mine", out=str(tmp_path / "o"), judges="recorded,f1", **FAST)
     (label,) = summ.sets
     assert label.startswith("mine") and "recorded" in summ.sets[label].scores
+
+
+def test_llm_judges_travel_to_ray_workers(tmp_path):
+    """--executor ray sends each judge to the workers by pickling: a template judge carries its
+    text (the file need not exist there) and judges as before."""
+    import asyncio
+    import pickle
+
+    from chateval.rejudge.judges import parse_judge
+    from chateval.rejudge.judging import LLMJudge
+
+    tpl = tmp_path / "t.j2"
+    tpl.write_text("Q={{ question }} G={{ gold }} A={{ response }}: yes or no?")
+    judge = LLMJudge(parse_judge(f"template:{tpl}"), {"model": "offline"})
+    tpl.unlink()
+    again = pickle.loads(pickle.dumps(judge))
+    item = load_set(EVER)[0].items[3]
+    assert asyncio.run(again.judge(item, item.gold))["accepted"] is True
+    assert (
+        again.prompts.template("rejudge/user_template.j2").render(question="q", gold="g", response="r")
+        == "Q=q G=g A=r: yes or no?"
+    )

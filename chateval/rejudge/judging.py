@@ -37,8 +37,10 @@ TEMPLATE_JUDGE: TypedStep[JudgeInputs, str] = TypedStep(
 class LLMJudge:
     """One LLM judge, ready to judge items (bad presets or templates fail when it is built)."""
 
-    def __init__(self, spec: JudgeSpec, base: dict[str, Any], layer: Any | None = None) -> None:
-        self.spec = spec
+    def __init__(
+        self, spec: JudgeSpec, base: dict[str, Any], layer: Any | None = None, template_source: str | None = None
+    ) -> None:
+        self.spec, self.base = spec, dict(base)
         settings = dict(base)
         if spec.kind == "panel":
             data = load_preset(find_preset(spec.preset or "chateval_default"))
@@ -48,10 +50,17 @@ class LLMJudge:
             self.evaluator = Evaluator(EvalConfig.merged(settings, single), layer=layer)
         self.layer = self.evaluator.layer
         self.prompts: Prompts | None = None
+        self.template_source = template_source
         if spec.kind == "template" and spec.template:
-            source = Path(spec.template).read_text(encoding="utf-8")
-            self.prompts = self.evaluator.prompts.with_templates({TEMPLATE_NAME: source})
+            if self.template_source is None:
+                self.template_source = Path(spec.template).read_text(encoding="utf-8")
+            self.prompts = self.evaluator.prompts.with_templates({TEMPLATE_NAME: self.template_source})
             self.prompts.template(TEMPLATE_NAME)  # a syntax error: one line, before any call
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # To a Ray worker: its settings, the model layer (pickled as its settings) and the
+        # template's text (the file may not exist there); prompts are rebuilt on arrival.
+        return (_rebuilt, (self.spec, self.base, self.layer, self.template_source))
 
     def config(self) -> dict[str, Any]:
         """What changes this judge's verdicts (hashed for --resume)."""
@@ -95,6 +104,10 @@ class LLMJudge:
             "votes": result.verdict.votes,
             "usage": result.usage.model_dump(),
         }
+
+
+def _rebuilt(spec: JudgeSpec, base: dict[str, Any], layer: Any, source: str | None) -> LLMJudge:
+    return LLMJudge(spec, base, layer=layer, template_source=source)
 
 
 def unit_fn(judge: LLMJudge) -> Callable[[tuple[GradedItem, str, str]], Awaitable[dict[str, Any]]]:
