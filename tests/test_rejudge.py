@@ -29,6 +29,7 @@ def test_each_format_is_detected_and_read():
     assert len(s.items) == 7 and {it.conversation for it in s.items} == {"locomo_exp_user_0", "locomo_exp_user_1"}
     assert s.recorded_runs() == [("gpt-4o-mini", "1"), ("gpt-4o-mini", "2"), ("gpt-4o-mini", "3")]
     assert s.items[4].question_id == "locomo_1_qa0" and s.items[4].conversation_index == 1
+    assert s.answer_model is None  # the fixture's metadata names only the judge
     z = load_set(ZEP)[0]
     assert [v.judge for v in z.items[0].verdicts] == ["zep-grader"] and z.items[5].conversation_index == 1
     lme = load_set(FX / "lme_hyp.jsonl", lme_data=str(FIXTURES / "lme_tiny.json"))[0]

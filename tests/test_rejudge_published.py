@@ -54,6 +54,13 @@ def test_per_category_rows(summary, label, rates):
     assert [r2(cats[c].mean) for c in "1234"] == rates
 
 
+def test_protocol_cards(summary):
+    card = summary.sets["cot"].protocol_card
+    assert card["counts_match"] is True and card["answer_model"] == "gpt-4o-mini"
+    assert [c["found"] for c in card["categories"]] == [282, 321, 96, 841]
+    assert "category 5" in card["unanswerable_policy"]
+
+
 def test_errata_ceiling(summary):
     for s in summary.sets.values():
         assert s.errata.wrong_gold == 99 and r2(s.errata.ceiling) == 93.57

@@ -96,7 +96,11 @@ def load_set(
             "jsonl": _jsonl,
             "longmemeval": lambda q: _longmemeval(q, lme_data),
         }[kind](p)
-        sets = [GradedSet(label=name, path=str(p), format=kind, sha256=_sha(p), items=items)]
+        sets = [
+            GradedSet(
+                label=name, path=str(p), format=kind, sha256=_sha(p), items=items, answer_model=_answer_model(p, kind)
+            )
+        ]
     for s in sets:
         if not s.items:
             raise DatasetError(f"{p}: no graded answers found")
@@ -106,6 +110,13 @@ def load_set(
             for it in s.items:
                 it.wrong = True
     return sets
+
+
+def _answer_model(p: Path, kind: str) -> str | None:
+    if kind != "evermemos":
+        return None
+    meta = read_json(p, "EverMemOS-style results").get("metadata")
+    return str(meta["answer_model"]) if isinstance(meta, dict) and meta.get("answer_model") else None
 
 
 def _unique(s: GradedSet, p: Path) -> None:

@@ -96,6 +96,7 @@ class SetResult(_Model):
     pairs: list[PairResult] = Field(default_factory=list)
     length: dict[str, LengthEffect] = Field(default_factory=dict)
     errata: Errata | None = None
+    protocol_card: dict[str, Any] | None = None  # chateval.records.protocol_card.ProtocolCard
 
 
 class RankRow(_Model):
@@ -130,7 +131,7 @@ class RejudgeSummary(_Model):
     complete: bool = True
     n_failed: int = 0
     usage: dict[str, Any] = Field(default_factory=dict)
-    card: dict[str, Any] | None = None  # the protocol card (filled when the card module is present)
+    protocol_card: dict[str, Any] | None = None  # one set: its card (each set's is in its SetResult)
     notes: list[str] = Field(default_factory=list)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..datasets.locomo import CATEGORIES
+from ..records.protocol_card import card_markdown, read_card
 from ..runs.files import atomic_write
 from .records import Rate, RejudgeSummary, Score, SetResult
 
@@ -130,6 +131,9 @@ def render(summary: RejudgeSummary) -> str:
         if r.length:
             lines += ["", "Acceptance against answer length:", ""] + _length(r)
         lines += _errata(r)
+        card = read_card(r.protocol_card)
+        if card is not None:
+            lines += [""] + ["#" + x if x.startswith("## ") else x for x in card_markdown(card)]
     if summary.ranks:
         sets = list(summary.ranks[0].ranks)
         lines += [

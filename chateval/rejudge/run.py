@@ -22,6 +22,7 @@ from ..runs.directory import RunDir
 from ..runs.folder import RunLock
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
+from .card import judge_prompts, set_card
 from .config import RejudgeConfig
 from .judges import ItemScore, JudgeSpec, parse_judges, recorded_names, score_f1, score_recorded
 from .judging import LLMJudge, unit_fn
@@ -139,6 +140,8 @@ async def arejudge(config: RejudgeConfig | dict[str, Any], *, progress: RunProgr
                 if errata is not None:
                     res.errata = er
                     _corrected_scores(res, s, cols, fixed, corrected, offline, cfg)
+                prompts = judge_prompts(s, specs, list(cols), judges)
+                res.protocol_card = set_card(s, prompts, _model(judges)).model_dump(mode="json")
                 results[s.label] = res
                 rows += rows_of(s, cols)
                 kept[s.label] = (s, cols)
@@ -148,7 +151,7 @@ async def arejudge(config: RejudgeConfig | dict[str, Any], *, progress: RunProgr
                 import_ray().shutdown()
             for layer in {id(j.layer): j.layer for j in judges.values()}.values():
                 await layer.close()
-        model = next((j.layer.label for j in judges.values()), None)
+        model = _model(judges)
         summary = RejudgeSummary(
             judges=[s.name for s in specs],
             offline_judges=[s.name for s in specs if s.offline],
@@ -161,12 +164,18 @@ async def arejudge(config: RejudgeConfig | dict[str, Any], *, progress: RunProgr
             n_failed=failed,
             usage=usage.model_dump(),
         )
+        if len(results) == 1:  # one set: its card is the run's (the viewer shows it, `view A B` compares it)
+            summary.protocol_card = next(iter(results.values())).protocol_card
         compare_sets(summary, kept, resamples=cfg.resamples, seed=cfg.bootstrap_seed)
         out.mkdir(parents=True, exist_ok=True)
         write_items(out, cfg, sets, errata, summary, rows)
         write_rejudge(out, summary)
         write_report(out, summary)
     return summary
+
+
+def _model(judges: dict[str, LLMJudge]) -> str | None:
+    return next((j.layer.label for j in judges.values()), None)
 
 
 def _recorded_columns(s: GradedSet, specs: list[JudgeSpec]) -> dict[str, str | None]:

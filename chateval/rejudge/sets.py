@@ -53,6 +53,7 @@ class GradedSet(BaseModel):
     sha256: str | None = None
     wrong: bool = False
     items: list[GradedItem]
+    answer_model: str | None = None  # when the file says (EverMemOS-style metadata)
 
     def recorded_runs(self) -> list[tuple[str, str]]:
         """(judge, run) pairs found in the recorded verdicts, in first-seen order."""
