@@ -7,10 +7,11 @@ import shutil
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from chateval import read_rejudge, rejudge
 from chateval.cli import main
 from chateval.datasets.common import DatasetError
-from chateval.rejudge import detect, load_set, read_rejudge, rejudge
-from chateval.rejudge.judges import parse_judges, read_reply
+from chateval.rejudging import detect, load_set
+from chateval.rejudging.judges import parse_judges, read_reply
 from chateval.testing.fake_openai import FakeOpenAIServer
 from chateval.util.errors import ConfigError
 
@@ -233,8 +234,8 @@ def test_llm_judges_travel_to_ray_workers(tmp_path):
     import asyncio
     import pickle
 
-    from chateval.rejudge.judges import parse_judge
-    from chateval.rejudge.judging import LLMJudge
+    from chateval.rejudging.judges import parse_judge
+    from chateval.rejudging.judging import LLMJudge
 
     tpl = tmp_path / "t.j2"
     tpl.write_text("Q={{ question }} G={{ gold }} A={{ response }}: yes or no?")

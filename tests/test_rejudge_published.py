@@ -3,7 +3,7 @@ verdicts by `chateval rejudge` (../shared/data/locomo_judged; skipped without it
 
 import pytest
 
-from chateval.rejudge import rejudge
+from chateval.rejudging import rejudge
 
 from .conftest import SHARED, needs_shared
 

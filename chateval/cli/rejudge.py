@@ -1,5 +1,5 @@
 """``chateval rejudge``: is it the judge? Score graded answer sets under several judges and
-compare them (argparse only; the work is in chateval.rejudge)."""
+compare them (argparse only; the work is in chateval.rejudging)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ exit codes: 0 done; 1 some judgements failed (--resume redoes them); 2 bad input
 
 
 def add_parser(sub: Any) -> None:
-    from ..rejudge.config import RejudgeConfig
-    from ..rejudge.gates import REJUDGE_METRICS
+    from ..rejudging.config import RejudgeConfig
+    from ..rejudging.gates import REJUDGE_METRICS
 
     p = sub.add_parser(
         "rejudge",
@@ -69,9 +69,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     import asyncio
 
     from ..models import UsageTotals
-    from ..rejudge.config import RejudgeConfig
-    from ..rejudge.gates import REJUDGE_METRICS, rejudge_measures
-    from ..rejudge.run import arejudge
+    from ..rejudging.config import RejudgeConfig
+    from ..rejudging.gates import REJUDGE_METRICS, rejudge_measures
+    from ..rejudging.run import arejudge
     from ..runs.gates import parse_gates
     from ..runs.progress import RunProgress
 
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     cfg = RejudgeConfig.merged(given(args, RejudgeConfig) | {"inputs": args.inputs})
     check_executor(args, cfg.executor)
     if args.dry_run:
-        from ..rejudge.dryrun import estimate_rejudge
+        from ..rejudging.dryrun import estimate_rejudge
 
         est = asyncio.run(estimate_rejudge(cfg))
         print_estimate(est, console, as_json=args.json, what="rejudge")
@@ -88,7 +88,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
     with cap_context(args) as cap:
         summary = asyncio.run(arejudge(cfg, progress=progress))
     _table(summary, console)
-    console.print(f"results in {cfg.out}/ (report.md, summary.json); every answer and verdict: chateval view {cfg.out}", highlight=False)
+    console.print(
+        f"results in {cfg.out}/ (report.md, summary.json); every answer and verdict: chateval view {cfg.out}",
+        highlight=False,
+    )
     if report_cap(cap, console, "judgements"):
         return EXIT_STOPPED
     return gate_exit(0 if summary.complete else 1, gates, rejudge_measures(summary.model_dump(mode="json")), console)
@@ -97,7 +100,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
 def _table(summary: Any, console: Console) -> None:
     from rich.table import Table
 
-    from ..rejudge.report import ci, pct
+    from ..rejudging.report import ci, pct
 
     table = Table(
         title="chateval rejudge" + (" (LLM judges on the OFFLINE model)" if summary.model == "offline" else "")

@@ -16,7 +16,7 @@ from ..records.protocol_card import (
     build_card,
     text_sha256,
 )
-from .judges import JudgeSpec
+from .judges import JudgeSpec, recorded_names
 from .judging import LLMJudge
 from .sets import GradedSet
 
@@ -87,7 +87,11 @@ def set_card(s: GradedSet, prompts: list[JudgePrompt], judge_model: str | None) 
         denominator=f"{len(s.items)} answers of the set",
         n_scored=len(s.items),
         answer_model=s.answer_model,
-        judge_model=judge_model,
+        # The file's own judges beside the LLM judges' model: whose verdicts the numbers are.
+        judge_model=", ".join(
+            [f"recorded: {n}" for n in recorded_names(s.items)] + ([judge_model] if judge_model else [])
+        )
+        or None,
         judges=prompts,
         warnings=[f"categories absent from the set: {', '.join(absent)}"] if absent and not locomo else [],
     )
