@@ -248,3 +248,39 @@ def test_llm_judges_travel_to_ray_workers(tmp_path):
         again.prompts.template("rejudge/user_template.j2").render(question="q", gold="g", response="r")
         == "Q=q G=g A=r: yes or no?"
     )
+
+
+def test_max_cost_stops_and_resume_finishes(tmp_path, capsys):
+    """--max-cost: no new judgement once the cap is spent (exit 3, finished ones kept); --resume
+    with a higher cap judges only the rest."""
+    model = "cap-rejudge-model"
+    with FakeOpenAIServer(responder=lambda req: "yes") as server:
+        base = [
+            "rejudge",
+            str(EVER),
+            "--judges",
+            "recorded,official",
+            "--model",
+            f"openai-compatible/{model}",
+            f"--base-url={server.base_url}",
+            "--price",
+            f"{model}=1000,1000",
+            "--max-connections",
+            "1",
+            "--workers",
+            "1",
+            "--no-cache",
+            "--max-retries",
+            "0",
+            "--resamples",
+            "200",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+        assert main([*base, "--max-cost", "0.05"]) == 3
+        first = len(server.requests)
+        assert 0 < first < 7
+        assert "--resume" in capsys.readouterr().err
+        assert main([*base, "--resume", "--max-cost", "1000"]) == 0
+        assert len(server.requests) == 7
+    assert read_rejudge(tmp_path / "o").sets["evermemos_tiny"].scores["official"].n == 7
