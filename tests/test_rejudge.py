@@ -51,6 +51,9 @@ def test_recorded_verdicts_per_run_and_majority(tmp_path):
     assert r.categories["4"].mean == pytest.approx(1 / 3) and r.categories["4"].n == 2
     lo, hi = r.categories["2"].wilson95
     assert lo < 2 / 3 < hi
+    # The fixture states 4/7 as its accuracy, which is the majority's, not the per-run mean: flagged.
+    assert s.stated == {"accuracy": (pytest.approx(4 / 7), pytest.approx(13 / 21), False)}
+    assert "stated rates that differ from ours" in (tmp_path / "o" / "report.md").read_text()
 
 
 def test_known_wrong_set_gives_false_acceptance(tmp_path):

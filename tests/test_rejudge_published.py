@@ -39,6 +39,13 @@ def test_overall_rates(summary):
     assert [r2(v) for v in rec["cot"].per_run.values()] == [79.81, 79.81, 80.06]
 
 
+def test_every_rate_the_files_state_is_ours_exactly(summary):
+    for label in ("cot", "memos", "ap_v1"):
+        checked = summary.sets[label].stated
+        assert checked and all(ok for _, _, ok in checked.values()), checked
+    assert len(summary.sets["cot"].stated) == 9  # accuracy, majority, three runs, four categories
+
+
 @pytest.mark.parametrize(
     "label,rates",
     [

@@ -68,6 +68,8 @@ def detect(path: Path) -> str:
         head_item: Any = next((v[0] for v in data.values() if v), None)
         if isinstance(head_item, dict) and "grade" in head_item:
             return "zep"
+    if isinstance(data, dict) and {"question_id", "hypothesis"} <= set(data):
+        return "longmemeval"  # a hypothesis file of one line
     if isinstance(data, dict) and {"question", "answer"} <= set(data):
         return "jsonl"
     raise DatasetError(
@@ -98,7 +100,13 @@ def load_set(
         }[kind](p)
         sets = [
             GradedSet(
-                label=name, path=str(p), format=kind, sha256=_sha(p), items=items, answer_model=_answer_model(p, kind)
+                label=name,
+                path=str(p),
+                format=kind,
+                sha256=_sha(p),
+                items=items,
+                answer_model=_answer_model(p, kind),
+                stated=_stated(p, kind),
             )
         ]
     for s in sets:
@@ -117,6 +125,27 @@ def _answer_model(p: Path, kind: str) -> str | None:
         return None
     meta = read_json(p, "EverMemOS-style results").get("metadata")
     return str(meta["answer_model"]) if isinstance(meta, dict) and meta.get("answer_model") else None
+
+
+def _stated(p: Path, kind: str) -> dict[str, float]:
+    """The rates an EverMemOS-style file states about itself (numbers only; anything else is ignored)."""
+    if kind != "evermemos":
+        return {}
+    data = read_json(p, "EverMemOS-style results")
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    out: dict[str, float] = {}
+
+    def put(key: str, v: Any) -> None:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[key] = float(v)
+
+    put("accuracy", data.get("accuracy"))
+    put("majority", meta.get("majority_vote_accuracy"))
+    for i, v in enumerate(meta.get("run_scores") or []):
+        put(f"run {i + 1}", v)
+    for cat, v in (meta.get("category_accuracies") or {}).items():
+        put(f"category {cat}", v.get("mean") if isinstance(v, dict) else v)
+    return out
 
 
 def _unique(s: GradedSet, p: Path) -> None:
@@ -275,7 +304,8 @@ def _longmemeval(p: Path, lme_data: str | None) -> list[GradedItem]:
     answers: dict[str, str] = {}
     verdicts: dict[str, list[Verdict]] = {}
     order: list[str] = []
-    for f in ([base] if base.exists() and base != p or not files else []) + files:
+    # The hypotheses (when beside), then each judge's eval-results file (which repeat them).
+    for f in ([base] if base.is_file() else []) + files:
         judged = ".eval-results-" in f.name
         model = f.name.split(".eval-results-", 1)[1] if judged else ""
         for no, row in jsonl_objects(f, "LongMemEval hypotheses"):

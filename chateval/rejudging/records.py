@@ -97,6 +97,9 @@ class SetResult(_Model):
     length: dict[str, LengthEffect] = Field(default_factory=dict)
     errata: Errata | None = None
     protocol_card: dict[str, Any] | None = None  # chateval.records.protocol_card.ProtocolCard
+    # The rates the file states about itself against ours from its recorded verdicts:
+    # {name: (stated, ours, equal)}.
+    stated: dict[str, tuple[float, float | None, bool]] = Field(default_factory=dict)
 
 
 class RankRow(_Model):

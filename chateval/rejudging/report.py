@@ -42,6 +42,22 @@ def _scores(r: SetResult) -> list[str]:
     return out
 
 
+def _stated(r: SetResult) -> list[str]:
+    if not r.stated:
+        return []
+    bad = {k: v for k, v in r.stated.items() if not v[2]}
+    if not bad:
+        return [
+            "",
+            f"The file's own {len(r.stated)} stated rates (accuracy, runs, majority, categories) equal ours exactly.",
+        ]
+    return [
+        "",
+        "The file's stated rates that differ from ours (stated / ours): "
+        + "; ".join(f"{k} {pct(v[0])} / {pct(v[1])}" for k, v in bad.items()),
+    ]
+
+
 def _categories(r: SetResult) -> list[str]:
     cats = sorted({c for s in r.scores.values() for c in s.categories}, key=lambda c: (not c.isdigit(), c.zfill(4)))
     out = ["| judge | " + " | ".join(_cat(c) for c in cats) + " |", "|---|" + "---|" * len(cats)]
@@ -125,7 +141,7 @@ def render(summary: RejudgeSummary) -> str:
             f"`{r.path}` ({r.format}; {r.n_items} items, {r.n_conversations} conversations)",
             "",
         ]
-        lines += _scores(r) + ["", "Per category:", ""] + _categories(r)
+        lines += _scores(r) + _stated(r) + ["", "Per category:", ""] + _categories(r)
         if r.pairs:
             lines += ["", "Judges against each other:", ""] + _pairs(r)
         if r.length:

@@ -30,7 +30,7 @@ from .loaders import load_set, parse_spec
 from .output import rows_of, write_items
 from .records import RejudgeSummary, write_rejudge
 from .report import write_report
-from .score import Column, errata_result, make_score, set_result
+from .score import Column, errata_result, make_score, set_result, stated_check
 from .sets import GradedSet
 from .summary import compare_sets
 
@@ -140,6 +140,9 @@ async def arejudge(config: RejudgeConfig | dict[str, Any], *, progress: RunProgr
                 if errata is not None:
                     res.errata = er
                     _corrected_scores(res, s, cols, fixed, corrected, offline, cfg)
+                recorded_cols = [c for c in cols if c.startswith("recorded")]
+                if len(recorded_cols) == 1:
+                    res.stated = stated_check(s, cols[recorded_cols[0]])
                 prompts = judge_prompts(s, specs, list(cols), judges)
                 res.protocol_card = set_card(s, prompts, _model(judges)).model_dump(mode="json")
                 results[s.label] = res

@@ -121,6 +121,22 @@ def errata_result(
     )
 
 
+def stated_check(s: GradedSet, col: Column | None) -> dict[str, tuple[float, float | None, bool]]:
+    """Each rate the file states about itself against ours from its recorded verdicts:
+    {name: (stated, ours, equal to 1e-9)}; the file's accuracy is its per-run mean."""
+    if not s.stated or col is None:
+        return {}
+    score = make_score("recorded", True, s.items, col, wrong=False, resamples=100, seed=0)
+    ours: dict[str, float | None] = {"accuracy": score.mean, "majority": score.accuracy}
+    ours |= {f"run {r}": v for r, v in score.per_run.items()}
+    ours |= {f"category {c}": r.mean for c, r in score.categories.items()}
+    out = {}
+    for key, stated in s.stated.items():
+        mine = ours.get(key)
+        out[key] = (stated, mine, mine is not None and abs(mine - stated) < 1e-9)
+    return out
+
+
 def set_result(s: GradedSet, cols: dict[str, Column], offline: dict[str, bool], **opts: Any) -> SetResult:
     items = s.items
     scores = {name: make_score(name, offline[name], items, col, wrong=s.is_wrong, **opts) for name, col in cols.items()}

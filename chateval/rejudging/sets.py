@@ -54,6 +54,9 @@ class GradedSet(BaseModel):
     wrong: bool = False
     items: list[GradedItem]
     answer_model: str | None = None  # when the file says (EverMemOS-style metadata)
+    # Rates the file states about itself (EverMemOS-style: accuracy, each run's, the majority's,
+    # per category), checked against ours from its recorded verdicts.
+    stated: dict[str, float] = Field(default_factory=dict)
 
     def recorded_runs(self) -> list[tuple[str, str]]:
         """(judge, run) pairs found in the recorded verdicts, in first-seen order."""
