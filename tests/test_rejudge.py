@@ -287,3 +287,16 @@ def test_max_cost_stops_and_resume_finishes(tmp_path, capsys):
         assert main([*base, "--resume", "--max-cost", "1000"]) == 0
         assert len(server.requests) == 7
     assert read_rejudge(tmp_path / "o").sets["evermemos_tiny"].scores["official"].n == 7
+
+
+def test_evermemos_variants_are_read(tmp_path):
+    """Files of the same family written by other evaluations: `answer` for the answer, the runs
+    as a list; the same verdicts come out."""
+    data = json.loads(EVER.read_text())
+    for rows in data["detailed_results"].values():
+        for r in rows:
+            r["answer"] = r.pop("generated_answer")
+            r["llm_judgments"] = list(r["llm_judgments"].values())
+    (tmp_path / "v.json").write_text(json.dumps(data))
+    a, b = load_set(tmp_path / "v.json")[0], load_set(EVER)[0]
+    assert [(it.answer, it.verdicts) for it in a.items] == [(it.answer, it.verdicts) for it in b.items]

@@ -172,20 +172,24 @@ def _evermemos(p: Path) -> list[GradedItem]:
         for i, row in enumerate(rows):
             where = f"{p}: detailed_results.{conv}[{i}]"
             qid = str(row.get("question_id") or f"{conv}#{i}") if isinstance(row, dict) else ""
-            judgments = require(row, "llm_judgments", dict, where)
+            judgments = require(row, "llm_judgments", (dict, list), where)
+            if isinstance(judgments, list):  # a variant writes the runs as a list
+                judgments = {f"judgment_{n + 1}": v for n, v in enumerate(judgments)}
             verdicts = [
                 Verdict(
                     judge=judge, run=re.sub(r"^judgment_", "", str(k)), accepted=_bool(v, where, f"llm_judgments.{k}")
                 )
                 for k, v in judgments.items()
             ]
+            # The answer under its usual name, or `answer` (the Mem0-derived evaluations' name).
+            answer_key = "generated_answer" if "generated_answer" in row or "answer" not in row else "answer"
             cat = row.get("category")
             out.append(
                 GradedItem(
                     id=qid,
                     question=_text(row, "question", where),
                     gold=_text(row, "golden_answer", where),
-                    answer=_text(row, "generated_answer", where),
+                    answer=_text(row, answer_key, where),
                     category=None if cat is None else str(cat),
                     conversation=str(conv),
                     verdicts=verdicts,
