@@ -127,6 +127,15 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert not (tmp_path / "o2").exists()  # nothing written
 
 
+def test_a_set_without_recorded_verdicts_is_noted(tmp_path):
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"question": "Who?", "gold": "Ana", "answer": "Ana", "category": 4}\n')
+    summ = rejudge(str(plain), out=str(tmp_path / "o"), judges="recorded,f1", **FAST)
+    assert list(summ.sets["plain"].scores) == ["f1"] and summ.sets["plain"].scores["f1"].accuracy == 1.0
+    assert summ.notes == ["plain: no recorded verdicts in the set (no `recorded` column for it)"]
+    assert "Note: plain: no recorded verdicts" in (tmp_path / "o" / "report.md").read_text()
+
+
 def test_read_reply():
     assert read_reply('{"label": "CORRECT"}') is True and read_reply('{"label": "WRONG"}') is False
     assert read_reply("Incorrect: the date differs.") is False and read_reply("yes") is True

@@ -132,6 +132,7 @@ def render(summary: RejudgeSummary) -> str:
     lines.append(
         f"f1 accepts an answer when its F1 ≥ {summary.f1_threshold}. Intervals: {summary.resamples} bootstrap resamples of whole conversations; categories: Wilson."
     )
+    lines += [f"Note: {n}" for n in summary.notes]
     for label, r in summary.sets.items():
         kind = " — known wrong: every acceptance is a false acceptance" if r.wrong else ""
         lines += [

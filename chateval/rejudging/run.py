@@ -111,10 +111,13 @@ async def arejudge(config: RejudgeConfig | dict[str, Any], *, progress: RunProgr
         token = use(execution or Execution())
         rows: list[dict[str, Any]] = []
         kept: dict[str, tuple[GradedSet, dict[str, Column]]] = {}
+        notes: list[str] = []
         try:
             for s in sets:
                 corrected: dict[str, str] = {}
                 recorded = _recorded_columns(s, specs)
+                if not recorded and any(x.kind == "recorded" for x in specs):
+                    notes.append(f"{s.label}: no recorded verdicts in the set (no `recorded` column for it)")
                 cols: dict[str, Column] = {}
                 for name, who in recorded.items():
                     cols[name] = {it.id: score_recorded(it, who) for it in s.items}
@@ -166,6 +169,7 @@ async def arejudge(config: RejudgeConfig | dict[str, Any], *, progress: RunProgr
             complete=failed == 0,
             n_failed=failed,
             usage=usage.model_dump(),
+            notes=notes,
         )
         if len(results) == 1:  # one set: its card is the run's (the viewer shows it, `view A B` compares it)
             summary.protocol_card = next(iter(results.values())).protocol_card
