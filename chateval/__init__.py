@@ -32,6 +32,8 @@ _EXPORTS = {
     "audit": "auditing",
     "perturbation": "auditing",
     "read_audit": "auditing",
+    "rejudge": "rejudging",
+    "read_rejudge": "rejudging",
     "read_run": "records.run",
     "Run": "records.run",
 }
@@ -49,4 +51,5 @@ if TYPE_CHECKING:  # for type checkers and IDEs
     from .evaluation.inputs import load_samples
     from .models import ModelLayer, ModelSpec
     from .records.run import Run, read_run
+    from .rejudging import read_rejudge, rejudge
     from .util.errors import ChatevalError, ConfigError, InputError, ModelCallError

@@ -17,6 +17,7 @@ RANK = {
     "cli": 18,
     "calibration": 17,  # chateval calibrate: runs judges through the bench unit runner
     "auditing": 17,  # chateval audit: runs judges through the bench unit runner; the viewer reads its records
+    "rejudging": 17,  # chateval rejudge: scores graded answer sets under several judges (bench unit runner)
     "bench": 16, "view": 16, "integrations": 16, "testing": 16,
     "evaluation": 14,  # chateval evaluate as a library: config, inputs, Evaluator, summary, report
     "records": 13,  # typed records of run directories (the viewer and auditing read them)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..util import secrets
 from ..util.errors import ChatevalError
-from . import audit, bench, calibrate, data, evaluate, listing, memory, view
+from . import audit, bench, calibrate, data, evaluate, listing, memory, rejudge, view
 
 # What `chateval --help` shows a user (the module docstring above is for developers).
 DESCRIPTION = """\
@@ -48,6 +48,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     evaluate.add_parser(sub)
     calibrate.add_parser(sub)
     audit.add_parser(sub)
+    rejudge.add_parser(sub)
     listing.add_parsers(sub)
     memory.add_parser(sub)
     bench.add_parser(sub, with_benchmarks=argv is None or "bench" in argv)
@@ -76,6 +77,7 @@ COMMANDS = {
     "bench": bench.run,
     "view": view.run,
     "audit": audit.run,
+    "rejudge": rejudge.run,
     "perturbations": listing.perturbations,
     "data": data.run,
 }
