@@ -35,8 +35,24 @@ class Gadget:
 
 
 def evaluate(cache: Path, out: Path, capsys) -> tuple[int, str]:
-    code = main(["evaluate", str(EXAMPLES / "faireval_pairwise.jsonl"), "--model", "offline", "--agents", "2",
-                 "--turns", "1", "--limit", "2", "--cache-dir", str(cache), "--out", str(out)])
+    code = main(
+        [
+            "evaluate",
+            str(EXAMPLES / "faireval_pairwise.jsonl"),
+            "--model",
+            "offline",
+            "--agents",
+            "2",
+            "--turns",
+            "1",
+            "--limit",
+            "2",
+            "--cache-dir",
+            str(cache),
+            "--out",
+            str(out),
+        ]
+    )
     return code, capsys.readouterr().err
 
 
@@ -94,8 +110,9 @@ def test_the_completion_cache_round_trips_json_and_skips_foreign_entries(tmp_pat
     cache.set("k", {"text": "hello", "prompt_tokens": 3, "completion_tokens": 1})
     assert cache.get("k")["text"] == "hello" and cache.get("other") is None
     with sqlite3.connect(tmp_path / "c" / FILE) as db:
-        db.execute("INSERT INTO entries VALUES ('bad1', ?), ('bad2', ?), ('bad3', ?)",
-                   (b"\xff\xfe", b'{"text": 5}', b"[1, 2]"))
+        db.execute(
+            "INSERT INTO entries VALUES ('bad1', ?), ('bad2', ?), ('bad3', ?)", (b"\xff\xfe", b'{"text": 5}', b"[1, 2]")
+        )
     assert [cache.get(k) for k in ("bad1", "bad2", "bad3")] == [None, None, None]
     cache.close()
     (tmp_path / "file").write_text("x")
