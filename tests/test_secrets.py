@@ -60,9 +60,8 @@ def with_credentials(base_url: str) -> str:
 
 
 def pairs(path: Path, n: int = 3) -> Path:
-    return write_jsonl(
-        path, [{"id": f"p{i}", "question": f"Question {i}?", "answer_1": "Yes.", "answer_2": "No."} for i in range(n)]
-    )
+    return write_jsonl(path, [{"id": f"p{i}", "question": f"Question {i}?", "answer_1": "Yes.", "answer_2": "No."}
+                              for i in range(n)])
 
 
 class AuthFailServer:
@@ -83,16 +82,9 @@ class AuthFailServer:
                 auth = self.headers.get("Authorization")
                 owner.authorization.append(auth)
                 key = (auth or "").removeprefix("Bearer ")
-                body = json.dumps(
-                    {
-                        "error": {
-                            "message": f"Incorrect API key provided: {key}.",
-                            "type": "invalid_request_error",
-                            "param": None,
-                            "code": "invalid_api_key",
-                        }
-                    }
-                ).encode()
+                body = json.dumps({"error": {"message": f"Incorrect API key provided: {key}.",
+                                             "type": "invalid_request_error", "param": None,
+                                             "code": "invalid_api_key"}}).encode()
                 self.send_response(401)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -147,21 +139,11 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
 
 # --- chateval evaluate ------------------------------------------------------------------------
 
-
 def test_successful_run_with_cache(tmp_path, capsys, caplog):
     data = pairs(tmp_path / "in.jsonl")
     with FakeOpenAIServer() as server:
-        args = [
-            "evaluate",
-            str(data),
-            "--model",
-            MODEL,
-            "--base-url",
-            with_credentials(server.base_url),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            *FAST,
-        ]
+        args = ["evaluate", str(data), "--model", MODEL, "--base-url", with_credentials(server.base_url),
+                "--cache-dir", str(tmp_path / "cache"), *FAST]
         first = run_cli(capsys, *args, "--out", str(tmp_path / "a"))
         second = run_cli(capsys, *args, "--out", str(tmp_path / "b"))  # all from the cache
         headers = server.request_headers
@@ -175,36 +157,17 @@ def test_successful_run_with_cache(tmp_path, capsys, caplog):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "fault",
-    [
-        Fault("500"),
-        Fault("timeout", delay=1.0),
-        Fault("reset"),
-        Fault("garbage", body=f"invalid key {CANARY}"),
-        Fault("garbage", content_type="text/html", body=f"<p>Invalid API key {CANARY}</p>"),
-    ],
-    ids=["500-forever", "timeout", "reset", "garbage-json", "garbage-html"],
-)
+@pytest.mark.parametrize("fault", [
+    Fault("500"), Fault("timeout", delay=1.0), Fault("reset"),
+    Fault("garbage", body=f"invalid key {CANARY}"),
+    Fault("garbage", content_type="text/html", body=f"<p>Invalid API key {CANARY}</p>"),
+], ids=["500-forever", "timeout", "reset", "garbage-json", "garbage-html"])
 def test_failing_endpoint(tmp_path, capsys, caplog, fault):
     data = pairs(tmp_path / "in.jsonl", n=2)
     with FakeOpenAIServer(faults={fault: 1.0}) as server:
-        code, out, err = run_cli(
-            capsys,
-            "evaluate",
-            str(data),
-            "--out",
-            str(tmp_path / "run"),
-            "--model",
-            MODEL,
-            "--base-url",
-            with_credentials(server.base_url),
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            *FAST,
-            "--timeout",
-            "0.5",
-        )
+        code, out, err = run_cli(capsys, "evaluate", str(data), "--out", str(tmp_path / "run"), "--model", MODEL,
+                                 "--base-url", with_credentials(server.base_url), "--cache-dir",
+                                 str(tmp_path / "cache"), *FAST, "--timeout", "0.5")
         headers = server.request_headers
     assert code == 1
     assert_bearer(headers)
@@ -215,20 +178,9 @@ def test_failing_endpoint(tmp_path, capsys, caplog, fault):
 
 def test_bad_auth_401_quoting_the_key(tmp_path, capsys, caplog, auth_fail):
     data = pairs(tmp_path / "in.jsonl", n=2)
-    code, out, err = run_cli(
-        capsys,
-        "evaluate",
-        str(data),
-        "--out",
-        str(tmp_path / "run"),
-        "--model",
-        MODEL,
-        "--base-url",
-        with_credentials(auth_fail.base_url),
-        "--cache-dir",
-        str(tmp_path / "cache"),
-        *FAST,
-    )
+    code, out, err = run_cli(capsys, "evaluate", str(data), "--out", str(tmp_path / "run"), "--model", MODEL,
+                             "--base-url", with_credentials(auth_fail.base_url), "--cache-dir",
+                             str(tmp_path / "cache"), *FAST)
     assert code == 1
     assert_bearer(auth_fail.authorization)
     assert len(auth_fail.authorization) == 2  # 401 is not retried: one call per sample
@@ -240,20 +192,17 @@ def test_bad_auth_401_quoting_the_key(tmp_path, capsys, caplog, auth_fail):
 
 async def test_api_results_and_exceptions(tmp_path, caplog, auth_fail):
     texts: list[str] = []
-    ev = Evaluator(
-        model=MODEL, base_url=with_credentials(auth_fail.base_url), cache=False, turns=1, agents=1, max_retries=0
-    )
+    ev = Evaluator(model=MODEL, base_url=with_credentials(auth_fail.base_url), cache=False, turns=1, agents=1,
+                   max_retries=0)
     try:
         result = await ev.compare("Q?", "a", "b")
     finally:
         await ev.aclose()
     assert result.status == "failed" and "HTTP 401" in result.error
     texts += [result.error, result.model_dump_json(), json.dumps(ev.run_config())]
-    layer = ModelLayer(
-        ModelSpec.parse(MODEL, base_url=with_credentials(auth_fail.base_url)),
-        retry=RetryPolicy(max_retries=0, timeout_s=5),
-        secrets=[os.environ["CHATEVAL_API_KEY"]],
-    )
+    layer = ModelLayer(ModelSpec.parse(MODEL, base_url=with_credentials(auth_fail.base_url)),
+                       retry=RetryPolicy(max_retries=0, timeout_s=5),
+                       secrets=[os.environ["CHATEVAL_API_KEY"]])
     try:
         with pytest.raises(ModelCallError) as info:
             await layer.complete([UserMessage(content="hi", source="user")])
@@ -269,27 +218,9 @@ async def test_api_results_and_exceptions(tmp_path, caplog, auth_fail):
 def test_failing_run_in_a_real_process(tmp_path, auth_fail):
     data = pairs(tmp_path / "in.jsonl", n=2)
     env = dict(os.environ)
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "chateval.cli",
-            "evaluate",
-            str(data),
-            "--out",
-            str(tmp_path / "run"),
-            "--model",
-            MODEL,
-            "--base-url",
-            with_credentials(auth_fail.base_url),
-            "--no-cache",
-            *FAST,
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = subprocess.run([sys.executable, "-m", "chateval.cli", "evaluate", str(data), "--out", str(tmp_path / "run"),
+                           "--model", MODEL, "--base-url", with_credentials(auth_fail.base_url), "--no-cache", *FAST],
+                          env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert_bearer(auth_fail.authorization)
     assert CANARY not in proc.stdout and CANARY not in proc.stderr and "Traceback" not in proc.stderr
@@ -298,30 +229,15 @@ def test_failing_run_in_a_real_process(tmp_path, auth_fail):
 
 # --- a memory benchmark ----------------------------------------------------------------------
 
-
 def lme_file(path: Path) -> Path:
-    path.write_text(
-        json.dumps(
-            [
-                {
-                    "question_id": "q1",
-                    "question_type": "single-session-user",
-                    "question": "Where do I live?",
-                    "answer": "Berlin",
-                    "question_date": "2023/06/30 (Fri) 10:00",
-                    "haystack_session_ids": ["answer_1"],
-                    "haystack_dates": ["2023/06/01 (Thu) 09:00"],
-                    "haystack_sessions": [
-                        [
-                            {"role": "user", "content": "I moved to Berlin.", "has_answer": True},
-                            {"role": "assistant", "content": "Welcome!"},
-                        ]
-                    ],
-                    "answer_session_ids": ["answer_1"],
-                }
-            ]
-        )
-    )
+    path.write_text(json.dumps([{
+        "question_id": "q1", "question_type": "single-session-user", "question": "Where do I live?",
+        "answer": "Berlin", "question_date": "2023/06/30 (Fri) 10:00",
+        "haystack_session_ids": ["answer_1"], "haystack_dates": ["2023/06/01 (Thu) 09:00"],
+        "haystack_sessions": [[{"role": "user", "content": "I moved to Berlin.", "has_answer": True},
+                               {"role": "assistant", "content": "Welcome!"}]],
+        "answer_session_ids": ["answer_1"],
+    }]))
     return path
 
 
@@ -332,28 +248,10 @@ def test_failing_memory_benchmark(tmp_path, capsys, caplog, auth_fail, endpoint)
     server = FakeOpenAIServer(faults={"500": 1.0}) if endpoint == "500-forever" else None
     try:
         base_url = server.base_url if server else auth_fail.base_url
-        code, out, err = run_cli(
-            capsys,
-            "bench",
-            "longmemeval",
-            "--data",
-            str(data),
-            "--out",
-            str(tmp_path / "lme"),
-            "--systems",
-            "full_context,retrieval",
-            "--answer-model",
-            MODEL,
-            "--base-url",
-            with_credentials(base_url),
-            "--embedder",
-            "hash",
-            "--judge",
-            "both",
-            "--cache-dir",
-            str(tmp_path / "cache"),
-            *FAST,
-        )
+        code, out, err = run_cli(capsys, "bench", "longmemeval", "--data", str(data), "--out", str(tmp_path / "lme"),
+                                 "--systems", "full_context,retrieval", "--answer-model", MODEL, "--base-url",
+                                 with_credentials(base_url), "--embedder", "hash", "--judge", "both",
+                                 "--cache-dir", str(tmp_path / "cache"), *FAST)
         headers = server.request_headers if server else auth_fail.authorization
     finally:
         if server:
@@ -431,7 +329,8 @@ def assert_absent(canaries: list[str], roots: list[Path], texts: list[str]) -> N
 
 @pytest.mark.slow
 @pytest.mark.parametrize("auth", ["key", "basic"])
-def test_http_agent_credentials_and_an_agent_that_echoes_them(tmp_path, capsys, caplog, monkeypatch, echo_agent, auth):
+def test_http_agent_credentials_and_an_agent_that_echoes_them(tmp_path, capsys, caplog, monkeypatch, echo_agent,
+                                                              auth):
     # Canaries of this test only (not the model keys the fixture puts in the environment): they
     # are known to chateval only through --set http.url and http.api_key_env.
     password, token, key = f"pw-canary-{auth}-51c7", f"tok-canary-{auth}-0d2e", f"agent-canary-{auth}-8b4f"
@@ -441,32 +340,17 @@ def test_http_agent_credentials_and_an_agent_that_echoes_them(tmp_path, capsys, 
     if auth == "key":
         sets += ["--set", "http.api_key_env=MY_AGENT_KEY"]
     run = tmp_path / "run"
-    code, out, err = run_cli(
-        capsys,
-        "bench",
-        "longmemeval",
-        "--data",
-        str(FIXTURES / "lme_tiny.json"),
-        "--systems",
-        "http",
-        *sets,
-        "--out",
-        str(run),
-        "--embedder",
-        "hash",
-        "--no-cache",
-    )
+    code, out, err = run_cli(capsys, "bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"),
+                             "--systems", "http", *sets, "--out", str(run), "--embedder", "hash", "--no-cache")
     view = run_cli(capsys, "view", str(run))
     # The agent got its credentials (else the search below would prove nothing) and the query
     # string as query parameters of every endpoint.
     sent = {a for _, a in echo_agent.requests}
-    expected = (
-        f"Bearer {key}" if auth == "key" else "Basic " + base64.b64encode(f"agent-user:{password}".encode()).decode()
-    )
+    expected = (f"Bearer {key}" if auth == "key"
+                else "Basic " + base64.b64encode(f"agent-user:{password}".encode()).decode())
     assert sent == {expected}
-    assert {p for p, _ in echo_agent.requests} == {
-        f"/{e}?tenant=t1&token={token}" for e in ("reset", "ingest", "respond")
-    }
+    assert {p for p, _ in echo_agent.requests} == {f"/{e}?tenant=t1&token={token}" for e in ("reset", "ingest",
+                                                                                              "respond")}
     assert code == 1 and view[0] == 0  # the car question failed; the others were answered
     rows = read_jsonl(run / "samples.jsonl")
     failed = [r for r in rows if r["status"] == "failed"]
@@ -478,29 +362,21 @@ def test_http_agent_credentials_and_an_agent_that_echoes_them(tmp_path, capsys, 
     assert config["judging"]["settings"]["http"]["url"] == redacted
     assert (run / "view.html").exists() and (run / "report.md").exists()
     basic = base64.b64encode(f"agent-user:{password}".encode()).decode()
-    assert_absent([password, token, key, basic], [tmp_path], [out, err, *view[1:], caplog.text])
+    assert_absent([password, token, key, basic], [tmp_path],
+                  [out, err, *view[1:], caplog.text])
 
 
 # --- --base-url: an invalid one is quoted without its password; a query string stays a query ---
 # Loopback hosts only: each URL is refused before any connection (bad scheme, bad port, an unclosed
 # IPv6 bracket).
-@pytest.mark.parametrize(
-    "url",
-    [
-        "ftp://user:{pw}@127.0.0.1/v1",
-        "http://user:{pw}@127.0.0.1:port/v1",
-        "http://user:{pw}@[127.0.0.1/v1?api_key={pw}",
-    ],
-)
+@pytest.mark.parametrize("url", ["ftp://user:{pw}@127.0.0.1/v1", "http://user:{pw}@127.0.0.1:port/v1",
+                                 "http://user:{pw}@[127.0.0.1/v1?api_key={pw}"])
 @pytest.mark.parametrize("command", ["evaluate", "bench"])
 def test_an_invalid_base_url_is_quoted_without_credentials(tmp_path, capsys, caplog, url, command):
     password = "pw-canary-invalid-33e0"  # only ever on the command line
     data = pairs(tmp_path / "in.jsonl")
-    argv = (
-        ["evaluate", str(data), "--model", MODEL]
-        if command == "evaluate"
-        else ["bench", "longmemeval", "--data", str(lme_file(tmp_path / "lme.json")), "--answer-model", MODEL]
-    )
+    argv = (["evaluate", str(data), "--model", MODEL] if command == "evaluate"
+            else ["bench", "longmemeval", "--data", str(lme_file(tmp_path / "lme.json")), "--answer-model", MODEL])
     code, out, err = run_cli(capsys, *argv, "--out", str(tmp_path / "run"), "--base-url", url.format(pw=password))
     assert code == 2 and err.startswith("error: ") and "--base-url" in err and "Traceback" not in err
     assert "***@" in err
@@ -513,23 +389,9 @@ def test_a_base_url_query_string_stays_a_query_string(tmp_path, capsys, caplog, 
     data = pairs(tmp_path / "in.jsonl", n=1)
     with FakeOpenAIServer() as server:
         root = server.base_url.removesuffix("/v1")
-        code, out, err = run_cli(
-            capsys,
-            "evaluate",
-            str(data),
-            "--out",
-            str(tmp_path / "run"),
-            "--model",
-            MODEL,
-            "--base-url",
-            root + suffix.format(q=token),
-            "--agents",
-            "1",
-            "--turns",
-            "1",
-            "--no-cache",
-            *FAST,
-        )
+        code, out, err = run_cli(capsys, "evaluate", str(data), "--out", str(tmp_path / "run"), "--model", MODEL,
+                                 "--base-url", root + suffix.format(q=token), "--agents", "1", "--turns", "1",
+                                 "--no-cache", *FAST)
         paths = {h[":path"] for h in server.request_headers}
     assert code == 0, err
     assert paths == {f"/v1/chat/completions?api_key={token}&tenant=a"}
@@ -543,19 +405,14 @@ async def test_query_strings_reach_embeddings_and_anthropic(tmp_path, monkeypatc
 
     with FakeOpenAIServer(embedding_dim=8) as server:
         root = server.base_url.removesuffix("/v1")
-        emb = make_embedder(
-            "openai-compatible/emb",
-            layer=ModelLayer(ModelSpec.parse("offline")),
-            base_url=server.base_url + "/?api_key=emb-q",
-            cache_dir=tmp_path / "emb",
-        )
+        emb = make_embedder("openai-compatible/emb", layer=ModelLayer(ModelSpec.parse("offline")),
+                            base_url=server.base_url + "/?api_key=emb-q", cache_dir=tmp_path / "emb")
         await emb.embed(["a text"])
         paths = [h[":path"] for h in server.request_headers]
         if __import__("importlib").util.find_spec("anthropic") is not None:
             monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
-            layer = ModelLayer(
-                ModelSpec.parse("anthropic/m", root + "?api_key=anth-q"), retry=RetryPolicy(max_retries=0)
-            )
+            layer = ModelLayer(ModelSpec.parse("anthropic/m", root + "?api_key=anth-q"),
+                               retry=RetryPolicy(max_retries=0))
             try:
                 await layer.complete([UserMessage(content="hi", source="user")])
             finally:
@@ -581,12 +438,8 @@ def test_scrub_covers_every_spelling():
     secrets.register(secret)
     record = {"answer": f"key {secret}", secret: [f"x{secret}y"], "n": 3}
     assert secret not in json.dumps(secrets.scrub_obj(record), ensure_ascii=False)
-    for spelled in (
-        json.dumps(secret)[1:-1],
-        json.dumps(secret, ensure_ascii=False)[1:-1],
-        __import__("html").escape(secret),
-        __import__("markupsafe").escape(secret),
-    ):
+    for spelled in (json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+                    __import__("html").escape(secret), __import__("markupsafe").escape(secret)):
         assert secrets.scrub(f"<p>{spelled}</p>") == "<p>***</p>"
     secrets.register("short")  # too short to scrub from free text without masking ordinary words
     assert secrets.scrub("a short answer") == "a short answer"
@@ -595,36 +448,21 @@ def test_scrub_covers_every_spelling():
 def test_an_unreachable_qdrant_url_is_quoted_without_credentials(tmp_path, capsys, caplog):
     pytest.importorskip("qdrant_client")
     password = "pw-canary-qdrant-7a19"
-    code, out, err = run_cli(
-        capsys,
-        "bench",
-        "longmemeval",
-        "--data",
-        str(lme_file(tmp_path / "lme.json")),
-        "--systems",
-        "retrieval",
-        "--embedder",
-        "hash",
-        "--out",
-        str(tmp_path / "run"),
-        "--qdrant-url",
-        f"http://user:{password}@127.0.0.1:9/?api_key={password}",
-    )
+    code, out, err = run_cli(capsys, "bench", "longmemeval", "--data", str(lme_file(tmp_path / "lme.json")),
+                             "--systems", "retrieval", "--embedder", "hash", "--out", str(tmp_path / "run"),
+                             "--qdrant-url", f"http://user:{password}@127.0.0.1:9/?api_key={password}")
     assert code != 0 and "cannot reach Qdrant at http://***@127.0.0.1:9/?api_key=***" in err
     assert_absent([password], [tmp_path], [out, err, caplog.text])
 
 
 def test_an_uncaught_exception_is_printed_scrubbed():
     # A crash in a real process: the interpreter prints the traceback after main() has returned.
-    code = (
-        "import sys, chateval.cli as cli; from chateval.util import secrets\n"
-        "cli.COMMANDS['view'] = lambda args, console: (_ for _ in ()).throw(RuntimeError("
-        "'boom ' + secrets.__name__ + ' ' + __import__('os').environ['OPENAI_API_KEY']))\n"
-        "sys.exit(cli.main(['view', '.']))\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=dict(os.environ)
-    )
+    code = ("import sys, chateval.cli as cli; from chateval.util import secrets\n"
+            "cli.COMMANDS['view'] = lambda args, console: (_ for _ in ()).throw(RuntimeError("
+            "'boom ' + secrets.__name__ + ' ' + __import__('os').environ['OPENAI_API_KEY']))\n"
+            "sys.exit(cli.main(['view', '.']))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ))
     assert proc.returncode == 1 and "RuntimeError: boom chateval.util.secrets ***" in proc.stderr
     assert CANARY not in proc.stderr + proc.stdout
 
