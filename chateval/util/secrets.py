@@ -53,8 +53,11 @@ _forms: tuple[str, ...] = ()  # every spelling of every secret, longest first
 # pattern that finds them in the text itself (case ignored, whitespace allowed between characters).
 _variants: tuple[str, ...] = ()
 _variant_re: re.Pattern[str] | None = None
-# str.translate deleting whitespace: about ten times quicker than "".join(text.split()) on prose.
+_variants_ascii: tuple[bytes, ...] = ()  # the same, as bytes: what an ASCII text can hold
+# Whitespace deleted by translate: far quicker than "".join(text.split()) on prose, and quicker
+# still on the bytes of an ASCII text (most records).
 _NO_SPACE = {c: None for c in range(0x3000 + 1) if chr(c).isspace()}
+_ASCII_SPACE = bytes(c for c in range(128) if chr(c).isspace())
 _lock = threading.Lock()
 _log_hook_installed = False
 
@@ -97,7 +100,7 @@ def _transforms(secret: str) -> set[str]:
 
 def register(*values: str | None) -> None:
     """Add secrets to scrub from now on (empty, None and very short values are ignored)."""
-    global _forms, _variants, _variant_re
+    global _forms, _variants, _variants_ascii, _variant_re
     new = {v for v in values if isinstance(v, str) and len(v.strip()) >= MIN_LENGTH} - _secrets
     if not new:
         return
@@ -106,6 +109,7 @@ def register(*values: str | None) -> None:
         _forms = tuple(sorted({f for s in _secrets for f in _spellings(s)}, key=len, reverse=True))
         variants = sorted({v for s in _secrets for v in _transforms(s)}, key=len, reverse=True)
         _variants = tuple(variants)
+        _variants_ascii = tuple(v.encode("ascii") for v in variants if v.isascii())
         pattern = "|".join(_GAP.join(re.escape(c) for c in v) for v in variants)
         _variant_re = re.compile(pattern, re.IGNORECASE) if variants else None
     _install_log_hook()
@@ -160,6 +164,12 @@ def _may_hold_variant(text: str) -> bool:
     """A quick test: the text, lower-cased and squeezed of whitespace (and JSON's escapes of it),
     contains a transform. Plain substring searches, so a record without one costs little."""
     low = text.lower()
+    if low.isascii():
+        data = low.encode("ascii")
+        if b"\\" in data:
+            data = data.replace(b"\\n", b"").replace(b"\\r", b"").replace(b"\\t", b"")
+        data = data.translate(None, _ASCII_SPACE)
+        return any(v in data for v in _variants_ascii)
     if "\\" in low:
         low = low.replace("\\n", "").replace("\\r", "").replace("\\t", "")
     squeezed = low.translate(_NO_SPACE)
