@@ -512,6 +512,9 @@ def test_scrub_masks_the_transforms_of_a_registered_secret():
         for text in (f"the key was {form} (sorry)", json.dumps({"a": f"key: {form}"})):
             out = secrets.scrub(text)
             assert "***" in out and not leaked_transforms(key, out), (name, out)
+    for name, form in echoed(key).items():  # in text that is not ASCII (the slower path)
+        out = secrets.scrub(f"la clé « {form} » ✓")
+        assert "***" in out and not leaked_transforms(key, out), (name, out)
     record = {"answer": f"hex {key.encode().hex()}", "turns": [{"text": f"REV {key[::-1]}"}]}
     assert not leaked_transforms(key, json.dumps(secrets.scrub_obj(record)))
     # Ordinary text is left alone, and so is a short secret's transform (it could be a word).
