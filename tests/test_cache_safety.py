@@ -173,3 +173,14 @@ def test_a_store_travels_to_another_process_as_its_folder(tmp_path):
     before = copy.computed
     asyncio.run(copy.embed(["alpha"]))
     assert copy.computed == before and copy._cache is not emb._cache
+
+
+def test_a_store_damaged_past_its_header_is_one_error_up_front(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    assert evaluate(cache, tmp_path / "first", capsys)[0] == 0
+    data = bytearray((cache / FILE).read_bytes())
+    data[100:] = os.urandom(len(data) - 100)  # the header (and so its application id) intact
+    (cache / FILE).write_bytes(bytes(data))
+    code, err = evaluate(cache, tmp_path / "run", capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and str(cache / FILE) in err, err
+    assert "malformed" in err and not (tmp_path / "run" / "samples.jsonl").exists()

@@ -49,7 +49,8 @@ class Embedder(ABC):
         self._cache_dir = (cache_dir or default_embedding_cache_dir()) if cache else None
         self._cache: DataStore | None = None
         if self._cache_dir is not None:  # not a store of ours (old pickles, random bytes): one error now
-            DataStore(self._cache_dir, "embedding cache").check()
+            self._cache = DataStore(self._cache_dir, "embedding cache")
+            self._cache.check()
         self.computed = 0  # texts actually embedded (cache misses), for stats and tests
         self.embed_s = 0.0  # time spent embedding them (cache look-ups not included)
         # Texts being embedded right now: a concurrent caller (another question sharing a

@@ -53,7 +53,13 @@ class DataStore:
 
     def check(self) -> None:
         """Raise StoreError if the folder holds an old pickle store or a file that is not a store
-        of ours; a missing folder or store is fine (created on first use)."""
+        of ours (or one whose header or table index is damaged); a missing folder or store is fine
+        (created on first use). An existing store is opened, which writes nothing to it."""
+        self._check_files()
+        if self.path.exists() and self.path.stat().st_size > 0:
+            self._open_checked()
+
+    def _check_files(self) -> None:
         d = self.directory
         if d.exists() and not d.is_dir():
             raise StoreError(f"{d}: the {self.what} folder is a file; give a folder (or remove the file)")
@@ -78,8 +84,15 @@ class DataStore:
 
     def _open(self) -> sqlite3.Connection:
         if self._db is None:
-            self.check()
+            self._check_files()
+            self._open_checked()
+        assert self._db is not None
+        return self._db
+
+    def _open_checked(self) -> None:
+        if self._db is None:
             self.directory.mkdir(parents=True, exist_ok=True)
+            db = None
             try:
                 db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
                 if db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
@@ -89,10 +102,12 @@ class DataStore:
                 )
                 db.execute("PRAGMA journal_mode = WAL")  # readers do not wait for a writer
                 db.execute("PRAGMA synchronous = NORMAL")  # a cache: a lost last write is only a call made again
+                db.execute("SELECT 1 FROM entries LIMIT 1").fetchall()  # the schema and the table's root page read
             except sqlite3.Error as e:
+                if db is not None:
+                    db.close()
                 raise self._error(e) from None
             self._db = db
-        return self._db
 
     def _error(self, e: sqlite3.Error) -> StoreError:
         return StoreError(f"{self.path}: the {self.what} cannot be used ({e}); delete or move it to start a new one")
