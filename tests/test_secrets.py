@@ -475,6 +475,7 @@ def echoed(key: str) -> dict[str, str]:
         "upper": key.upper(),
         "spaced": " ".join(key),
         "lines": "\n".join(key[i : i + 5] for i in range(0, len(key), 5)),
+        "zero-width": "\u200b".join(key),
         "mixed": "".join(c.upper() if i % 2 else c for i, c in enumerate(key)),
         "reversed": key[::-1],
         "hex": key.encode().hex(),
@@ -488,7 +489,7 @@ def echoed(key: str) -> dict[str, str]:
 def squeezed(text: str) -> str:
     """Lower-cased, with whitespace and JSON's escapes of it taken out: a transform spread over a
     file is found as one string."""
-    for esc in ("\\n", "\\r", "\\t"):
+    for esc in ("\\n", "\\r", "\\t", "\u200b", "\\u200b"):
         text = text.replace(esc, "")
     return "".join(text.lower().split())
 

@@ -43,9 +43,11 @@ _SECRET_QUERY = ("key", "token", "secret", "pass", "sig", "auth", "cred", "sessi
 # Secrets this long or longer are also masked in their transforms (case, spacing, reversed, hex,
 # base64); a shorter one could match ordinary words spelled another way.
 VARIANT_MIN_LENGTH = 10
-# Between the characters of a transform: whitespace, or its escape in JSON text (a whole file
-# scrubbed after serialising, as config.json and summary.json are).
-_GAP = r"(?:\s|\\[nrt])*"
+# Between the characters of a transform: whitespace (zero-width spaces and joiners too), or its
+# escape in JSON text (a whole file scrubbed after serialising, as config.json and summary.json are).
+_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+_GAP = rf"(?:[\s{_ZERO_WIDTH}]|\\[nrt]|\\u[0-9a-fA-F]{{4}})*"
+_JSON_ESCAPE = re.compile(rb"\\u[0-9a-f]{4}")  # in the lower-cased bytes of a JSON text
 
 _secrets: set[str] = set()
 _forms: tuple[str, ...] = ()  # every spelling of every secret, longest first
@@ -56,7 +58,7 @@ _variant_re: re.Pattern[str] | None = None
 _variants_ascii: tuple[bytes, ...] = ()  # the same, as bytes: what an ASCII text can hold
 # Whitespace deleted by translate: far quicker than "".join(text.split()) on prose, and quicker
 # still on the bytes of an ASCII text (most records).
-_NO_SPACE = {c: None for c in range(0x3000 + 1) if chr(c).isspace()}
+_NO_SPACE = {c: None for c in range(0x3000 + 1) if chr(c).isspace()} | {ord(c): None for c in _ZERO_WIDTH}
 _ASCII_SPACE = bytes(c for c in range(128) if chr(c).isspace())
 _lock = threading.Lock()
 _log_hook_installed = False
@@ -168,6 +170,8 @@ def _may_hold_variant(text: str) -> bool:
         data = low.encode("ascii")
         if b"\\" in data:
             data = data.replace(b"\\n", b"").replace(b"\\r", b"").replace(b"\\t", b"")
+            if b"\\u" in data:  # JSON's escapes of other spaces (zero-width ones included)
+                data = _JSON_ESCAPE.sub(b"", data)
         data = data.translate(None, _ASCII_SPACE)
         return any(v in data for v in _variants_ascii)
     if "\\" in low:
