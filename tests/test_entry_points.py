@@ -159,3 +159,31 @@ def test_a_package_that_takes_a_built_in_name_by_decorator_is_refused(tmp_path):
     assert listed.returncode == 0 and "simultaneous" in listed.stdout and "ep_last_word" in listed.stdout, listed.stderr
     assert "ep_taker" not in listed.stdout and len(listed.stderr.strip().splitlines()) == 1
     assert "ignoring entry point 'ep_taker' (chateval.strategies) of ep-pack: strategy 'simultaneous'" in listed.stderr
+
+
+def test_a_built_in_registered_after_the_entry_points_wins(monkeypatch, caplog):
+    """The order that cannot be checked up front: a package's entry point took a name first, and
+    chateval's own module registering it is imported later. The built-in replaces it, with the
+    same one warning; a plugin of the user's (--plugin) is still refused the name."""
+    import logging
+    from types import SimpleNamespace
+
+    from chateval.util import registry as reg
+    from chateval.util.errors import ConfigError
+
+    theirs = type("Theirs", (), {"__module__": "ep_pack.things"})
+    ours = type("Ours", (), {"__module__": "chateval.things"})
+    mine = type("Mine", (), {"__module__": "chateval_plugin_mine"})
+    ep = SimpleNamespace(name="alpha", dist=SimpleNamespace(name="ep-pack"), load=lambda: theirs)
+    monkeypatch.setattr(reg.md, "entry_points", lambda group: [ep] if group == "chateval.things" else [])
+    things = reg.Registry("thing", entry_points="chateval.things")
+    monkeypatch.setattr(reg.Registry, "ALL", [r for r in reg.Registry.ALL if r is not things])
+    with caplog.at_level(logging.WARNING, logger="chateval.util.registry"):
+        assert things.get("alpha") is theirs
+        things.register("alpha")(ours)
+    assert things.get("alpha") is ours
+    assert [r.getMessage() for r in caplog.records] == [
+        "chateval: ignoring entry point 'alpha' (chateval.things) of ep-pack: chateval's own thing of that name "
+        "is used (the package should choose another name)"]
+    with pytest.raises(ConfigError, match="already registered"):
+        things.register("alpha")(mine)
