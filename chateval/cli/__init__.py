@@ -10,7 +10,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from ..util import interrupts, secrets
+from ..util import interrupts, secrets, streams
 from ..util.errors import ChatevalError
 from . import audit, bench, calibrate, data, evaluate, listing, memory, view
 
@@ -109,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # of the configured secrets; the key variables count from the start (`view` builds no model).
     secrets.register_env()
     secrets.install_excepthook()
-    with secrets.scrubbed_output(), interrupts.stop_signals_like_ctrl_c():
+    # Outermost: a closed pipe is written past (the run goes on; its summary says so), then scrubbed.
+    with streams.surviving_output(), secrets.scrubbed_output(), interrupts.stop_signals_like_ctrl_c():
         code = _main(argv)
     stopped = interrupts.stopped_by()
     # stopped by SIGTERM / SIGHUP and handled as a Ctrl-C: the shell's code for that signal

@@ -23,6 +23,7 @@ from typing import Any
 from ..util.errors import ConfigError, RunWriteError
 from ..util.jsonl import dumps_line, read_records
 from ..util.secrets import scrub_obj
+from ..util.streams import lost_output
 from .envelope import ConfigRecord, Envelope, SampleRecord, SummaryRecord, stamp
 from .files import WRITE_ERRNOS, atomic_write, write_json
 from .folder import (
@@ -41,7 +42,16 @@ MISSING_SHOWN = 20  # missing keys listed in a summary (the count is always whol
 
 def write_summary_file(path: Path, summary: dict[str, Any], model: type[Envelope] = SummaryRecord) -> None:
     """summary.json of a run or a benchmark's top folder: checked and versioned (:func:`stamp`)."""
+    note_lost_output(summary)
     write_json(path, stamp(summary, model))
+
+
+def note_lost_output(summary: dict[str, Any]) -> None:
+    """``output_lost`` in a summary when stdout or stderr was closed during the run (the run went
+    on without printing: :mod:`chateval.util.streams`)."""
+    lost = lost_output()
+    if lost:
+        summary["output_lost"] = lost
 
 
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -216,6 +226,7 @@ class RunDir:
             if cap is not None and cap.stopped and summary["n_missing"]:
                 # Why the run is incomplete: --max-cost left its missing units unstarted.
                 summary["stopped"] = cap.record() | {"n_not_run": summary["n_missing"]}
+        note_lost_output(summary)
         stamped = stamp(summary, self.summary_type)
         summary.clear()  # the caller's summary (returned by the run) is the one written, version and all
         summary.update(stamped)
