@@ -22,7 +22,7 @@ EXIT_CODES = (
     "exit codes: 0 every file is in place (and verified where the catalog pins a sha256); 1 a download "
     "failed or broke off (what arrived is kept in FILE.part: run the same command again to resume); 2 bad "
     "input (unknown name, a file already there that differs from the catalog); 3 a checksum mismatch "
-    "(the download is refused and removed)."
+    "(the download is refused and removed); 130 interrupted, 143 SIGTERM, 129 SIGHUP (FILE.part kept)."
 )
 
 
