@@ -81,6 +81,8 @@ def _replace(name: str, how: str):
             path.symlink_to("/dev/zero")
         elif how == "fifo":
             os.mkfifo(path)
+        elif how == "loop":
+            path.symlink_to(path.name)
         else:
             path.write_text(how)
 
@@ -99,6 +101,11 @@ CASES = {
     "samples a directory": (_replace("samples.jsonl", "dir"), "a directory, not a file"),
     "samples /dev/zero": (_replace("samples.jsonl", "dev-zero"), "a device, pipe or socket"),
     "samples a pipe": (_replace("samples.jsonl", "fifo"), "a device, pipe or socket"),
+    "summary a directory": (_replace("summary.json", "dir"), "summary.json: a directory"),
+    "summary /dev/zero": (_replace("summary.json", "dev-zero"), "summary.json: a device"),
+    "config a directory": (_replace("config.json", "dir"), "config.json: a directory"),
+    "config /dev/zero": (_replace("config.json", "dev-zero"), "config.json: a device"),
+    "samples a symlink loop": (_replace("samples.jsonl", "loop"), "samples.jsonl: cannot read it"),
     "config version 999": (_set("config.json", 999), "999 is not a format version this chateval reads (it reads 1"),
     "config version '1'": (_set("config.json", "1"), "'1' is not a format version"),
     "config version 1.0": (_set("config.json", 1.0), "1.0 is not a format version"),

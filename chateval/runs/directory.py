@@ -113,6 +113,8 @@ class RunDir:
             raise
 
     def _open(self, config: dict[str, Any], *, resume: bool, overwrite: bool) -> None:
+        if (self.path / CONFIG).exists() or (self.path / CONFIG).is_symlink():
+            regular_size(self.path / CONFIG)  # a folder or a device named config.json: not a run's
         check_not_foreign(self.path)
         existing = (self.path / CONFIG).exists() or self.samples_path.exists()
         if existing and not resume and not overwrite:
@@ -128,9 +130,10 @@ class RunDir:
         aside = move_aside(self.path) if overwrite else None
         try:
             if resume and existing:
+                for name in (CONFIG, SAMPLES, SUMMARY):  # a directory, or /dev/zero (read for ever)
+                    if (self.path / name).exists() or (self.path / name).is_symlink():
+                        regular_size(self.path / name)
                 self._check_config(config)
-                if self.samples_path.exists() or self.samples_path.is_symlink():
-                    regular_size(self.samples_path)  # not a directory, or /dev/zero (read for ever)
                 records, self.dropped_torn = read_jsonl(self.samples_path)
                 for no, rec in enumerate(records, 1):
                     check(self.record_type, rec, f"{self.samples_path}: record {no}")  # a version we read
