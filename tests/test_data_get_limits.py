@@ -119,6 +119,29 @@ def test_a_redirect_on_the_same_server_keeps_the_credentials(env, server, capsys
     assert all(h.get("Authorization", "").startswith("Basic ") for h in server.headers)
 
 
+def test_a_redirect_to_another_host_does_not_get_the_credentials(env, server, capsys, tmp_path):
+    (tmp_path / "other").mkdir()
+    with FileServer(tmp_path / "other") as other:
+        serve(other, ORACLE, DATA)
+        server.auth = ("alice", PASSWORD)
+        server.redirect_base = other.base_url.replace("127.0.0.1", "localhost")  # another host name
+        host = server.base_url.removeprefix("http://")
+        code, _, err = run(
+            capsys,
+            "data",
+            "get",
+            "longmemeval-oracle",
+            "--to",
+            str(env / "d"),
+            "--mirror",
+            f"http://alice:{PASSWORD}@{host}/redirect",
+        )
+    assert code == 0, err
+    assert (env / "d" / ORACLE).read_bytes() == DATA
+    assert server.headers[0].get("Authorization", "").startswith("Basic ")
+    assert other.requests == [(f"/{ORACLE}", None)] and "Authorization" not in other.headers[0]
+
+
 # --- 9: size and time limits ---------------------------------------------------------------------
 @pytest.mark.parametrize("announce", [True, False])
 def test_a_file_larger_than_the_catalogs_size_is_stopped_at_that_size(env, server, capsys, announce):

@@ -10,7 +10,7 @@ HTTP Range support (206 + Content-Range, 416 past the end), and misbehaves on re
 A truncation or a status applies once (to the next request for that path) unless its path is
 also in ``sticky``. ``ignore_range`` answers every request with the whole file (200), as
 servers without Range support do. Each file has an ETag; a Range request whose If-Range differs
-from it gets the whole file (200), as RFC 9110 says. ``/redirect/<path>`` answers 302 to ``/<path>``.
+from it gets the whole file (200), as RFC 9110 says. ``/redirect/<path>`` answers 302 to ``/<path>`` (on ``redirect_base``, another server, when set).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ class FileServer:
         self.auth: tuple[str, str] | None = None
         self.trickle: dict[str, float] = {}
         self.no_length: set[str] = set()
+        self.redirect_base = ""  # where /redirect/<path> points: "" this server, or another's base_url
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -71,7 +72,7 @@ class FileServer:
                         return self._reply(401, b"authentication required")
                 if self.path.startswith("/redirect/"):
                     self.send_response(302)
-                    self.send_header("Location", self.path.removeprefix("/redirect"))
+                    self.send_header("Location", server.redirect_base + self.path.removeprefix("/redirect"))
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
