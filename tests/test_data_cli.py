@@ -312,9 +312,8 @@ def _faireval_raw(root: Path) -> None:
     qs = [{"question_id": i, "text": f"question {i}?", "category": "generic"} for i in (1, 2)]
     (raw / "question.jsonl").write_text("\n".join(json.dumps(q) for q in qs))
     for f, who in (("answer_gpt35.jsonl", "gpt"), ("answer_vicuna-13b.jsonl", "vicuna")):
-        (raw / "answer" / f).write_text(
-            "".join(json.dumps({"question_id": i, "text": f"{who} answer {i}"}) + "\n" for i in (2, 1))
-        )
+        (raw / "answer" / f).write_text("".join(json.dumps({"question_id": i, "text": f"{who} answer {i}"}) + "\n"
+                                                for i in (2, 1)))
     (raw / "review" / "review_gpt35_vicuna-13b_human.txt").write_text("TIE\nVICUNA13B\n")
 
 
@@ -326,9 +325,7 @@ def test_faireval_merge_lines_up_answers_and_labels_by_question(tmp_path):
     faireval_merge(tmp_path)
     rows = load_faireval(tmp_path / "faireval")
     assert [(r.question_id, r.answer_1, r.answer_2, r.human) for r in rows] == [
-        (1, "gpt answer 1", "vicuna answer 1", "tie"),
-        (2, "gpt answer 2", "vicuna answer 2", "2"),
-    ]
+        (1, "gpt answer 1", "vicuna answer 1", "tie"), (2, "gpt answer 2", "vicuna answer 2", "2")]
     (tmp_path / "faireval" / "raw" / "review" / "review_gpt35_vicuna-13b_human.txt").write_text("TIE\nMAYBE\n")
     with pytest.raises(DatasetError, match=r"review_gpt35_vicuna-13b_human.txt:2: unknown label 'MAYBE'"):
         faireval_merge(tmp_path)
@@ -337,11 +334,9 @@ def test_faireval_merge_lines_up_answers_and_labels_by_question(tmp_path):
 def _msc_tarball(lines: bytes) -> bytes:
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in (
-            ("msc/msc_dialogue/session_3/valid.txt", lines),
-            ("msc/msc_dialogue/session_2/train.txt", b"{}\n"),
-            ("msc/msc_personasummary/session_1/valid.txt", b"not dialogue\n"),
-        ):
+        for name, data in (("msc/msc_dialogue/session_3/valid.txt", lines),
+                           ("msc/msc_dialogue/session_2/train.txt", b"{}\n"),
+                           ("msc/msc_personasummary/session_1/valid.txt", b"not dialogue\n")):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
@@ -350,11 +345,9 @@ def _msc_tarball(lines: bytes) -> bytes:
 
 def _msc_episode(eid: str) -> dict:
     said = [{"text": "I just got back from hiking."}, {"text": "Where did you go?"}]
-    return {
-        "previous_dialogs": [{"dialog": said, "personas": [[], []], "time_num": 3, "time_unit": "days"}],
-        "dialog": [{"text": "How was the trail?", "id": "Speaker 1"}, {"text": "Muddy!", "id": "Speaker 2"}],
-        "metadata": {"initial_data_id": eid, "session_id": 2},
-    }
+    return {"previous_dialogs": [{"dialog": said, "personas": [[], []], "time_num": 3, "time_unit": "days"}],
+            "dialog": [{"text": "How was the trail?", "id": "Speaker 1"}, {"text": "Muddy!", "id": "Speaker 2"}],
+            "metadata": {"initial_data_id": eid, "session_id": 2}}
 
 
 def test_msc_tarball_is_unpacked_to_the_jsonl_the_loader_reads(env, server):
@@ -363,9 +356,8 @@ def test_msc_tarball_is_unpacked_to_the_jsonl_the_loader_reads(env, server):
     serve(server, "msc/msc_v0.1.tar.gz", tarball)
     real = catalog.find("msc")
     assert real is not None
-    ds = real.model_copy(
-        update={"files": (RemoteFile(path="msc/msc_v0.1.tar.gz", url="unused", sha256=sha(tarball)),), "built": ()}
-    )
+    ds = real.model_copy(update={"files": (RemoteFile(path="msc/msc_v0.1.tar.gz", url="unused", sha256=sha(tarball)),),
+                                 "built": ()})
     res = get(ds, env / "d", mirror=server.base_url)
     assert sorted(p.name for p in res.built) == ["msc_session2_train.jsonl", "msc_session3_valid.jsonl"]
     assert (env / "d" / "msc" / "msc_session3_valid.jsonl").read_bytes() == lines
@@ -434,10 +426,8 @@ def test_benchmark_defaults_look_in_the_data_folder_first(env, monkeypatch, tmp_
     from chateval.datasets.convert import faireval_merge
 
     faireval_merge(data_root())
-    assert (
-        resolve_data(None, "faireval", ["faireval_gpt35_vs_vicuna13b.jsonl"], "FairEval")
-        == (data_root() / "faireval").resolve()
-    )
+    assert resolve_data(None, "faireval", ["faireval_gpt35_vs_vicuna13b.jsonl"], "FairEval") == \
+        (data_root() / "faireval").resolve()
 
 
 @pytest.mark.slow
@@ -445,9 +435,8 @@ def test_a_missing_default_names_the_data_get_command(env, monkeypatch, tmp_path
     monkeypatch.setenv("CHATEVAL_DATA_DIR", str(tmp_path / "empty"))
     (tmp_path / "empty" / "faireval").mkdir(parents=True)  # there, but without the file
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(
-        "chateval.bench.data_paths.default_data_candidates", lambda folder: [tmp_path / "empty" / folder]
-    )
+    monkeypatch.setattr("chateval.bench.data_paths.default_data_candidates",
+                        lambda folder: [tmp_path / "empty" / folder])
     with pytest.raises(DatasetError, match=r"get it with `chateval data get faireval`"):
         resolve_data(None, "faireval", ["faireval_gpt35_vs_vicuna13b.jsonl"], "FairEval")
     code, _, err = run(capsys, "bench", "faireval", "--out", str(tmp_path / "run"), "--model", "offline")
@@ -455,15 +444,6 @@ def test_a_missing_default_names_the_data_get_command(env, monkeypatch, tmp_path
 
 
 def test_a_missing_data_file_names_the_data_get_command(env, tmp_path, capsys):
-    code, _, err = run(
-        capsys,
-        "memory",
-        "ask",
-        "--system",
-        "full_context",
-        "--question-id",
-        "q",
-        "--data",
-        str(tmp_path / "longmemeval_oracle.json"),
-    )
+    code, _, err = run(capsys, "memory", "ask", "--system", "full_context", "--question-id", "q",
+                       "--data", str(tmp_path / "longmemeval_oracle.json"))
     assert code == 2 and "get it with `chateval data get longmemeval-oracle`" in err
