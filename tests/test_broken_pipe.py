@@ -106,3 +106,48 @@ def test_a_summary_written_after_lost_output_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(streams, "_lost", {"stderr": "stderr was closed (broken pipe); output dropped"})
     write_summary_file(Path(tmp_path / "summary.json"), {"complete": True})
     assert json.loads((tmp_path / "summary.json").read_text())["output_lost"]["stderr"].startswith("stderr was")
+
+
+@pytest.mark.slow
+def test_a_benchmark_goes_on_when_its_output_pipe_is_closed(tmp_path):
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text(
+        "import time\nfrom chateval.memory import memory_system\n"
+        "from chateval.memory.systems.full_context import FullContext\n\n"
+        "@memory_system('pipe_sleeper', replace=True)\nclass Sleeper(FullContext):\n"
+        "    description = 'slow'\n"
+        "    async def respond(self, query, now):\n        time.sleep(0.2)\n"
+        "        return await super().respond(query, now)\n"
+    )
+    out = tmp_path / "run"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "chateval.cli",
+            "bench",
+            "longmemeval",
+            "--data",
+            str(Path(__file__).parent / "fixtures" / "lme_tiny.json"),
+            "--systems",
+            "pipe_sleeper",
+            "--out",
+            str(out),
+            "--embedder",
+            "hash",
+            "--no-cache",
+            "--plugin",
+            str(sleeper),
+            "--workers",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    assert proc.stdout is not None and proc.stdout.read(1)
+    proc.stdout.close()
+    proc.wait(timeout=120)
+    assert proc.returncode == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is True and summary["n_failed"] == 0
+    assert "stderr" in summary["output_lost"]

@@ -81,8 +81,8 @@ def test_mirror_credentials_authenticate_and_the_path_goes_before_the_query(env,
         assert secret not in out + err
 
 
-@pytest.mark.parametrize("failure", ["status", "wrong-password", "truncated", "checksum"])
-def test_no_error_line_shows_the_mirrors_credentials(env, server, capsys, failure):
+@pytest.mark.parametrize("failure", ["status", "wrong-password", "truncated", "checksum", "from-env"])
+def test_no_error_line_shows_the_mirrors_credentials(env, server, capsys, monkeypatch, failure):
     server.auth = ("alice", "another-password" if failure == "wrong-password" else PASSWORD)
     name, rel = ("theanine-sample", THEANINE) if failure == "checksum" else ("longmemeval-oracle", ORACLE)
     serve(server, f"base/{rel}", b"x" * 10095 if failure == "checksum" else DATA)
@@ -90,7 +90,12 @@ def test_no_error_line_shows_the_mirrors_credentials(env, server, capsys, failur
         server.status[f"base/{rel}"] = 500
     if failure == "truncated":
         server.truncate[f"base/{rel}"] = 100
-    code, out, err = run(capsys, "data", "get", name, "--to", str(env / "d"), "--mirror", secret_mirror(server))
+    if failure == "from-env":  # $CHATEVAL_DATA_MIRROR, and an error the server sends
+        server.status[f"base/{rel}"] = 403
+        monkeypatch.setenv("CHATEVAL_DATA_MIRROR", secret_mirror(server))
+        code, out, err = run(capsys, "data", "get", name, "--to", str(env / "d"))
+    else:
+        code, out, err = run(capsys, "data", "get", name, "--to", str(env / "d"), "--mirror", secret_mirror(server))
     assert code in (1, 3), err
     one_error(err)
     assert "/base/" in err  # the URL is named ...
