@@ -46,8 +46,20 @@ class AuditConfig(BaseModel):
         if isinstance(v, str):
             v = [v]
         if isinstance(v, (list, tuple)):  # --perturbation a,b --perturbation c
-            return [n.strip() for x in v for n in str(x).split(",") if n.strip()] or None
+            names = [n.strip() for x in v for n in str(x).split(",")]
+            if not all(names):  # '' (or 'a,,b') is not "every perturbation": say so before any judging
+                raise ValueError(
+                    "an empty name; give perturbation names (see `chateval perturbations`) or leave it out"
+                )
+            return names
         return v
+
+    @field_validator("judge_family", "other_family", mode="before")
+    @classmethod
+    def _family(cls, v: Any) -> Any:
+        if isinstance(v, str) and not v.strip():
+            raise ValueError("empty; give a model family name (e.g. gpt-4o), or leave the option out")
+        return v.strip() if isinstance(v, str) else v
 
     @classmethod
     def merged(cls, *layers: dict[str, Any]) -> AuditConfig:

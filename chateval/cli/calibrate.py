@@ -94,6 +94,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     data = given(args, CalibrateConfig) | {"input": args.input}
     data["settings"] = [parse_setting(s) for s in args.setting_specs]
     cfg = CalibrateConfig.merged_from(data)
+    from ..calibration.run import grid_of
+
+    parse_gates(args.fail_under, CALIBRATE_METRICS, subjects=[s.name for s in grid_of(cfg)])  # before any judging
     import asyncio
 
     check_executor(args, cfg.executor)

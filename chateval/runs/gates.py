@@ -30,9 +30,35 @@ class Gate(BaseModel):
     spec: str  # as given, for messages
 
 
-def parse_gates(specs: list[str] | None, known: list[str], *, flag: str = "--fail-under") -> list[Gate]:
-    """Check every spec before anything runs: syntax, a finite number, a metric this command
-    measures (the error lists the ones it does). ``known`` may hold patterns like ``recall_all@K``."""
+# The values a metric can take: a threshold outside can never be met (or is always met), a typo
+# that would only show after the whole run. Metrics not listed here are not range-checked.
+RANGES: dict[str, tuple[float, float]] = {
+    "accuracy": (0.0, 1.0),
+    "kappa": (-1.0, 1.0),
+    "spearman": (-1.0, 1.0),
+    "kendall": (-1.0, 1.0),
+    "rouge_l": (0.0, 1.0),
+    "recall_all@K": (0.0, 1.0),
+    "recall_any@K": (0.0, 1.0),
+    "success_rate": (0.0, 1.0),
+    "f1": (0.0, 1.0),
+    "evidence_recall": (0.0, 1.0),
+    "win_rate": (0.0, 1.0),
+}
+
+
+def parse_gates(
+    specs: list[str] | None,
+    known: list[str],
+    *,
+    flag: str = "--fail-under",
+    subjects: list[str] | None = None,
+    single: bool = False,
+) -> list[Gate]:
+    """Check every spec before anything runs: syntax, a finite number within the metric's range,
+    a metric this command measures (the error lists the ones it does). ``known`` may hold patterns
+    like ``recall_all@K``. ``single``: the command measures one value (no ``:NAME``);
+    ``subjects``: the systems or settings a ``:NAME`` may name, when known before the run."""
     gates = []
     for spec in specs or []:
         m = _SPEC.match(spec.strip())
@@ -50,6 +76,15 @@ def parse_gates(specs: list[str] | None, known: list[str], *, flag: str = "--fai
         if not any(_matches(metric, k) for k in known):
             raise ConfigError(f"{flag} '{spec}': unknown metric '{metric}' (metrics: {', '.join(known)})")
         subject = m["subject"].strip() if m["subject"] else None
+        lo, hi = next((r for k, r in RANGES.items() if _matches(metric, k)), (-math.inf, math.inf))
+        if not lo <= value <= hi:
+            raise ConfigError(f"{flag} '{spec}': {metric} lies between {lo:g} and {hi:g}; {value:g} is outside")
+        if m["subject"] is not None and not subject:
+            raise ConfigError(f"{flag} '{spec}': an empty name after ':'")
+        if subject is not None and single:
+            raise ConfigError(f"{flag} '{spec}': this command measures one {metric}; give {metric}=VALUE (no :NAME)")
+        if subject is not None and subjects is not None and subject not in subjects:
+            raise ConfigError(f"{flag} '{spec}': no setting or system '{subject}' in this run ({', '.join(subjects)})")
         gates.append(Gate(metric=metric, subject=subject, threshold=value, spec=spec))
     return gates
 
