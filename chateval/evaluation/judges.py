@@ -11,6 +11,7 @@ import importlib.metadata as md
 from typing import Any
 
 from ..debate import NO_PERSONA, JudgeResult, Panel, Persona, PersonaLibrary, Sample
+from ..debate.personas import slugify
 from ..debate.tasks import get_task
 from ..models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
 from ..models.providers import env_secrets
@@ -37,7 +38,25 @@ def resolve_personas(cfg: EvalConfig, library: PersonaLibrary) -> list[Persona]:
         names += [p for p in DEFAULT_PERSONAS if p not in names][: n - len(names)]
         if len(names) < n:
             raise ConfigError(f"--agents {n} needs {n} personas; give them with --personas a,b,...")
-    return [library.get(name) for name in names[:n]]
+    return with_debater_models([library.get(name) for name in names[:n]], cfg)
+
+
+def with_debater_models(personas: list[Persona], cfg: EvalConfig) -> list[Persona]:
+    """The panel's personas with the model specs ``debater_models`` gives them (over their files')."""
+    if not cfg.debater_models:
+        return personas
+    by_slug = {slugify(name): name for name in cfg.debater_models}
+    unknown = sorted(set(by_slug) - {p.slug for p in personas} - {slugify(p.name) for p in personas})
+    if unknown:
+        raise ConfigError(
+            f"--debater-model '{by_slug[unknown[0]]}': no such debater on the panel "
+            f"(debaters: {', '.join(p.slug for p in personas)})"
+        )
+    out = []
+    for p in personas:
+        own = cfg.debater_models.get(by_slug.get(p.slug, ""))
+        out.append(p.model_copy(update=own.model_dump(exclude_none=True)) if own else p)
+    return out
 
 
 def layer_from_config(cfg: EvalConfig) -> ModelLayer:
@@ -134,7 +153,7 @@ class Judges:
         judging = cfg.judging_payload() | {
             "base_url": redact_url(self.layer.spec.base_url),  # the effective one (CHATEVAL_BASE_URL too)
             "aggregate": panel.aggregate,
-            "personas": [p.model_dump() for p in self.personas],
+            "personas": [p.model_dump() | {"base_url": redact_url(p.base_url)} for p in self.personas],
             "templates": panel.prompts.source_digest(panel.templates()),  # with the task's own templates
         }
         return {
@@ -154,4 +173,4 @@ def _rebuilt(config: EvalConfig, layer: ModelLayer) -> Judges:
     return Judges(config, layer=layer)
 
 
-__all__ = ["Judges", "layer_from_config", "package_versions", "resolve_personas"]
+__all__ = ["Judges", "layer_from_config", "package_versions", "resolve_personas", "with_debater_models"]

@@ -33,6 +33,7 @@ def summarize_judged(records: list[dict[str, Any]], *, task: str, model: str, of
         "parse_errors": sum(1 for a in agents if a.get("parse_error")),
         "reasked": sum(1 for a in agents if a.get("reasked")),
         "usage": usage.model_dump(),
+        **by_endpoint(records),
         "mean_latency_s": mean(r.get("latency_s", 0.0) for r in records) if records else None,
     }
     if offline:
@@ -45,3 +46,12 @@ def summarize_judged(records: list[dict[str, Any]], *, task: str, model: str, of
     if labelled:
         out["label_accuracy"] = fmt.label_accuracy(labelled)
     return out
+
+
+def by_endpoint(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """A panel of several endpoints: ``usage_by_endpoint``, each endpoint's usage totalled."""
+    out: dict[str, UsageTotals] = {}
+    for r in records:
+        for name, u in (r.get("usage_by_endpoint") or {}).items():
+            out.setdefault(name, UsageTotals()).merge(UsageTotals.model_validate(u))
+    return {"usage_by_endpoint": {k: v.model_dump() for k, v in out.items()}} if out else {}

@@ -102,6 +102,7 @@ class ModelLayer:
         register(*self._secrets)
         register_url(spec.base_url)
         self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self.name: str | None = None  # metered under this instead of the spec's label (derive)
         self._watch_cap()
 
     def _build_backend(self) -> Backend:
@@ -154,11 +155,14 @@ class ModelLayer:
         *,
         params: GenParams | None = None,
         step_temperatures: Mapping[str, float] | None = None,
+        max_connections: int | None = None,
+        name: str | None = None,
     ) -> ModelLayer:
         """A layer for another model (a persona's override) or other generation parameters
         (a step that needs longer outputs), sharing this one's cache, concurrency limit,
         totals and observers: still one limit for every call. Per-step temperatures carry
-        over unless given."""
+        over unless given. ``max_connections``: a limit of its own instead (a debater on its
+        own server); ``name``: what its calls are metered under (default: the spec's label)."""
         other = ModelLayer(
             spec or self.spec,
             params=params or self.params,
@@ -169,7 +173,11 @@ class ModelLayer:
             structured=self.structured,
             step_temperatures=self.step_temperatures if step_temperatures is None else step_temperatures,
         )
-        other._semaphores = self._semaphores
+        if max_connections is None:
+            other._semaphores = self._semaphores
+        else:
+            other.max_connections = max(1, max_connections)
+        other.name = name
         other.schema_rejected = self.schema_rejected
         other.totals = self.totals
         other._watch_cap()  # the shared totals (already watched), after the price check of its model
@@ -178,7 +186,7 @@ class ModelLayer:
 
     @property
     def label(self) -> str:
-        return self.spec.label
+        return self.name or self.spec.label
 
     @property
     def model_info(self) -> ModelInfo:

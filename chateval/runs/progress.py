@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.table import Column, Table
 
 from ..models import UsageTotals, prompt_cache_text
+from ..models.usage import endpoint_usage_rows
 from ..stats.agreement import baseline_text
 
 
@@ -170,6 +171,7 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
         ),
         ("provider prompt cache", prompt_cache_text(u) or "no cached input tokens reported"),
         ("cost", _cost(u.get("cost_usd"))),
+        *endpoint_usage_rows(summary.get("usage_by_endpoint")),
         (
             "wall time",
             f"{summary.get('wall_time_s', 0):.1f} s"
