@@ -211,3 +211,31 @@ def test_a_missing_key_variable_is_named(tmp_path, monkeypatch, capsys):
     )
     assert code == 2
     assert "NO_SUCH_KEY_VAR" in capsys.readouterr().err
+
+
+def test_calibrate_grid_holds_a_mixed_panel(tmp_path, servers):
+    from chateval.calibration import calibrate, parse_setting
+
+    a, b = servers
+    s = parse_setting(
+        f"mixed=one_by_one_3x2,agents=2,turns=1,debater_models=critic=openai-compatible/judge-b,"
+        f"critic.base_url={b.base_url},critic.api_key_env=PANEL_B_KEY"
+    )
+    assert s.overrides["debater_models"][0] == "critic=openai-compatible/judge-b" and s.overrides["agents"] == 2
+    plain = parse_setting("plain=one_by_one_3x2,agents=2,turns=1")
+    pairs = REPO / "tests" / "fixtures" / "calibrate_pairwise.jsonl"
+    summary = calibrate(
+        pairs,
+        tmp_path / "cal",
+        model="openai-compatible/judge-a",
+        base_url=a.base_url,
+        settings=[plain, s],
+        cache=False,
+    )
+    n = len(read_jsonl(pairs))
+    assert len(b.requests) == n and {speaker(r) for r in b.requests} == {"critic"}
+    assert len(a.requests) == 4 * n  # the single baseline 1, plain 2 debaters, mixed its other debater only
+    assert summary.settings["mixed"].panel.model == (
+        f"openai-compatible/judge-a + openai-compatible/judge-b@127.0.0.1:{b.port}/v1"
+    )
+    assert summary.settings["plain"].panel.model == "openai-compatible/judge-a"

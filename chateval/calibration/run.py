@@ -248,7 +248,7 @@ def _summarise(
 def _panel(ev: Evaluator) -> Panel:
     c = ev.config
     return Panel(
-        model=ev.layer.label,
+        model=" + ".join(ev.panel(c.task).endpoints()),  # a mixed panel names each endpoint
         strategy=c.strategy,
         agents=len(ev.personas),
         turns=c.turns,
