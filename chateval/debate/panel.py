@@ -17,6 +17,7 @@ from ..util.interrupts import UserCodeExit, contain_exits
 from ..util.prompts import Prompts
 from . import offline_judge  # noqa: F401  (registers the offline model's debate steps)
 from .aggregate import Method, aggregate, combine_swapped, unswap
+from .consistency import Consistency
 from .debaters import MODERATOR
 from .parsing import DEFAULT_SCALE
 from .personas import NO_PERSONA, Persona
@@ -53,6 +54,8 @@ class JudgeResult(BaseModel):
     usage: UsageTotals = Field(default_factory=UsageTotals)
     # A panel of several endpoints (debaters with models of their own): the usage per endpoint.
     usage_by_endpoint: dict[str, UsageTotals] | None = None
+    # --samples N: how the N repeats' verdicts spread (the verdict is their majority)
+    consistency: Consistency | None = None
     calls: int = 0  # model calls made for this sample (answered, cached or failed)
     escalation: Escalation | None = None
     stop_early: EarlyStop | None = None

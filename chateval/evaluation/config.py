@@ -116,6 +116,12 @@ class EvalConfig(LayerSettings):
         metavar="NAME[.FIELD]=VALUE",
     )
     temperature: float = opt(0.0, "sampling temperature", ge=0)
+    samples: int = opt(
+        1,
+        "self-consistency: judge each item N times (needs --temperature above 0); the verdict is the "
+        "majority of the N, and each item reports how far its repeats agree",
+        ge=1,
+    )
     max_tokens: int | None = opt(1024, "completion token limit per call", ge=1)
     seed: int | None = opt(None, "sampling seed, where the endpoint supports one")
 
@@ -151,6 +157,15 @@ class EvalConfig(LayerSettings):
             raise ConfigError(f"setting 'task' (--task): unknown task '{self.task}' (known: {', '.join(task_names())})")
         return self
 
+    @model_validator(mode="after")
+    def _samples_need_temperature(self) -> EvalConfig:
+        if self.samples > 1 and self.temperature <= 0:
+            raise ConfigError(
+                f"setting 'samples' (--samples {self.samples}): repeats need --temperature above 0 "
+                "(at temperature 0 they would agree by construction)"
+            )
+        return self
+
     @classmethod
     def merged(cls, *layers: dict[str, Any]) -> EvalConfig:
         """Later layers win; ``None`` in a layer means 'not given'."""
@@ -177,6 +192,7 @@ class EvalConfig(LayerSettings):
         "base_url",
         "debater_models",
         "temperature",
+        "samples",
         "max_tokens",
         "seed",
     )

@@ -19,6 +19,7 @@ from ..util.errors import ConfigError
 from ..util.plugins import load_plugins
 from ..util.prompts import get_prompts
 from .config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset, redact_url
+from .repeats import judge_repeated
 
 
 def resolve_personas(cfg: EvalConfig, library: PersonaLibrary) -> list[Persona]:
@@ -98,6 +99,7 @@ class Judges:
         self.prompts = get_prompts(tuple(config.prompt_dirs))
         self.layer = layer or layer_from_config(config)
         self._panels: dict[str, Panel] = {}
+        self._repeats: dict[str, list[Panel]] = {}
         self.panel(config.task)  # validate the configured task's panel now, not at the first sample
 
     @classmethod
@@ -116,34 +118,51 @@ class Judges:
 
     def panel(self, task: str) -> Panel:
         if task not in self._panels:
-            cfg = self.config
-            fmt = get_task(task)
-            method = cfg.aggregate or fmt.default_aggregate
-            self._panels[task] = Panel(
-                task=task,
-                personas=self.personas,
-                strategy=cfg.strategy,
-                turns=cfg.turns,
-                aggregate=method,
-                layer=self.layer,
-                prompts=self.prompts,
-                swap=cfg.swap and task == "pairwise",
-                keep_raw_history=cfg.keep_raw_history,
-                structured=cfg.structured,
-                summary_mode=cfg.summary_mode,
-                hold_scores=cfg.hold_scores,
-                framing=cfg.framing,
-                layout=cfg.prompt_layout,
-                # --escalate is refused for a configured task it does not apply to; the API's other
-                # tasks (score/check on a pairwise judge) simply run without it, like --swap.
-                escalate=cfg.escalate and (task == "pairwise" or task == cfg.task),
-                stop_early=cfg.stop_early,
-            )
+            self._panels[task] = self._build(task, self.layer)
         return self._panels[task]
 
+    def repeats(self, task: str) -> list[Panel]:
+        """--samples N: the panel and N-1 repeats of it, each keeping its own replies in the cache
+        (the first shares the plain judge's, so a run without --samples is its first repeat)."""
+        if task not in self._repeats:
+            self._repeats[task] = [self.panel(task)] + [
+                self._build(task, self.layer.derive(cache_salt=f"sample {i + 1}"))
+                for i in range(1, self.config.samples)
+            ]
+        return self._repeats[task]
+
+    def _build(self, task: str, layer: ModelLayer) -> Panel:
+        cfg = self.config
+        fmt = get_task(task)
+        method = cfg.aggregate or fmt.default_aggregate
+        return Panel(
+            task=task,
+            personas=self.personas,
+            strategy=cfg.strategy,
+            turns=cfg.turns,
+            aggregate=method,
+            layer=layer,
+            prompts=self.prompts,
+            swap=cfg.swap and task == "pairwise",
+            keep_raw_history=cfg.keep_raw_history,
+            structured=cfg.structured,
+            summary_mode=cfg.summary_mode,
+            hold_scores=cfg.hold_scores,
+            framing=cfg.framing,
+            layout=cfg.prompt_layout,
+            # --escalate is refused for a configured task it does not apply to; the API's other
+            # tasks (score/check on a pairwise judge) simply run without it, like --swap.
+            escalate=cfg.escalate and (task == "pairwise" or task == cfg.task),
+            stop_early=cfg.stop_early,
+        )
+
     async def judge(self, sample: Sample, task: str | None = None) -> JudgeResult:
-        """One sample judged by the panel of ``task`` (default: the configured task)."""
-        return await self.panel(task or self.config.task).judge(sample)
+        """One sample judged by the panel of ``task`` (default: the configured task); with
+        --samples N by N repeats of it, the majority verdict with their spread."""
+        task = task or self.config.task
+        if self.config.samples > 1:
+            return await judge_repeated(self.repeats(task), sample)
+        return await self.panel(task).judge(sample)
 
     def run_config(self) -> dict[str, Any]:
         """What config.json records: resolved settings, versions and the config hash (over

@@ -9,6 +9,7 @@ from ..debate.tasks import get_task
 from ..models import UsageTotals
 from ..runs.savings import savings
 from ..stats.labels import normalise_label
+from ..stats.self_consistency import summarize_consistency
 
 __all__ = ["OFFLINE_NOTE", "normalise_label", "summarize_judged"]
 
@@ -34,6 +35,7 @@ def summarize_judged(records: list[dict[str, Any]], *, task: str, model: str, of
         "reasked": sum(1 for a in agents if a.get("reasked")),
         "usage": usage.model_dump(),
         **by_endpoint(records),
+        **summarize_consistency(records),
         "mean_latency_s": mean(r.get("latency_s", 0.0) for r in records) if records else None,
     }
     if offline:

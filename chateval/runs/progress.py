@@ -12,6 +12,7 @@ from rich.table import Column, Table
 from ..models import UsageTotals, prompt_cache_text
 from ..models.usage import endpoint_usage_rows
 from ..stats.agreement import baseline_text
+from ..stats.self_consistency import consistency_text
 
 
 def _cost(c: float | None) -> str:
@@ -153,6 +154,8 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
         la = summary["label_accuracy"]
         base = baseline_text(summary.get("agreement") or {})
         rows.append(("agreement with labels", f"{la['accuracy']:.1%} of {la['n']}" + (f" ({base})" if base else "")))
+    if spread := consistency_text(summary):
+        rows.append(("self-consistency", spread))
     u = summary.get("usage", {})
     rows += [
         (
