@@ -95,6 +95,10 @@ def test_majority_and_spread_per_item(tmp_path, capsys):
         summary = json.loads((tmp_path / "r" / "summary.json").read_text())
         assert summary["self_consistency"]["mean_agreement"] == pytest.approx(2 / 3)
         assert summary["self_consistency"]["unanimous"] == 0
+        # run-to-run variance: each repeat's agreement with the label ("1") on its own
+        ra = summary["self_consistency"]["repeat_accuracy"]
+        assert sorted(ra["per_repeat"]) == [0.0, 1.0, 1.0] and ra["mean"] == pytest.approx(2 / 3)
+        assert ra["sd"] == pytest.approx(0.57735, abs=1e-4)
         assert "self-consistency" in (tmp_path / "r" / "report.md").read_text()
         # a rerun: every repeat from its own cached reply, none sent, the same spread
         assert (
@@ -150,3 +154,24 @@ def test_samples_work_with_a_panel_and_a_dry_run(tmp_path, capsys):
         assert len(server.requests) == 16
     recs = read_jsonl(tmp_path / "r" / "samples.jsonl")
     assert all(r["consistency"]["agreement"] == 1.0 and r["calls"] == 8 for r in recs)
+
+
+def test_calibrate_reports_a_settings_run_to_run_variance(tmp_path):
+    from chateval.calibration import calibrate, parse_setting
+
+    from .conftest import FIXTURES
+
+    with FakeOpenAIServer(cycling(FIRST, FIRST, SECOND)) as server:
+        summary = calibrate(
+            FIXTURES / "calibrate_pairwise.jsonl",
+            tmp_path / "cal",
+            model="openai-compatible/j",
+            base_url=server.base_url,
+            settings=[parse_setting("sc=single,samples=3,temperature=0.9")],
+            cache=False,
+        )
+    sc = summary.settings["sc"].self_consistency
+    assert sc["samples"] == 3 and sc["n_items"] == 10
+    assert len(sc["repeat_accuracy"]["per_repeat"]) == 3 and sc["repeat_accuracy"]["sd"] is not None
+    assert summary.settings["single"].self_consistency is None
+    assert "Self-consistency" in (tmp_path / "cal" / "report.md").read_text()

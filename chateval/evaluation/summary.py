@@ -9,7 +9,7 @@ from ..debate.tasks import get_task
 from ..models import UsageTotals
 from ..runs.savings import savings
 from ..stats.labels import normalise_label
-from ..stats.self_consistency import summarize_consistency
+from ..stats.self_consistency import repeat_accuracy, summarize_consistency
 
 __all__ = ["OFFLINE_NOTE", "normalise_label", "summarize_judged"]
 
@@ -47,6 +47,14 @@ def summarize_judged(records: list[dict[str, Any]], *, task: str, model: str, of
     labelled = [(r, lab) for r, lab in labelled if lab is not None and r.get("verdict")]
     if labelled:
         out["label_accuracy"] = fmt.label_accuracy(labelled)
+        # --samples: each repeat's own agreement with the labels (run-to-run variance)
+        repeats = [
+            (r["consistency"]["verdicts"], lab)
+            for r, lab in labelled
+            if r.get("consistency") and not isinstance(lab, (dict, list, float))
+        ]
+        if repeats and (spread := repeat_accuracy(repeats)):
+            out["self_consistency"]["repeat_accuracy"] = spread
     return out
 
 

@@ -29,7 +29,26 @@ def consistency_text(summary: dict[str, Any]) -> str:
     sc = summary.get("self_consistency")
     if not sc or sc.get("mean_agreement") is None:
         return ""
-    return (
+    text = (
         f"{sc['samples']} samples per item: on average {sc['mean_agreement']:.1%} of an item's repeats "
         f"gave its majority verdict; {sc['unanimous']} of {sc['n_items']} items unanimous"
     )
+    ra = sc.get("repeat_accuracy")
+    if ra and ra.get("sd") is not None:
+        text += (
+            f"; agreement with the labels per repeat {ra['mean']:.1%} ± {ra['sd']:.1%} (SD over repeats, "
+            f"range {ra['range'][0]:.1%}–{ra['range'][1]:.1%})"
+        )
+    return text
+
+
+def repeat_accuracy(pairs: list[tuple[list[Any], Any]]) -> dict[str, Any] | None:
+    """Run-to-run variance: the agreement with the labels of each repeat on its own, from
+    (each repeat's verdicts, reference) per labelled item; a repeat without a verdict is a miss."""
+    if not pairs:
+        return None
+    n = min(len(v) for v, _ in pairs)
+    per = [sum(v[i] == ref for v, ref in pairs) / len(pairs) for i in range(n)]
+    mean = sum(per) / n
+    sd = (sum((p - mean) ** 2 for p in per) / (n - 1)) ** 0.5 if n > 1 else None
+    return {"n_items": len(pairs), "per_repeat": per, "mean": mean, "sd": sd, "range": [min(per), max(per)]}
