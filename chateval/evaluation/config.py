@@ -202,6 +202,10 @@ class EvalConfig(LayerSettings):
         out = {k: data[k] for k in self.JUDGING_FIELDS}
         out["base_url"] = redact_url(out["base_url"])
         out["debater_models"] = _redacted(out["debater_models"])
+        # Added in issue 37: hashed only when set, so runs made before keep their hash (--resume)
+        for key, default in (("debater_models", {}), ("samples", 1)):
+            if out[key] == default:
+                del out[key]
         return out
 
     def public(self) -> dict[str, Any]:

@@ -60,6 +60,18 @@ def with_debater_models(personas: list[Persona], cfg: EvalConfig) -> list[Person
     return out
 
 
+def persona_payload(p: Persona) -> dict[str, Any]:
+    """A persona as the config hash covers it: its own endpoint's fields only when set (runs made
+    before they existed keep their hash), the base URL without credentials."""
+    data = p.model_dump()
+    for key in ("base_url", "api_key_env", "price", "max_connections"):
+        if data[key] is None:
+            del data[key]
+    if "base_url" in data:
+        data["base_url"] = redact_url(data["base_url"])
+    return data
+
+
 def layer_from_config(cfg: EvalConfig) -> ModelLayer:
     """The model layer an EvalConfig describes (model, generation, retries, limit, cache)."""
     return ModelLayer(
@@ -172,7 +184,7 @@ class Judges:
         judging = cfg.judging_payload() | {
             "base_url": redact_url(self.layer.spec.base_url),  # the effective one (CHATEVAL_BASE_URL too)
             "aggregate": panel.aggregate,
-            "personas": [p.model_dump() | {"base_url": redact_url(p.base_url)} for p in self.personas],
+            "personas": [persona_payload(p) for p in self.personas],
             "templates": panel.prompts.source_digest(panel.templates()),  # with the task's own templates
         }
         return {
