@@ -239,3 +239,44 @@ def test_calibrate_grid_holds_a_mixed_panel(tmp_path, servers):
         f"openai-compatible/judge-a + openai-compatible/judge-b@127.0.0.1:{b.port}/v1"
     )
     assert summary.settings["plain"].panel.model == "openai-compatible/judge-a"
+
+
+def test_escalation_and_samples_keep_the_per_endpoint_count(tmp_path, servers):
+    a, b = servers
+    out = tmp_path / "run"
+    code = main(
+        [
+            "evaluate",
+            str(PAIRWISE),
+            "--limit",
+            "2",
+            "--model",
+            "openai-compatible/judge-a",
+            "--base-url",
+            a.base_url,
+            "--personas",
+            "general_public,critic",
+            "--turns",
+            "1",
+            "--escalate",
+            "--samples",
+            "2",
+            "--temperature",
+            "0.5",
+            "--out",
+            str(out),
+            "--no-cache",
+            "--debater-model",
+            f"critic.base_url={b.base_url}",
+        ]
+    )
+    assert code == 0
+    for rec in read_jsonl(out / "samples.jsonl"):
+        by = rec["usage_by_endpoint"]
+        assert sum(u["calls"] for u in by.values()) == rec["usage"]["calls"] == rec["calls"]
+    summary = json.loads((out / "summary.json").read_text())
+    by = summary["usage_by_endpoint"]
+    port_b = f"openai-compatible/judge-a@127.0.0.1:{b.port}/v1"
+    assert by["openai-compatible/judge-a"]["calls"] == len(a.requests)  # the screen and general_public
+    assert by[port_b]["calls"] == len(b.requests)
+    assert {speaker(r) for r in b.requests} == {"critic"}
