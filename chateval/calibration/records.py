@@ -86,6 +86,9 @@ class SettingResult(BaseModel):
     # The paired difference (this setting minus the baseline) per metric: chateval.paired's record.
     vs_baseline: dict[str, PairedDifference] = Field(default_factory=dict)
     wall_time_s: float = 0.0
+    # A setting with samples > 1: how far its repeats agree, and each repeat's agreement with the
+    # labels (run-to-run variance); the sub-run's summary.json self_consistency.
+    self_consistency: dict[str, Any] | None = None
 
 
 class Ceiling(BaseModel):

@@ -8,6 +8,7 @@ from ..bench.meta_plots import KAPPA_RANGE, Chart, chart_bars
 from ..debate.tasks import TASKS, get_task
 from ..paired import PairedDifference
 from ..runs.files import atomic_write
+from ..stats.self_consistency import consistency_text
 from .records import CalibrationSummary, SettingResult, Stat
 
 ALPHA = 0.05
@@ -151,6 +152,12 @@ def render(out: Path, summary: CalibrationSummary) -> str:
         "sub-run's summary.json has the split.",
         "",
     ]
+    spread = [
+        (r.setting.name, consistency_text({"self_consistency": r.self_consistency})) for r in summary.settings.values()
+    ]
+    if any(text for _, text in spread):
+        lines += ["## Self-consistency (settings with samples > 1)", ""]
+        lines += [f"- `{name}`: {text}" for name, text in spread if text] + [""]
     if summary.ceiling:
         c = summary.ceiling
         lines += [

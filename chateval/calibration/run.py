@@ -219,6 +219,7 @@ def _summarise(
             per_item=_per_item(summ),
             vs_baseline=vs,
             wall_time_s=summ.get("wall_time_s", 0.0),
+            self_consistency=summ.get("self_consistency"),
         )
     first = evaluators[settings[0].name]
     ceiling = M.ceiling(items, **opts)
@@ -248,7 +249,7 @@ def _summarise(
 def _panel(ev: Evaluator) -> Panel:
     c = ev.config
     return Panel(
-        model=ev.layer.label,
+        model=" + ".join(ev.panel(c.task).endpoints()),  # a mixed panel names each endpoint
         strategy=c.strategy,
         agents=len(ev.personas),
         turns=c.turns,

@@ -134,3 +134,19 @@ def prompt_cache_text(usage: UsageTotals | dict) -> str:
         f" ({read / prompt:.0%} of prompt tokens)" if prompt else ""
     )
     return text + (f", {write:,} written to it" if write else "")
+
+
+def endpoint_usage_rows(by_endpoint: dict[str, dict] | None) -> list[tuple[str, str]]:
+    """One row per endpoint of a mixed panel: (endpoint, 'calls, tokens, cost'), for summaries."""
+    rows = []
+    for name, u in sorted((by_endpoint or {}).items()):
+        cost = u.get("cost_usd")
+        rows.append(
+            (
+                f"  {name}",
+                f"{u.get('calls', 0)} calls (+{u.get('cached_calls', 0)} from cache, {u.get('failed_calls', 0)} failed); "
+                f"{u.get('prompt_tokens', 0):,} + {u.get('completion_tokens', 0):,} tokens; "
+                + ("cost unknown" if cost is None else f"${cost:.4f}"),
+            )
+        )
+    return rows
