@@ -78,8 +78,13 @@ def test_mean_difference_with_sixteen_moving_items_exact():
     rng = np.random.default_rng(4)
     d = rng.normal(0.2, 1.0, 16)
     r = paired_difference((d + 1).tolist(), np.ones(16).tolist(), metric="f1", resamples=200)
-    ref = stats.permutation_test((d + 1, np.ones(16)), lambda x, y, axis=-1: np.mean(x - y, axis=axis),
-                                 permutation_type="samples", n_resamples=np.inf, vectorized=True)
+    ref = stats.permutation_test(
+        (d + 1, np.ones(16)),
+        lambda x, y, axis=-1: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        vectorized=True,
+    )
     assert r.test == "permutation_exact" and r.p_value == pytest.approx(ref.pvalue, rel=1e-9)
 
 
@@ -145,8 +150,9 @@ def test_few_clusters_of_a_statistic_use_a_jackknife_t_and_the_exact_test():
     a = np.where(rng.random(80) < 0.85, gold, rng.choice(["1", "2"], 80))
     b = np.where(rng.random(80) < 0.6, gold, rng.choice(["1", "2"], 80))
     r = paired_metric_difference(gold.tolist(), a.tolist(), b.tolist(), "kappa", clusters=cl.tolist())
-    loo = np.array([cohen_kappa_score(gold[cl != c], a[cl != c]) - cohen_kappa_score(gold[cl != c], b[cl != c])
-                    for c in range(8)])
+    loo = np.array(
+        [cohen_kappa_score(gold[cl != c], a[cl != c]) - cohen_kappa_score(gold[cl != c], b[cl != c]) for c in range(8)]
+    )
     se = np.sqrt(7 / 8 * ((loo - loo.mean()) ** 2).sum())
     t = stats.t.ppf(0.975, 7)
     assert r.interval == "cluster_jackknife_t" and r.few_clusters

@@ -28,7 +28,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..util.lazy import lazy_exports
-from .model import FEW_CLUSTERS, MAX_ALL_PAIRS, MIN_ITEMS, RESAMPLES, SEED, PairedDifference, dump_comparisons, read_comparisons
+from .model import (
+    FEW_CLUSTERS,
+    MAX_ALL_PAIRS,
+    MIN_ITEMS,
+    RESAMPLES,
+    SEED,
+    PairedDifference,
+    dump_comparisons,
+    read_comparisons,
+)
 
 # The computing half loads numpy on first use: the records (``PairedDifference``) are read by
 # config modules that `chateval ... --help` imports.

@@ -13,7 +13,6 @@ from .model import FEW_CLUSTERS, MIN_ITEMS, RESAMPLES, SEED, PairedDifference
 from .patterns import null_values, p_two_sided
 from .statistics import MIN_FOR, STATISTICS, BatchStatistic
 
-
 # ---------------------------------------------------------------------------------------------
 # Inputs
 
@@ -124,12 +123,12 @@ def paired_difference(
         counts = np.bincount(ids, minlength=n_clusters).astype(float)
         if n_clusters < FEW_CLUSTERS:
             # Few clusters: the interval is the inverted exact test, and the p its value at 0.
-            ci, p, exact, why = inverted_permutation_interval(sums, counts, resamples=resamples, rng=rng)
+            ci, p0, exact, why = inverted_permutation_interval(sums, counts, resamples=resamples, rng=rng)
             return PairedDifference(
                 **out,
                 ci95=ci,
                 interval="inverted_permutation" if ci else None,
-                p_value=p,
+                p_value=p0,
                 test=_test_name("permutation", True, exact),
                 reason=why,
             )

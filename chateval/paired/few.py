@@ -81,7 +81,9 @@ def inverted_permutation_interval(
     return (lo, hi), p0, exact, None
 
 
-def jackknife_t_interval(estimate: float, leave_one_out: np.ndarray, alpha: float = ALPHA) -> tuple[float, float] | None:
+def jackknife_t_interval(
+    estimate: float, leave_one_out: np.ndarray, alpha: float = ALPHA
+) -> tuple[float, float] | None:
     """estimate ± t(1 - alpha/2, G - 1) × the delete-one-cluster jackknife standard error; None
     when a leave-one-out value is undefined."""
     g = len(leave_one_out)
