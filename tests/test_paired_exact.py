@@ -165,3 +165,20 @@ def test_jackknife_interval_undefined_when_a_value_is():
     assert jackknife_t_interval(0.1, np.array([0.1, np.nan, 0.2])) is None
     lo, hi = jackknife_t_interval(0.0, np.array([-1.0, 1.0]))
     assert (lo, hi) == pytest.approx((-stats.t.ppf(0.975, 1) * np.sqrt(0.5 * 2), stats.t.ppf(0.975, 1)))
+
+
+def test_reports_say_when_clusters_are_few():
+    from rich.console import Console
+
+    from chateval.cli.bench import comparisons_table
+    from chateval.paired import comparisons_markdown, dump_comparisons
+
+    a, b, cl = _issue_case()
+    few = paired_difference(a.tolist(), b.tolist(), clusters=cl.tolist(), names=("mem", "none"))
+    md = "\n".join(comparisons_markdown([few]))
+    assert "**Few clusters** (8; fewer than 20)" in md and "inverted exact permutation" in md
+    console = Console(record=True, width=200)
+    comparisons_table({"comparisons": dump_comparisons([few])}, console)
+    assert "few clusters (8)" in console.export_text()
+    many = paired_difference(a.tolist(), b.tolist(), names=("mem", "none"))  # no clusters
+    assert "Few clusters" not in "\n".join(comparisons_markdown([many]))
