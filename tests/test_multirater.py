@@ -121,3 +121,9 @@ def test_calibrate_reports_them_beside_the_ceiling(tmp_path, capsys):
     assert s.judge_agreement_metric == "kappa" and set(s.judge_agreement) == {"single", "pair"}
     report = (out / "report.md").read_text()
     assert "Krippendorff's alpha (nominal" in report and "Fleiss' kappa" in report and "## Judge vs judge" in report
+
+
+def test_unanimous_annotators_leave_alpha_and_fleiss_undefined_with_a_reason():
+    got = annotator_agreement(Items("pairwise", {"a": ["1", "1"], "b": ["1", "1"]}))
+    assert got["krippendorff_alpha"].value is None and "every label is the same" in got["krippendorff_alpha"].reason
+    assert got["fleiss_kappa"].value is None and "every label is the same" in got["fleiss_kappa"].reason

@@ -46,8 +46,11 @@ def _multi(items: Items) -> dict[str, list[Any]]:
 def _alpha(data: np.ndarray, level: Literal["nominal", "interval"]) -> float | None:
     import krippendorff
 
-    with np.errstate(all="ignore"):
-        value = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    try:
+        with np.errstate(all="ignore"):
+            value = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    except ValueError:  # one value in the whole domain, or no pairable values: alpha is undefined
+        return None
     return None if math.isnan(value) else value
 
 
@@ -70,8 +73,8 @@ def krippendorff_alpha(items: Items) -> Stat:
         return Stat(value=None, n=len(multi), reason=f"not computed: {EXTRA}")
     if not items.scored:
         code = {c: k for k, c in enumerate(items.format.classes)}
-        cols = [[float(code[x]) for x in labs if x in code] for labs in multi.values()]
-        value = _alpha(_matrix(cols), "nominal")
+        cols = [c for c in ([float(code[x]) for x in labs if x in code] for labs in multi.values()) if len(c) >= 2]
+        value = _alpha(_matrix(cols), "nominal") if len(cols) >= 2 else None
         reason = None if value is not None else "undefined: every label is the same"
         return Stat(value=value, n=len(multi), reason=reason)
     per = []

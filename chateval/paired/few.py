@@ -32,7 +32,7 @@ def _p_of_shifts(
 ) -> np.ndarray:
     """p(δ) for each δ: the share of patterns with |A - δB| >= |S - δN|."""
     out = np.empty(len(shifts))
-    step = max(1, (1 << 22) // max(len(a), 1))
+    step = max(1, (1 << 21) // max(len(a), 1))
     for s in range(0, len(shifts), step):
         d = shifts[s : s + step]
         obs = np.abs(total - d * size)
