@@ -182,3 +182,14 @@ def test_reports_say_when_clusters_are_few():
     assert "few clusters (8)" in console.export_text()
     many = paired_difference(a.tolist(), b.tolist(), names=("mem", "none"))  # no clusters
     assert "Few clusters" not in "\n".join(comparisons_markdown([many]))
+
+
+def test_a_bootstrap_over_sparse_differences_never_outvotes_the_exact_test():
+    # 80 items, 5 of which differ (all the same way): the bootstrap almost never draws none of the
+    # 5, so its interval excludes 0, but the exact sign-flip p is 2/2**5 = 0.0625 (the audit's
+    # net-of-length on FairEval showed exactly this).
+    a = [0.5] * 5 + [0.0] * 75
+    b = [0.0] * 80
+    r = paired_difference(a, b, metric="f1")
+    assert r.test == "permutation_exact" and r.p_value == pytest.approx(0.0625)
+    assert r.ci95[0] > 0 and r.excludes_zero is False

@@ -12,8 +12,8 @@ difference is computed, written to ``summary.json`` and read back the same way:
   enough to enumerate (up to 2**16 patterns, or ``resamples`` if larger: :mod:`.patterns`),
   Monte-Carlo otherwise. One code path, so one comparison has one p-value in every command.
 - Fewer than ``FEW_CLUSTERS`` (20) clusters: the interval is the inverted exact permutation test
-  (a mean) or a delete-one-cluster jackknife t (a statistic) instead of the bootstrap, and
-  ``excludes_zero`` also needs the exact test's p <= 0.05 (:mod:`.few`).
+  (a mean) or a delete-one-cluster jackknife t (a statistic) instead of the bootstrap
+  (:mod:`.few`). Everywhere ``excludes_zero`` needs the paired test's p <= 0.05 as well.
 - :func:`paired_metric_difference` — a whole-sample statistic against a reference (Cohen's kappa
   or accuracy against human labels, Spearman or Kendall against human scores). The same bootstrap
   index vector is applied to both sides; the p-value comes from a paired permutation test that

@@ -49,13 +49,16 @@ class PairedDifference(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def excludes_zero(self) -> bool | None:
-        """Whether the 95% interval lies wholly on one side of 0 (None without an interval). With
-        few clusters also the exact test must reject (p <= 0.05): a difference is never called
-        when the exact test does not call it."""
+        """Whether the 95% interval lies wholly on one side of 0 *and* the paired test agrees
+        (p <= 0.05; None without an interval). A bootstrap over many units of which only a few
+        differ (or over few clusters) can exclude 0 while the exact test cannot reject: a
+        difference is never called when the test does not call it."""
         if self.ci95 is None:
             return None
         outside = self.ci95[0] > 0 or self.ci95[1] < 0
-        if self.few_clusters and (self.p_value is None or self.p_value > ALPHA):
+        if self.p_value is not None and self.p_value > ALPHA:
+            return False
+        if self.few_clusters and self.p_value is None:
             return False
         return outside
 
