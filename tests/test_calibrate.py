@@ -291,6 +291,11 @@ def test_faireval_reproduces_the_bench_single_and_multi_rows(tmp_path, capsys):
         assert r.agreement["accuracy"].value == pytest.approx(bench["settings"][name]["metrics"]["accuracy"]["value"])
         k = bench["settings"][name]["metrics"]["kappa"]["value"]
         assert r.agreement["kappa"].value == (None if k is None else pytest.approx(k))
+    # One comparison, one p-value: the bench's multi-vs-single kappa difference is calibrate's.
+    bench_cmp = {(c.a, c.b, c.metric): c for c in read_comparisons(bench)}
+    for metric in ("kappa", "accuracy"):
+        mine, theirs = cal.setting("multi").vs_baseline[metric], bench_cmp["multi", "single", metric]
+        assert (mine.diff, mine.p_value, mine.test, mine.n) == (theirs.diff, theirs.p_value, theirs.test, theirs.n)
 
 
 def test_topical_chat_is_read_as_shipped(tmp_path, capsys):

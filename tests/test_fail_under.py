@@ -126,7 +126,8 @@ def test_audit_fail_over_a_flip_rate(tmp_path, capsys):
             "--out", str(out)]
     assert main([*base, "--fail-over", "flip_rate=0.01"]) == 4
     err = capsys.readouterr().err
-    rates = {b["perturbation"]: b["rate"] for b in json.loads((out / "summary.json").read_text())["biases"]}
+    rates = {b["perturbation"]: b["rate_lost"] if b["n_lost"] else b["rate"]  # the headline rate
+             for b in json.loads((out / "summary.json").read_text())["biases"]}
     above = [p for p, r in rates.items() if r is not None and r > 0.01]
     assert above  # the offline judge flips on some perturbation of these ten items
     assert gate_lines(err) == [(f"gate failed: --fail-over flip_rate=0.01: flip_rate of {p} is {rates[p]:.4g}, "

@@ -35,6 +35,11 @@ class AuditConfig(BaseModel):
     )
     other_family: str = opt(texts.OTHER_FAMILY, "self-preference: the label of the other answer's producer")
     score_threshold: float = opt(1.0, "score task: the change of the panel's score that counts as a flip", gt=0)
+    length_control: bool = opt(
+        True,
+        "judge a length-matched control of every variant that adds words (the added words replaced by as "
+        "many neutral ones) and report each bias net of it",
+    )
     resume: bool = opt(False, "continue an audit: skip finished variants, redo failed ones")
     overwrite: bool = opt(False, "replace an earlier run in --out")
     limit: int | None = opt(None, "audit only the first N items", ge=1)

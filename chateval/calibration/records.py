@@ -97,6 +97,9 @@ class Ceiling(BaseModel):
     n_items: int  # items with two or more annotators
     n_pairs: int  # (item, annotator) pairs
     agreement: dict[str, Stat]
+    # Chance-corrected agreement of all the annotators at once: krippendorff_alpha, fleiss_kappa
+    # (chateval.calibration.multirater); a value None says why in its reason.
+    multi_rater: dict[str, Stat] = Field(default_factory=dict)
 
 
 class CalibrationSummary(BaseModel):
@@ -116,6 +119,10 @@ class CalibrationSummary(BaseModel):
     baseline: str
     settings: dict[str, SettingResult]  # by name, in grid order (the viewer reads each one's panel)
     ceiling: Ceiling | None = None
+    # Every pair of settings' agreement with each other on the items both judged: Cohen's kappa
+    # (labels) or Spearman's rho averaged over aspects (scores); judge_agreement_metric says which.
+    judge_agreement: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    judge_agreement_metric: str | None = None
     best: str | None = None
     beats_baseline: bool | None = None  # best's primary-metric difference from the baseline is significant and > 0
     conclusion: str = ""

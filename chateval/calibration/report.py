@@ -172,6 +172,8 @@ def render(out: Path, summary: CalibrationSummary) -> str:
             "reference than each annotator here.",
             "",
         ]
+        lines += _multi_rater(c.multi_rater, summary.task)
+    lines += _judge_matrix(summary)
     for m in metrics:
         png = f"agreement_{m}.png"
         if (out / png).exists():
@@ -181,6 +183,42 @@ def render(out: Path, summary: CalibrationSummary) -> str:
         for r in summary.settings.values()
     ]
     return "\n".join(lines) + "\n"
+
+
+def _multi_rater(stats: dict[str, Stat], task: str) -> list[str]:
+    if not stats:
+        return []
+    alpha, fleiss = stats.get("krippendorff_alpha"), stats.get("fleiss_kappa")
+    level = "interval, averaged over the aspects" if task == "score" else "nominal"
+    out = ["All the annotators at once (chance-corrected, no interval):", ""]
+    if alpha is not None:
+        out.append(f"- Krippendorff's alpha ({level}, {alpha.n} items): {_stat(alpha)}")
+    if fleiss is not None:
+        extra = f" — {fleiss.reason}" if fleiss.value is not None and fleiss.reason else ""
+        out.append(f"- Fleiss' kappa ({fleiss.n} items): {_stat(fleiss)}{extra}")
+    return out + [""]
+
+
+def _judge_matrix(summary: CalibrationSummary) -> list[str]:
+    """Every pair of settings' agreement with each other: which settings are in effect one judge."""
+    m = summary.judge_agreement
+    if len(m) < 2:
+        return []
+    names = list(m)
+    what = "Cohen's kappa" if summary.judge_agreement_metric == "kappa" else "Spearman's ρ (averaged over the aspects)"
+    lines = [
+        "## Judge vs judge",
+        "",
+        f"{what} between the verdicts of every pair of settings on the items both judged (1 on the diagonal "
+        "when a setting gave more than one verdict): settings near 1 are in effect the same judge.",
+        "",
+        "| | " + " | ".join(f"`{n}`" for n in names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for a in names:
+        cells = ["–" if m[a].get(b) is None else f"{m[a][b]:.3f}" for b in names]
+        lines.append(f"| `{a}` | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def charts(out: Path, summary: CalibrationSummary) -> None:

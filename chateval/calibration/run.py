@@ -27,6 +27,7 @@ from ..util.plugins import load_plugins
 from . import metrics as M
 from .config import CalibrateConfig
 from .grid import DEFAULT_GRID, load_grid, parse_setting, resolve, with_baseline
+from .multirater import annotator_agreement, judge_agreement
 from .preset import check_preset_path, write_preset
 from .records import CalibrationSetting, CalibrationSummary, Ceiling, Panel, PerItem, SettingResult, write_calibration
 from .report import conclude
@@ -223,6 +224,7 @@ def _summarise(
         )
     first = evaluators[settings[0].name]
     ceiling = M.ceiling(items, **opts)
+    between_metric, between = judge_agreement(items, {s.name: preds[s.name] for s in settings})
     summary = CalibrationSummary(
         input=str(source.given),
         input_format=source.format,
@@ -237,7 +239,15 @@ def _summarise(
         primary_metric=items.format.primary_metric,
         baseline=base,
         settings=results,
-        ceiling=Ceiling(n_items=ceiling[0], n_pairs=ceiling[1], agreement=ceiling[2]) if ceiling else None,
+        ceiling=(
+            Ceiling(
+                n_items=ceiling[0], n_pairs=ceiling[1], agreement=ceiling[2], multi_rater=annotator_agreement(items)
+            )
+            if ceiling
+            else None
+        ),
+        judge_agreement=between,
+        judge_agreement_metric=between_metric,
         resamples=cfg.resamples,
         seed=cfg.bootstrap_seed,
         complete=all(r.complete for r in results.values()),

@@ -156,4 +156,11 @@ AUDIT_METRICS = ["flip_rate"]  # per perturbation; without one, every perturbati
 
 
 def audit_measures(summary: dict[str, Any]) -> Measures:
-    return {"flip_rate": {b["perturbation"]: b.get("rate") for b in summary.get("biases") or []}}
+    """The audit's headline flip rate per perturbation: toward the favoured answer where it had
+    lost (the plain flip rate for a perturbation favouring no answer)."""
+    return {
+        "flip_rate": {
+            b["perturbation"]: b.get("rate_lost") if b.get("n_lost") else b.get("rate")
+            for b in summary.get("biases") or []
+        }
+    }
