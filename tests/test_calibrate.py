@@ -6,10 +6,12 @@ cache reuse counted at a fake OpenAI server, the --write-preset round trip, Fair
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
+import yaml
 from rich.console import Console
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
@@ -384,3 +386,50 @@ def test_items_sharing_a_cluster_are_resampled_together(tmp_path):
     boots = [hit[np.concatenate([members[c] for c in row])].mean() for row in draws]
     assert s.setting("single").agreement["accuracy"].ci95 == pytest.approx(np.percentile(boots, [2.5, 97.5]).tolist())
     assert "4 clusters" in (tmp_path / "cal" / "report.md").read_text()
+
+
+# --- the written preset is the measured judge (issue 37) -------------------------------------------
+def _coin(body: dict) -> str:
+    """A content-keyed verdict: the same request always gets the same reply, and the two answer
+    orders of one item agree only sometimes (so escalation screens some items and debates others)."""
+    h = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).digest()[0]
+    return "Score of Assistant 1: 7\nScore of Assistant 2: 4" if h % 2 else "Score of Assistant 1: 4\nScore of Assistant 2: 7"
+
+
+def _bodies(server: FakeOpenAIServer) -> list[str]:
+    return sorted(json.dumps(b, sort_keys=True) for b in server.requests)  # items run concurrently
+
+
+def test_written_preset_reproduces_the_settings_verdicts_and_calls(tmp_path, capsys):
+    out, preset = tmp_path / "cal", tmp_path / "best.yaml"
+    tie = "No verdict from me."  # the baseline's server: nothing readable, so no defined agreement
+    with FakeOpenAIServer(responder=lambda b: tie) as base, FakeOpenAIServer(responder=_coin) as other:
+        spec = f"esc=chateval_default,escalate=true,stop_early=true,base_url={other.base_url}"
+        # Exit 1: the baseline judged nothing (its server's replies are unreadable), so 'esc' is the answer.
+        assert cli(str(PAIRS), "--out", str(out), "--setting", "single=single", "--setting", spec, *_fake(base),
+                   "--no-cache", "--write-preset", str(preset)) == 1
+        measured = _bodies(other)
+        server_calls = len(measured)
+        other.reset()
+        text = preset.read_text()
+        written = yaml.safe_load(text)
+        assert written["escalate"] is True and written["stop_early"] is True
+        assert written["base_url"] == other.base_url and written["model"] == "openai-compatible/judge"
+        again = tmp_path / "again"
+        assert main(["evaluate", str(PAIRS), "--preset", str(preset), "--out", str(again), "--no-cache",
+                     "--max-retries", "0"]) == 0
+        assert _bodies(other) == measured  # the same calls, body for body, at the same endpoint
+        assert base.requests and all(b["model"] == "judge" for b in base.requests)
+    capsys.readouterr()
+    s = read_calibration(out)
+    assert s.recommended == "esc" and "'esc'" in text
+    assert _verdicts(again) == _verdicts(out / "esc")
+    assert s.setting("single").n_ok == 0 and s.setting("esc").n_ok == 10
+    # What the preset had to carry: some items settled by the screen alone (2 calls), some debated,
+    # some debates stopped early. Without escalate and stop_early every item costs 4 other calls.
+    rows = read_jsonl(out / "esc" / "samples.jsonl")
+    assert {r["escalation"]["escalated"] for r in rows} == {True, False}
+    assert any((r.get("stop_early") or {}).get("rounds_skipped") for r in rows)
+    assert s.setting("esc").per_item.calls == pytest.approx(server_calls / 10)
+    summary = json.loads((again / "summary.json").read_text())
+    assert summary["usage"]["calls"] == server_calls

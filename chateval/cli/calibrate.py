@@ -107,9 +107,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
     with cap_context(args) as cap:
         summary = asyncio.run(acalibrate(cfg, progress=progress))
     _table(summary, console)
-    console.print(f"[bold]{summary.conclusion}[/bold]", highlight=False)
+    console.print(f"[bold]{summary.recommendation}[/bold]", highlight=False)
+    console.print(summary.conclusion, highlight=False)
     console.print(
-        f"results in {cfg.out}/ (summary.json, report.md, agreement_*.png; one sub-run per setting)"
+        f"results in {cfg.out}/ (summary.json, report.md, agreement_*.png, cost_agreement.png; one sub-run per setting)"
         + (f"; preset written to {cfg.write_preset}" if cfg.write_preset and summary.best else "")
     )
     if report_cap(cap, console, "items"):
