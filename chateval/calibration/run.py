@@ -28,8 +28,8 @@ from . import metrics as M
 from .config import CalibrateConfig
 from .grid import DEFAULT_GRID, load_grid, parse_setting, resolve, with_baseline
 from .preset import check_preset_path, write_preset
-from .records import CalibrationSetting, CalibrationSummary, Ceiling, Panel, PerItem, SettingResult, write_calibration
 from .recommend import recommend
+from .records import CalibrationSetting, CalibrationSummary, Ceiling, Panel, PerItem, SettingResult, write_calibration
 from .report import conclude
 from .report import write_report as write_calibration_report
 from .sources import Source, prepare
