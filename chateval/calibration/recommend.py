@@ -152,7 +152,7 @@ def _sentence(
         )
     else:
         d = summary.vs_best.get(chosen.setting.name)
-        p = "" if d is None or d.p_value is None else f", paired p = {d.p_value:.3g}"
+        p = "" if d is None or d.p_value is None else f" (its difference from the best: paired p = {d.p_value:.3g})"
         why = (
             f" The best agreement is '{best.setting.name}' ({_stat_text(best, m)}); {len(ties)} setting"
             f"{'s are' if len(ties) > 1 else ' is'} statistically indistinguishable from it (paired p ≥ {ALPHA}) "
