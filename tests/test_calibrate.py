@@ -535,3 +535,20 @@ def test_the_cheapest_of_the_settings_indistinguishable_from_the_best_is_recomme
         r.per_item.cost_usd = None
     recommend(summary, summary.vs_best)
     assert summary.recommended == "mid" and "cost unknown" in summary.recommendation
+
+
+def test_preset_of_writes_the_judge_not_the_plumbing(tmp_path, monkeypatch):
+    from chateval.calibration.preset import preset_of
+    from chateval.evaluation.config import EvalConfig
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine").mkdir()
+    config = EvalConfig(model="openai-compatible/judge", base_url="http://u:secret@127.0.0.1:9/v1?key=k",
+                        personas=["critic", "scientist"], escalate=True, cache=False, max_connections=3,
+                        persona_dirs=["mine"]).public()
+    out = preset_of(config)
+    assert "secret" not in json.dumps(out) and out["base_url"] == "http://***@127.0.0.1:9/v1?key=***"
+    assert out["escalate"] is True and out["stop_early"] is False and out["agents"] == 2
+    assert out["persona_dirs"] == [str(tmp_path / "mine")]  # absolute: the preset works from anywhere
+    assert not {"task", "cache", "cache_dir", "max_connections", "max_retries", "timeout_s"} & set(out)
+    assert EvalConfig.merged(out | {"base_url": "http://127.0.0.1:9/v1"}).escalate  # a valid preset

@@ -57,7 +57,7 @@ exit codes: 0 every item judged under every setting; 1 some items failed (see su
 2 bad input or settings (nothing was sent to a model); """
     + EXIT_CODE_TEXT
     + """;
-4 a --fail-under gate was not met (without :SETTING, on the best setting); 130 interrupted (rerun with --resume)."""
+4 a --fail-under gate was not met (without :SETTING, on the recommended setting); 130 interrupted (rerun with --resume)."""
 )
 
 
