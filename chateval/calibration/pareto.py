@@ -41,6 +41,7 @@ def draw(out: Path, summary: CalibrationSummary) -> Path | str:
         line = sorted(((x, y) for r, x, y in pts if r.setting.name in front), key=lambda p: p[0])
         if line:
             ax.step([p[0] for p in line], [p[1] for p in line], where="post", color="grey", linestyle="--", linewidth=1)
+        ax.margins(x=0.2)  # room for the labels right of the rightmost points
         ax.set_xlabel("USD per item (cache hits at their cold price)" if in_usd else "model calls per item")
         ax.set_ylabel(f"{NAMES[m]} with the human reference")
         judge = "offline (heuristic, not an LLM)" if summary.offline else summary.model

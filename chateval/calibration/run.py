@@ -299,7 +299,7 @@ def calibrate(
     """Calibrate judge settings against human labels (the Python API of ``chateval calibrate``).
 
     >>> s = calibrate("labels.jsonl", "calib/", model="offline")          # the default grid
-    >>> s.best, s.setting("single").agreement["kappa"].ci95
+    >>> s.recommended, s.recommendation, s.best, s.setting("single").agreement["kappa"].ci95
 
     ``settings``: CalibrationSetting objects or ``--setting`` strings (``"big=one_by_one_3x2,turns=3"``);
     other options are the fields of CalibrateConfig (grid, baseline, limit, resume, model, ...).

@@ -127,7 +127,7 @@ def _table(summary: Any, console: Console) -> None:
     for col in ["setting", *metrics, f"Δ{summary.primary_metric} vs {summary.baseline}", "p", "calls/item"]:
         table.add_column(col)
     for r in summary.settings.values():
-        cells = [r.setting.name]
+        cells = [r.setting.name + (" (recommended)" if r.setting.name == summary.recommended else "")]
         for m in metrics:
             s = r.agreement[m]
             cells.append(
