@@ -102,7 +102,7 @@ def test_calibrate_gates_the_best_setting_or_a_named_one(tmp_path, capsys):
                  "--fail-under", "kappa=0.99", "--fail-under", "accuracy:single=0"])
     err = capsys.readouterr().err
     summary = json.loads((out / "summary.json").read_text())
-    best = summary["settings"][summary["best"]]["agreement"]["kappa"]["value"]
+    best = summary["settings"][summary["recommended"]]["agreement"]["kappa"]["value"]  # what --write-preset writes
     assert code == 4
     assert gate_lines(err) == [f"gate failed: --fail-under kappa=0.99: kappa is {best:.4g}, below 0.99"]
 

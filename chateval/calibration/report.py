@@ -9,6 +9,8 @@ from ..debate.tasks import TASKS, get_task
 from ..paired import PairedDifference
 from ..runs.files import atomic_write
 from ..stats.self_consistency import consistency_text
+from . import pareto
+from .recommend import pick_best
 from .records import CalibrationSummary, SettingResult, Stat
 
 ALPHA = 0.05
@@ -37,7 +39,8 @@ def _conclude(summary: CalibrationSummary) -> CalibrationSummary:
         summary.best, summary.beats_baseline = None, None
         summary.conclusion = f"No setting has a defined {NAMES[m]} with the human reference."
         return summary
-    best, value = max(scored, key=lambda rv: rv[1])  # ties: the first in grid order
+    best = pick_best(summary) or scored[0][0]  # an exact tie: the cheaper setting
+    value = next(v for r, v in scored if r is best)
     summary.best = best.setting.name
     what = f"{NAMES[m]} {value:.3f}"
     tag = " (offline model: a pipeline check, not an LLM result)" if summary.offline else ""
@@ -108,6 +111,7 @@ def render(out: Path, summary: CalibrationSummary) -> str:
             "pipeline and are not LLM results.",
             "",
         ]
+    lines += answer_first(out, summary)
     lines += [
         f"**{summary.conclusion}**",
         "",
@@ -221,6 +225,26 @@ def _judge_matrix(summary: CalibrationSummary) -> list[str]:
     return lines + [""]
 
 
+def answer_first(out: Path, summary: CalibrationSummary) -> list[str]:
+    """The report's opening: the recommendation and the cost-against-agreement plot."""
+    if not summary.recommendation:
+        return []
+    ties = summary.indistinguishable
+    return [
+        "## Recommendation",
+        "",
+        f"**{summary.recommendation}**",
+        "",
+        f"Statistically indistinguishable from the best (cheapest first): {', '.join(f'`{n}`' for n in ties)}. "
+        if len(ties) > 1
+        else "",
+        f"Pareto front (no other setting both cheaper and better agreeing; cheapest first): "
+        f"{', '.join(f'`{n}`' for n in summary.pareto)}.",
+        "",
+        *pareto.lines(out),
+    ]
+
+
 def charts(out: Path, summary: CalibrationSummary) -> None:
     for old in out.glob("agreement_*.png"):
         old.unlink()
@@ -255,6 +279,7 @@ def charts(out: Path, summary: CalibrationSummary) -> None:
 
 def write_report(out: Path, summary: CalibrationSummary) -> Path:
     charts(out, summary)
+    pareto.draw(out, summary)
     path = out / "report.md"
     atomic_write(path, render(out, summary))
     return path

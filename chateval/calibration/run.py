@@ -29,6 +29,7 @@ from .config import CalibrateConfig
 from .grid import DEFAULT_GRID, load_grid, parse_setting, resolve, with_baseline
 from .multirater import annotator_agreement, judge_agreement
 from .preset import check_preset_path, write_preset
+from .recommend import recommend
 from .records import CalibrationSetting, CalibrationSummary, Ceiling, Panel, PerItem, SettingResult, write_calibration
 from .report import conclude
 from .report import write_report as write_calibration_report
@@ -118,8 +119,8 @@ async def acalibrate(
         if cfg.overwrite and not cfg.resume:
             for name in TOP_FILES:
                 (out / name).unlink(missing_ok=True)
-            for png in out.glob("agreement_*.png"):
-                png.unlink()
+            for png in [*out.glob("agreement_*.png"), out / "cost_agreement.png"]:
+                png.unlink(missing_ok=True)
         started = execution is not None and connect(execution)
         token = use(execution or Execution())
         try:
@@ -253,7 +254,15 @@ def _summarise(
         complete=all(r.complete for r in results.values()),
         wall_time_s=sum(r.wall_time_s for r in results.values()),
     )
-    return conclude(summary)
+    conclude(summary)
+    m = summary.primary_metric
+    best = summary.best
+    vs_best = {
+        name: M.paired_vs(items, name, preds[name], best, preds[best], **opts)[m]
+        for name in results
+        if best is not None and name != best
+    }
+    return recommend(summary, vs_best)
 
 
 def _panel(ev: Evaluator) -> Panel:
@@ -278,7 +287,10 @@ def _per_item(summary: dict[str, Any]) -> PerItem:
     tokens = sum(
         u.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens")
     )
-    cost = u.get("cost_usd")
+    # Cache hits at the price they had when answered: settings that share calls (the first round
+    # of one_by_one and simultaneous) cost the same whichever ran first.
+    paid, saved = u.get("cost_usd"), u.get("cached_cost_usd", 0.0)
+    cost = None if paid is None or saved is None else paid + saved
     return PerItem(
         calls=(u.get("calls", 0) + u.get("cached_calls", 0)) / n,
         tokens=tokens / n,
@@ -298,7 +310,7 @@ def calibrate(
     """Calibrate judge settings against human labels (the Python API of ``chateval calibrate``).
 
     >>> s = calibrate("labels.jsonl", "calib/", model="offline")          # the default grid
-    >>> s.best, s.setting("single").agreement["kappa"].ci95
+    >>> s.recommended, s.recommendation, s.best, s.setting("single").agreement["kappa"].ci95
 
     ``settings``: CalibrationSetting objects or ``--setting`` strings (``"big=one_by_one_3x2,turns=3"``);
     other options are the fields of CalibrateConfig (grid, baseline, limit, resume, model, ...).

@@ -113,7 +113,7 @@ def check(gates: list[Gate], measures: Measures, *, flag: str = "--fail-under", 
                 lines.append(f"{flag} {g.spec}: no system or setting '{g.subject}' in this run ({names})")
                 continue
             picked: dict[str | None, float | None] = {g.subject: values[g.subject]}
-        else:  # the run's own value (evaluate; calibrate's best setting), else every system's
+        else:  # the run's own value (evaluate; calibrate's recommended setting), else every system's
             picked = {None: values[None]} if None in values else values
         for subject, v in picked.items():
             who = f"{g.metric}" + (f" of {subject}" if subject is not None else "")
@@ -141,13 +141,14 @@ CALIBRATE_METRICS = ["accuracy", "kappa", "spearman", "kendall"]  # labels (pair
 
 
 def calibrate_measures(summary: dict[str, Any]) -> Measures:
-    """Per judge setting; a gate without a setting is checked on the best one (what
-    ``--write-preset`` writes), not on every setting of the grid."""
+    """Per judge setting; a gate without a setting is checked on the recommended one (what
+    ``--write-preset`` writes; the best one in a summary from before recommendations), not on
+    every setting of the grid."""
     out: Measures = {}
     for name, s in (summary.get("settings") or {}).items():
         for m, stat in (s.get("agreement") or {}).items():
             out.setdefault(m, {})[name] = (stat or {}).get("value")
-    best = summary.get("best")
+    best = summary.get("recommended") or summary.get("best")
     return {m: ({None: vals[best], **vals} if best in vals else vals) for m, vals in out.items()}
 
 
