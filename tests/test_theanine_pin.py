@@ -8,17 +8,19 @@ Regenerate (only for an intended change of behaviour): CHATEVAL_REPIN=1 pytest t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from chateval.memory import MEMORY_SYSTEMS, Session, Turn
 from chateval.memory import systems as _systems  # noqa: F401  (registers theanine)
-from chateval.memory.embeddings import make_embedder
+from chateval.memory.embeddings import HashingEmbedder
 from chateval.models import ModelLayer, ModelSpec
 
 PIN = Path(__file__).parent / "fixtures" / "theanine_pin.json"
@@ -43,8 +45,8 @@ VARIANTS: dict[str, dict] = {
 
 
 def sessions(n: int = 36, per: int = 6, seed: int = 7) -> list[Session]:
-    """Sessions from a tiny vocabulary: many memories relate, and some are word for word the
-    same (equal vectors: ties in the search)."""
+    """Sessions from a tiny vocabulary: many memories relate. Each text ends in its own
+    number, so no two vectors are equal (see ``JitteredHash``)."""
     rng = random.Random(seed)
     out = []
     for s in range(n):
@@ -55,12 +57,26 @@ def sessions(n: int = 36, per: int = 6, seed: int = 7) -> list[Session]:
                 Turn(
                     id=f"t{t}",
                     role=rng.choice(["user", "assistant"]),
-                    content=f"{rng.choice(OPENERS)} talked about the {a} and the {b} with {c}.",
+                    content=f"{rng.choice(OPENERS)} talked about the {a} and the {b} with {c} ({s}.{t}).",
                 )
             )
         # Some sessions share a date: equal times, so insertion order breaks ties.
         out.append(Session(id=f"x{s:03d}", date=T0 + timedelta(days=s - s % 3), turns=turns))
     return out
+
+
+class JitteredHash(HashingEmbedder):
+    """The hashing embedder plus a small fixed per-text offset. Hashed word counts give many
+    memories *exactly* equal cosine similarities, and Qdrant's local mode orders those by
+    rounding noise (it re-normalises its stored vectors in place on every query); the offset
+    makes every similarity distinct, so the pin holds the search's semantics, not the noise."""
+
+    async def _embed(self, texts: list[str]) -> np.ndarray:
+        m = await super()._embed(texts)
+        for i, t in enumerate(texts):
+            seed = int.from_bytes(hashlib.blake2b(t.encode(), digest_size=8).digest(), "little")
+            m[i] += np.random.default_rng(seed).uniform(-0.05, 0.05, m.shape[1]).astype(np.float32)
+        return m
 
 
 DIALOGUES = [
@@ -74,7 +90,7 @@ DIALOGUES = [
 
 async def observe(settings: dict) -> dict:
     system = MEMORY_SYSTEMS.get("theanine")(
-        ModelLayer(ModelSpec.parse("offline")), settings=settings, embedder=make_embedder("hash", cache=False)
+        ModelLayer(ModelSpec.parse("offline")), settings=settings, embedder=JitteredHash(cache=False)
     )
     try:
         await system.ingest_all(sessions())
