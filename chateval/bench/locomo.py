@@ -27,6 +27,7 @@ from ..datasets import DatasetError, LoCoMoConversation, LoCoMoQA, load_locomo
 from ..datasets.answers import Answer, load_predictions, match_answers
 from ..datasets.locomo import CATEGORIES
 from ..memory.answer import AnswerStyle, ReaderPrompt
+from ..memory.blind import Blind
 from ..models import CallLog
 from ..runs.files import file_sha256
 from ..runs.progress import RunProgress
@@ -265,8 +266,9 @@ class LoCoMo(Benchmark):
             if system is not None:
                 system.answer_style, system.reader_prompt = style, reader
             t0 = time.perf_counter()
+            blind = Blind(conv.sessions)  # the system never sees the data set's ids
             if system is not None:
-                await system.ingest_all(conv.sessions)
+                await system.ingest_all(blind.sessions)
             ingest_s = time.perf_counter() - t0
             now = max(s.date for s in conv.sessions) + timedelta(days=1)
             limit = asyncio.Semaphore(JUDGE_CONCURRENCY)
@@ -287,7 +289,7 @@ class LoCoMo(Benchmark):
                         self._score(row, qa, preds[f"{conv.id}\t{qa.question}"].text, None, empty)
                     else:
                         with contain_exits():  # this QA fails, not the conversation
-                            await self._answer(system, conv, qa, row, now, fmt, has_recall, empty)
+                            await self._answer(system, blind, conv, qa, row, now, fmt, has_recall, empty)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # this QA fails; the others go on
@@ -317,6 +319,7 @@ class LoCoMo(Benchmark):
     @staticmethod
     async def _answer(
         system: Any,
+        blind: Blind,
         conv: LoCoMoConversation,
         qa: LoCoMoQA,
         row: dict[str, Any],
@@ -328,7 +331,7 @@ class LoCoMo(Benchmark):
         asked = asked_question(conv.id, qa, fmt)
         before = system.stats().recall_s
         t1 = time.perf_counter()
-        resp = await system.respond(asked, now)
+        resp = blind.response(await system.respond(asked, now))
         total_s = time.perf_counter() - t1
         recall_s = system.stats().recall_s - before
         prediction = resp.answer
