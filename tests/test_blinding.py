@@ -200,3 +200,19 @@ def test_no_request_to_a_model_holds_an_original_id(bench, data, systems, ids, t
     leaked = sorted(i for i in ids() if i in text)
     assert not leaked, leaked[:5]
     assert "Session on" in text and "## Session 1 (" in text  # extraction and reader prompts were sent
+
+
+def test_a_run_from_before_blinding_does_not_resume(tmp_path, capsys):
+    from chateval.evaluation.config import config_hash
+
+    out = tmp_path / "o"
+    args = ["bench", "longmemeval", "--data", str(LME), "--systems", "retrieval", "--retrieval-only", "--rankers", "",
+            "--embedder", "hash", "--no-cache", "--out", str(out), "--question-ids", "t_job"]
+    assert main(args) == 0
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["judging"]["blinding"]
+    del cfg["judging"]["blinding"]  # the run as an earlier version wrote it
+    cfg["config_hash"] = config_hash(cfg["judging"])
+    (out / "config.json").write_text(json.dumps(cfg))
+    assert main(args + ["--resume"]) == 2
+    assert "changed: blinding" in capsys.readouterr().err
