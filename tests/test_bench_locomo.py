@@ -104,7 +104,7 @@ def test_official_question_format_and_choice_mapping():
     assert lc.asked_question(conv.id, temporal, "official").endswith(lc.TEMPORAL_HINT)
     assert lc.asked_question(conv.id, temporal, "plain") == temporal.question
     asked = lc.asked_question(conv.id, adversarial, "official")
-    opts = lc._cat5_options(conv.id, adversarial)
+    opts = lc.cat5_options(conv.id, adversarial)
     assert f"(a) {opts['a']} (b) {opts['b']}" in asked and lc.NOT_MENTIONED in opts.values()
     assert adversarial.adversarial_answer in opts.values()
     assert lc.resolve_choice("(a)", opts) == opts["a"] and lc.resolve_choice("B", opts) == opts["b"]

@@ -319,3 +319,21 @@ def test_reference_agent_script_serves(tmp_path):
         assert json.loads(urllib.request.urlopen(req, timeout=10).read())["answer"] == "I don't know."
     finally:
         server.shutdown()
+
+
+@pytest.mark.slow
+def test_the_agent_is_given_no_original_id_and_no_gold(agent, tmp_path):
+    """Issue 34: what crosses the wire is the blinded history (opaque ids, role and content); the
+    scores still use the data set's ids (the agent's ranking is mapped back)."""
+    originals = {x for q in load_longmemeval(LME) for s in q.sessions for x in [s.id] + [t.id for t in s.turns]}
+    out = tmp_path / "lme"
+    assert main(["bench", "longmemeval", "--data", str(LME), "--systems", "http", "--set", f"http.url={agent.url}",
+                 "--out", str(out), "--embedder", "hash", "--no-cache"]) == 0
+    ingests = [body for p, body in agent.requests if p == "/ingest"]
+    assert ingests and all(b["session_id"] not in originals for b in ingests)
+    for b in ingests:
+        assert all(set(t) == {"turn_id", "role", "content"} and t["turn_id"] not in originals for t in b["turns"])
+    sent = json.dumps([body for _, body in agent.requests])
+    assert not [i for i in originals if f'"{i}"' in sent] and "has_answer" not in sent
+    rec = next(r for r in read_jsonl(out / "samples.jsonl") if r["question_id"] == "t_job")
+    assert rec["retrieval"]["ranked_sessions"][0] == "answer_s_work"  # scored under the data set's id

@@ -390,7 +390,8 @@ async def test_reading_plain_and_json():
     assert r.context.startswith("[2024-01-10]")  # oldest first
     r = await js.respond("Which dog did I adopt?", NOW)
     rows = [json.loads(line) for line in r.context.splitlines()]
-    assert {"date": "2024-06-01", "session": "june",
+    assert "june" not in r.context  # a session by its position in the history, never its id (issue 34)
+    assert {"date": "2024-06-01", "session": 2,
             "content": "user: I adopted a dog named Rex last weekend.\nassistant: Congratulations on Rex!"} in rows
     assert [x["date"] for x in rows] == sorted(x["date"] for x in rows)
     assert "Rex" in r.answer

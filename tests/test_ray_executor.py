@@ -204,3 +204,24 @@ def test_groups_are_spread_largest_first_to_the_least_loaded_worker():
 
     assert spread({"a": 5, "b": 3, "c": 3, "d": 1}, 2) == {"a": 0, "b": 1, "c": 1, "d": 0}
     assert set(spread({g: 1 for g in range(5)}, 3).values()) == {0, 1, 2}
+
+
+def test_workers_give_their_systems_blinded_sessions(tmp_path):
+    """Issue 34 under --executor ray: the leak probe (tests/fixtures/leak_probe.py) runs on the
+    workers, is given opaque ids and no gold, and its cheating gains nothing."""
+    from chateval.datasets import load_longmemeval
+
+    probe = str(FIXTURES / "leak_probe.py")
+    originals = {x for q in load_longmemeval(LME["data"]) for s in q.sessions for x in [s.id] + [t.id for t in s.turns]}
+    scores = {}
+    for cheat in (True, False):
+        out, log = tmp_path / f"ray-{cheat}", tmp_path / f"probe-{cheat}.jsonl"
+        run("longmemeval", LME | {"systems": ["leak_probe"], "plugins": [probe], "retrieval_only": True,
+                                  "rankers": [], "settings": {"leak_probe": {"cheat": cheat, "log": str(log)}},
+                                  "out": str(out), "executor": "ray", "ray_workers": 2})
+        scores[cheat] = summary(out)["methods"]["leak_probe"]["retrieval"]
+        given = [json.loads(line) for line in log.read_text().splitlines()]
+        sessions = [s for row in given if row["kind"] == "ingest_all" for s in row["data"]]
+        assert sessions and all(s["id"] not in originals and s["meta"] == {} for s in sessions)
+        assert all(t["id"] not in originals and t["meta"] == {} for s in sessions for t in s["turns"])
+    assert scores[True] == scores[False] and scores[True]["session"]["recall_any@1"] == 0.25

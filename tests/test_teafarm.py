@@ -100,15 +100,25 @@ def test_generation_prompts_render_every_field():
     summaries = [summary("s1", ("Speaker A", "I was captain of my football team."))]
     text = "\n".join(m.content for m in tb.GENERATE_QUESTIONS.messages(tb.QuestionInputs(
         speakers=["Speaker A", "Speaker B"], asker="Speaker A", listener="Speaker B", summaries=summaries, n=3), prompts))
-    for needle in ("Write 3 questions that Speaker A could ask Speaker B", "Session s1 (2024-01-01)",
+    for needle in ("Write 3 questions that Speaker A could ask Speaker B", "Session 1 (2024-01-01)",
                    "I was captain of my football team.", '"questions"'):
         assert needle in text, needle
+    assert "s1" not in text  # sessions by position, never by a data set's id (issue 34)
     text = "\n".join(m.content for m in tb.SIMULATE_SESSION.messages(tb.SessionInputs(
         speakers=["Speaker A", "Speaker B"], asker="Speaker B", listener="Speaker A", summaries=summaries,
         question="Remember my basketball team?", fact="football team", date=D), prompts))
     for needle in ("starting with Speaker B", "Remember my basketball team?", "football team", "2024-01-01",
                    "I was captain of my football team."):
         assert needle in text, needle
+    assert "s1" not in text
+
+
+def test_a_cited_session_number_is_mapped_to_its_id():
+    summaries = [summary("conv-1-session_1", ("Speaker A", "I ride.")), summary("conv-1-session_2", ("Speaker A", "I swim."))]
+    assert tb.source_session("2", summaries) == "conv-1-session_2"
+    assert tb.source_session("conv-1-session_1", summaries) == "conv-1-session_1"  # an id is kept
+    assert tb.source_session("7", summaries) == "7"  # out of range: kept, matches nothing
+    assert tb.Counterfactual.model_validate({"question": "q", "answer": "a", "session_id": 2}).session_id == "2"
 
 
 # --- end to end -----------------------------------------------------------------------------------

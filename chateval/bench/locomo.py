@@ -17,16 +17,15 @@ system retrieved and latencies, and scores:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from typing import Any
 
-from ..datasets import DatasetError, LoCoMoConversation, LoCoMoQA, load_locomo
+from ..datasets import LoCoMoConversation, LoCoMoQA, load_locomo
 from ..datasets.answers import Answer, load_predictions, match_answers
-from ..datasets.locomo import CATEGORIES
 from ..memory.answer import AnswerStyle, ReaderPrompt
+from ..memory.blind import Blind
 from ..models import CallLog
 from ..runs.files import file_sha256
 from ..runs.progress import RunProgress
@@ -37,6 +36,16 @@ from .executor import error_text
 from .headline import summed_cost, system_rows
 from .locomo_batch import BatchedReader, answerer_for
 from .locomo_metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
+from .locomo_questions import (  # noqa: F401  (TEMPORAL_HINT, NOT_MENTIONED: their old home)
+    NOT_MENTIONED,
+    TEMPORAL_HINT,
+    asked_question,
+    cat5_options,
+    check_conversations,
+    gold_of,
+    resolve_choice,
+    select_qa,
+)
 from .locomo_report import summarize_locomo, write_locomo_report
 from .protocol import corrected_task, locomo_protocol
 from .records import ConversationRecord, SystemsSummary
@@ -45,70 +54,7 @@ from .selection import select
 from .settings.locomo import DESCRIPTION, GATE_METRICS, LoCoMoConfig, parse_categories  # noqa: F401  (parse_categories: its old home)
 from .setup import MemoryBench, judge_error
 
-NOT_MENTIONED = "Not mentioned in the conversation"
-TEMPORAL_HINT = " Use DATE of CONVERSATION to answer with an approximate date."
 JUDGE_CONCURRENCY = 8  # judge calls in flight per unit (the model layer's own limit still applies)
-
-
-# --- questions -------------------------------------------------------------------------------
-
-
-def gold_of(qa: LoCoMoQA) -> str:
-    if qa.category == ADVERSARIAL:
-        return qa.adversarial_answer if qa.adversarial_answer is not None else (qa.answer or "")
-    return qa.answer or ""
-
-
-def _cat5_options(conv_id: str, qa: LoCoMoQA) -> dict[str, str]:
-    """The two options of the official category-5 prompt. The official script orders them at
-    random; we use a fixed coin per question (a hash) so runs are reproducible."""
-    flip = hashlib.sha256(f"{conv_id}|{qa.question}".encode()).digest()[0] & 1
-    adv = gold_of(qa)
-    return {"a": NOT_MENTIONED, "b": adv} if flip else {"a": adv, "b": NOT_MENTIONED}
-
-
-def asked_question(conv_id: str, qa: LoCoMoQA, fmt: str) -> str:
-    """What the system is asked. 'official' mirrors task_eval/evaluate_gpts.py (branch code): temporal questions get
-    the date hint, adversarial ones become a two-option choice with 'Not mentioned in the conversation'."""
-    if fmt == "plain":
-        return qa.question
-    if qa.category == 2:
-        return qa.question + TEMPORAL_HINT
-    if qa.category == ADVERSARIAL:
-        o = _cat5_options(conv_id, qa)
-        return f"{qa.question} Select the correct answer: (a) {o['a']} (b) {o['b']}."
-    return qa.question
-
-
-def resolve_choice(answer: str, options: dict[str, str]) -> str:
-    """The official mapping of a bare option letter back to its text ('a', 'b', '(a)', '(b)')."""
-    a = answer.strip().lower()
-    if len(a) == 1:
-        return options["a"] if "a" in a else options["b"]
-    if len(a) == 3 and a.startswith("(") and a.endswith(")"):
-        return options["a"] if "(a)" in a else options["b"]
-    return answer
-
-
-def check_conversations(conversations: list[LoCoMoConversation], path: str) -> None:
-    """What the loader leaves to us: category numbers, gold answers and at least one session."""
-    for i, c in enumerate(conversations):
-        where = f"{path}: conversation {i} ({c.id})"
-        if not c.sessions:
-            raise DatasetError(f"{where}: no session_<n> entries")
-        for j, q in enumerate(c.qa):
-            if q.category not in CATEGORIES:
-                raise DatasetError(f"{where}: qa {j}: unknown category {q.category} (expected 1-5)")
-            if q.category != ADVERSARIAL and q.answer is None:
-                raise DatasetError(f"{where}: qa {j}: field 'answer' missing (category {q.category})")
-            if q.category == ADVERSARIAL and q.answer is None and q.adversarial_answer is None:
-                raise DatasetError(f"{where}: qa {j}: category 5 needs 'adversarial_answer' or 'answer'")
-
-
-def select_qa(conv: LoCoMoConversation, categories: list[int], max_questions: int | None) -> list[tuple[int, LoCoMoQA]]:
-    """(index in the file, QA) of the selected categories, the first ``max_questions`` of them."""
-    chosen = [(j, q) for j, q in enumerate(conv.qa) if q.category in categories]
-    return chosen if max_questions is None else chosen[:max_questions]
 
 
 # --- the benchmark ---------------------------------------------------------------------------
@@ -275,8 +221,9 @@ class LoCoMo(Benchmark):
             if system is not None:
                 system.answer_style, system.reader_prompt = style, reader
             t0 = time.perf_counter()
+            blind = Blind(conv.sessions)  # the system never sees the data set's ids
             if system is not None:
-                await system.ingest_all(conv.sessions)
+                await system.ingest_all(blind.sessions)
             ingest_s = time.perf_counter() - t0
             now = max(s.date for s in conv.sessions) + timedelta(days=1)
             answerer = await answerer_for(system, batch, [asked_question(conv.id, qa, fmt) for _, qa in picks], now)
@@ -298,7 +245,7 @@ class LoCoMo(Benchmark):
                         self._score(row, qa, preds[f"{conv.id}\t{qa.question}"].text, None, empty)
                     else:
                         with contain_exits():  # this QA fails, not the conversation
-                            await self._answer(answerer, conv, qa, row, now, fmt, has_recall, empty)
+                            await self._answer(answerer, blind, conv, qa, row, now, fmt, has_recall, empty)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # this QA fails; the others go on
@@ -329,6 +276,7 @@ class LoCoMo(Benchmark):
     @staticmethod
     async def _answer(
         system: Any,
+        blind: Blind,
         conv: LoCoMoConversation,
         qa: LoCoMoQA,
         row: dict[str, Any],
@@ -340,12 +288,12 @@ class LoCoMo(Benchmark):
         asked = asked_question(conv.id, qa, fmt)
         before = system.stats().recall_s
         t1 = time.perf_counter()
-        resp = await system.respond(asked, now)
+        resp = blind.response(await system.respond(asked, now))
         total_s = resp.latency_s if isinstance(system, BatchedReader) else time.perf_counter() - t1
         recall_s = system.stats().recall_s - before
         prediction = resp.answer
         if fmt == "official" and qa.category == ADVERSARIAL:
-            prediction = resolve_choice(resp.answer, _cat5_options(conv.id, qa))
+            prediction = resolve_choice(resp.answer, cat5_options(conv.id, qa))
         retrieved = list(dict.fromkeys(t for i in resp.recalled for t in i.turn_ids)) if has_recall else None
         LoCoMo._score(row, qa, prediction, retrieved, empty)
         row |= {

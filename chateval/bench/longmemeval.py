@@ -15,6 +15,7 @@ from typing import Any
 from ..datasets import LMEQuestion, load_longmemeval
 from ..datasets.answers import Answer, load_hypotheses, match_answers
 from ..memory.answer import ReaderPrompt
+from ..memory.blind import Blind
 from ..models import CallLog
 from ..runs.files import file_sha256
 from ..runs.progress import RunProgress
@@ -23,7 +24,7 @@ from .base import Benchmark, open_run, run_units
 from .executor import current, error_text
 from .headline import summed_cost
 from .lme_judge import judge_model_note
-from .lme_retrieval import gold_evidence, ranker_documents, retrieval_record
+from .lme_retrieval import gold_evidence, ranker_documents, retrieval_record, source_ids
 from .lme_zep import zep_question
 from .protocol import longmemeval_card, with_card
 from .rankers import rank_bm25, rank_dense, rrf
@@ -52,7 +53,9 @@ def texts_to_embed(bench: MemoryBench, todo: list[tuple[LMEQuestion, str]], rank
         else:
             spec = bench.spec(method)
             settings = bench.settings[method]
-            texts += spec.cls.texts_to_embed(spec.cls.parse_settings(settings), q.sessions, q.question)
+            # What the unit's system will be given: the blinded sessions (their texts are the same).
+            sessions = Blind(q.sessions).sessions
+            texts += spec.cls.texts_to_embed(spec.cls.parse_settings(settings), sessions, q.question)
     return texts
 
 
@@ -87,6 +90,12 @@ async def pre_embed(
     except Exception as e:  # the units embed what is missing themselves, and fail on their own
         out["error"] = error_text(e)
     return {"texts": bench.embedder.computed - before, "s": round(time.perf_counter() - t0, 3)} | out
+
+
+def gold_positions(q: LMEQuestion, blind: Blind) -> list[int]:
+    """The positions of the question's gold sessions (copies included) in the blinded history."""
+    gold, src = gold_evidence(q)[0], source_ids(q)
+    return blind.positions_of(s.id for s in q.sessions if src[s.id] in gold)
 
 
 HYPOTHESES = "hypotheses"  # the method name of a --hypotheses run
@@ -302,19 +311,20 @@ class LongMemEval(Benchmark):
         log = CallLog()
         async with bench.system(name, log) as system:
             system.reader_prompt = READERS[reader_prompt]
+            blind = Blind(q.sessions)  # the system never sees the data set's ids or gold labels
             t0 = time.perf_counter()
-            await system.ingest_all(q.sessions)
+            await system.ingest_all(blind.sessions)
             ingest_s = time.perf_counter() - t0
             record = self._base(q, name)
             if not answer:
                 t1 = time.perf_counter()
-                items = await system.recall(q.question, q.question_date, k=depth)
+                items = blind.items(await system.recall(q.question, q.question_date, k=depth))
                 latency = {"ingest_s": ingest_s, "recall_s": time.perf_counter() - t1}
             else:
                 before = system.stats().recall_s
                 t1 = time.perf_counter()
                 asked = zep_question(q) if reader_prompt == "zep" else q.question  # Zep's: the date first
-                resp = await system.respond(asked, q.question_date)
+                resp = blind.response(await system.respond(asked, q.question_date))
                 answer_s = time.perf_counter() - t1
                 recall_s = system.stats().recall_s - before
                 items = resp.recalled
@@ -337,6 +347,9 @@ class LongMemEval(Benchmark):
                     "context": resp.context,
                     "context_tokens": resp.context_tokens,
                     "tokens_approx": resp.tokens_approx,
+                    # Where the gold sessions are in a context that numbers sessions by position
+                    # (full_context, session_summaries): the viewer marks them there.
+                    "gold_positions": gold_positions(q, blind),
                     "judge": verdict,
                     "correct": verdict["correct"],
                 }

@@ -35,6 +35,7 @@ class MemoryRecord(SampleRecord):
     judge: dict[str, Any] | None = None  # per judge ("single", "debate"): its verdict
     context: str | None = None
     gold_sessions: list[str] | None = None
+    gold_positions: list[int] | None = None  # where they are in a context that numbers sessions
     retrieval: dict[str, Any] | None = None
 
 

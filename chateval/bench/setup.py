@@ -15,6 +15,7 @@ from ..evaluation.config import config_hash, redact_url
 from ..evaluation.judges import Judges, package_versions
 from ..memory import MEMORY_SYSTEMS, MemorySystem
 from ..memory import systems as _systems  # noqa: F401  (registers the built-in systems)
+from ..memory.blind import BLINDING
 from ..memory.embeddings import Embedder, make_embedder
 from ..memory.sampling import combine, load_sampling
 from ..memory.vector import collection_prefix
@@ -241,6 +242,9 @@ class MemoryBench:
             "embedder": self.embedder.name,
             "embedder_base_url": redact_url(getattr(getattr(self.embedder, "client", None), "url", None)),
             "judge_panel": self.debate_judges.run_config()["judging"] if self.debate_judges else None,
+            # What a system under test is given (issue 34): earlier runs saw the data set's ids
+            # and gold labels, so they do not resume into blinded ones.
+            "blinding": BLINDING,
         } | extra
         if getattr(self.config, "reader_max_tokens", None) is not None:  # likewise recorded only when set
             judging["reader_max_tokens"] = self.config.reader_max_tokens  # type: ignore[attr-defined]

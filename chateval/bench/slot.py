@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ..memory import MemorySystem
+from ..memory.blind import Blind
 from ..memory.types import Session, Turn
 from ..models import CallLog, UsageTotals
 from ..util.errors import ModelCallError
@@ -22,6 +23,7 @@ from .setup import MemoryBench
 class SystemSlot:
     def __init__(self, bench: MemoryBench, name: str, sessions: list[Session], *, export_as: str | None = None) -> None:
         self.bench, self.name, self.sessions = bench, name, sessions
+        self.blind = Blind(sessions)  # what the system is given: opaque ids, no gold
         # The run-relative file for the system's memory after ingest (``export()``), if any: it
         # travels in the first answer's ``files`` and the driver writes it (workers may be elsewhere).
         self.export_as = export_as
@@ -43,7 +45,7 @@ class SystemSlot:
                 try:
                     with contain_exits():
                         self.system = self.bench.new_system(self.name, self.log)
-                        await self.system.ingest_all(self.sessions)
+                        await self.system.ingest_all(self.blind.sessions)
                         memory = self.system.export() if self.export_as is not None else None
                 except Exception as exc:
                     self.failed = f"ingest failed: {error_text(exc)}"
@@ -54,7 +56,7 @@ class SystemSlot:
             recall_before = self.system.stats().recall_s
             t1 = time.perf_counter()
             with contain_exits():  # its own task (head-to-head gathers several): contained here
-                resp = await self.system.respond(query, now)
+                resp = await self.system.respond(query if isinstance(query, str) else Blind.dialogue(query), now)
             total = time.perf_counter() - t1
             recall_s = self.system.stats().recall_s - recall_before
             latency |= {"recall_s": recall_s, "answer_s": total - recall_s}

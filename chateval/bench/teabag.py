@@ -8,7 +8,7 @@ import asyncio
 import re
 from datetime import datetime, timedelta
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..datasets.conversations import Conversation
 from ..datasets.teabag import SessionSummary, SimTurn, SpeakerEvent, TeaConversation, TeaQuestion
@@ -74,7 +74,12 @@ class Counterfactual(BaseModel):
     question: str = Field(description="what the asker says to the listener; it presupposes something untrue")
     answer: str = Field(description="the true answer, correcting the false premise")
     fact: str = Field("", description="the true past event the question distorts")
-    session_id: str = Field("", description="id of the past session that event comes from")
+    session_id: str = Field("", description="the number of the past session that event comes from")
+
+    @field_validator("session_id", mode="before")
+    @classmethod
+    def _number(cls, v: object) -> object:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v  # a number as JSON
 
 
 class Counterfactuals(BaseModel):
@@ -240,6 +245,15 @@ SIMULATE_SESSION: TypedStep[SessionInputs, SimulatedSession] = TypedStep(
 )
 
 
+def source_session(ref: str, summaries: list[SessionSummary]) -> str:
+    """The id of the session a question's model cited: the prompts number the sessions from 1
+    (a data set's session ids never go into a prompt); an id is kept as it is."""
+    ref = str(ref).strip()
+    if ref.isdigit() and 1 <= int(ref) <= len(summaries):
+        return summaries[int(ref) - 1].session_id
+    return ref
+
+
 # --- the past as text ---------------------------------------------------------------------------
 def summaries_text(summaries: list[SessionSummary]) -> str:
     """The past, as the judge panel sees it: one block per session, oldest first."""
@@ -309,7 +323,7 @@ async def generate_conversation(
             question=q.question.strip(),
             answer=q.answer.strip(),
             fact=q.fact,
-            session_id=q.session_id,
+            session_id=source_session(q.session_id, summaries),
             date=now,
             turns=sim.turns,
         )

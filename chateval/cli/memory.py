@@ -195,6 +195,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         MEMORY_SYSTEMS,
         systems,  # noqa: F401  (registers the built-in systems)
     )
+    from ..memory.blind import Blind
     from ..memory.embeddings import make_embedder
     from ..memory.vector import collection_prefix
     from ..util.plugins import load_plugins
@@ -233,11 +234,12 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
             highlight=False,
         )
     console.print(f"ingesting {len(question.sessions)} session(s) into {cls.name} ...", highlight=False)
+    blind = Blind(question.sessions)
 
     async def go() -> Any:
         try:
-            await system.ingest_all(question.sessions)
-            return await system.respond(question.question, question.question_date)
+            await system.ingest_all(blind.sessions)  # opaque ids, no gold: as a benchmark gives them
+            return blind.response(await system.respond(question.question, question.question_date))
         finally:
             try:
                 await system.aclose()  # deletes its Qdrant collection (what it shows next is kept in memory)

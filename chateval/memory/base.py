@@ -244,6 +244,11 @@ class MemorySystem(ABC, Generic[SettingsT]):
     def sessions(self) -> list[Session]:
         return list(self._sessions.values())
 
+    def session_numbers(self) -> dict[str, int]:
+        """Session id -> its 1-based position in the ingested history (date order): how a
+        prompt names a session; a session's id never goes into a prompt (issue 34)."""
+        return {sid: n for n, sid in enumerate(self._sessions, start=1)}
+
     # --- for subclasses -----------------------------------------------------------------
     @abstractmethod
     async def _ingest(self, session: Session) -> None: ...

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..models.steps import TypedStep
 from ..util.text import content_words, first_sentence
@@ -22,9 +23,18 @@ class Summary(BaseModel):
     summary: str
 
 
+def turn_refs(value: Any) -> Any:
+    """Cited turns as strings: a model may cite a turn's number as a JSON number."""
+    if isinstance(value, list):
+        return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+    return value
+
+
 class MemoryFact(BaseModel):
     text: str = Field(description="one self-contained sentence about the user or the conversation")
-    turn_ids: list[str] = Field(default_factory=list, description="ids of the turns it comes from")
+    turn_ids: list[str] = Field(default_factory=list, description="numbers of the turns it comes from")
+
+    _refs = field_validator("turn_ids", mode="before")(turn_refs)
 
 
 class MemoryFacts(BaseModel):
@@ -32,11 +42,21 @@ class MemoryFacts(BaseModel):
 
 
 def cited_turns(session: Session, turn_ids: list[str]) -> tuple[list[str], bool]:
-    """The turn ids a model cited that belong to ``session`` (in order, once each), and whether
-    they had to be inferred: citing no turn of the session (or only invented ids) falls back
-    to the whole session, the only provenance that is then true."""
+    """The ids of the turns of ``session`` a model cited (in order, once each), and whether they
+    had to be inferred. Prompts number a session's turns from 1 (``[3] user: ...``; ids never go
+    into a prompt), so a cited number is that turn; a turn's own id is accepted too. Citing no turn of the session (or only invented ones) falls back to the
+    whole session, the only provenance that is then true."""
     known = [t.id for t in session.turns]
-    cited = [t for t in dict.fromkeys(turn_ids) if t in set(known)]
+    ids = set(known)
+
+    def turn(ref: str) -> str | None:
+        ref = ref.strip().strip("[]")
+        if ref.isdigit():
+            n = int(ref)
+            return known[n - 1] if 1 <= n <= len(known) else None
+        return ref if ref in ids else None
+
+    cited = [t for t in dict.fromkeys(turn(str(r)) for r in turn_ids) if t is not None]
     return (cited, False) if cited else (known, True)
 
 
@@ -94,11 +114,12 @@ def offline_update_summary(inp: SessionInputs) -> Summary:
 
 
 def offline_facts(inp: SessionInputs) -> MemoryFacts:
-    """One fact per substantive user-side turn: who said it and its gist, with its turn id."""
+    """One fact per substantive user-side turn: who said it and its gist, citing the turn's
+    number as the prompt shows it."""
     return MemoryFacts(
         facts=[
-            MemoryFact(text=f"{t.role} said: {gist(t)}", turn_ids=[t.id])
-            for t in inp.turns
+            MemoryFact(text=f"{t.role} said: {gist(t)}", turn_ids=[str(n)])
+            for n, t in enumerate(inp.turns, start=1)
             if is_user(t) and len(content_words(t.content)) >= 3
         ]
     )

@@ -8,16 +8,18 @@ import re
 from collections import Counter
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..models.steps import TypedStep
 from ..util.text import content_words
-from .extract import SessionInputs, is_user
+from .extract import SessionInputs, is_user, turn_refs
 
 
 class Keyphrase(BaseModel):
     text: str = Field(description="a few words naming what the turn is about")
-    turn_ids: list[str] = Field(default_factory=list, description="ids of the turns it comes from")
+    turn_ids: list[str] = Field(default_factory=list, description="numbers of the turns it comes from")
+
+    _refs = field_validator("turn_ids", mode="before")(turn_refs)
 
 
 class Keyphrases(BaseModel):
@@ -30,13 +32,13 @@ OFFLINE_KEYPHRASES_PER_TURN = 6
 def offline_keyphrases(inp: SessionInputs) -> Keyphrases:
     """Per substantive user turn: its most frequent content words (longer first on ties)."""
     out = []
-    for t in inp.turns:
+    for n, t in enumerate(inp.turns, start=1):
         words = content_words(t.content)
         if not is_user(t) or len(words) < 3:
             continue
         counts = Counter(words)
         top = sorted(counts, key=lambda w: (-counts[w], -len(w), w))[:OFFLINE_KEYPHRASES_PER_TURN]
-        out.append(Keyphrase(text=", ".join(top), turn_ids=[t.id]))
+        out.append(Keyphrase(text=", ".join(top), turn_ids=[str(n)]))  # the turn's number, as prompted
     return Keyphrases(keyphrases=out)
 
 

@@ -175,16 +175,20 @@ def _rankings(rec: dict[str, Any]) -> list[Ranked]:
     return out
 
 
-def _context_gold(context: Any, gold: list[str]) -> list[tuple[str, bool]]:
-    """The context split in lines, the block of a gold session marked (full-context systems head
-    each session with its id); no gold ids, no marks."""
+def _context_gold(context: Any, gold: list[str], positions: list[int] | None = None) -> list[tuple[str, bool]]:
+    """The context split in lines, the block of a gold session marked. Full-context systems head
+    each session with its position in the history (``## Session 3 (date)``; the harness records
+    the gold sessions' positions); runs from before issue 34 headed it with its id. No gold, no
+    marks."""
     if not isinstance(context, str):
         return []
-    pattern = re.compile("|".join(re.escape(g) for g in gold)) if gold else None
+    pattern = re.compile("|".join(re.escape(g) for g in gold)) if gold and positions is None else None
+    at = set(positions or [])
     lines, mark = [], False
     for line in context.splitlines():
         if line.startswith("## Session"):  # a session header starts a block: gold or not
-            mark = bool(pattern and pattern.search(line))
+            number = re.match(r"## Session (\d+)\b", line)
+            mark = bool(pattern and pattern.search(line)) or bool(number and int(number.group(1)) in at)
         lines.append((line, mark))
     return lines
 
@@ -241,6 +245,7 @@ SHOWN = {
     "raw_answer",
     "gold_sessions",
     "gold_turns",
+    "gold_positions",
     "item",
     "perturbation",
     "variant",
@@ -336,7 +341,7 @@ def sample_view(rec: dict[str, Any], setting: str = "", qid: str | None = None) 
         inputs=inputs,
         debates=debates,
         memory=memory,
-        context_gold=_context_gold(rec.get("context"), rec.get("gold_sessions") or [])
+        context_gold=_context_gold(rec.get("context"), rec.get("gold_sessions") or [], rec.get("gold_positions"))
         if "context" in rec and "inputs" not in rec
         else [],
         rankings=rankings,

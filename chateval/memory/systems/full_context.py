@@ -34,8 +34,10 @@ class FullContextSettings(BaseModel):
     context_window: int | None = Field(None, gt=0)
 
 
-def render_session(s: Session) -> str:
-    return f"## Session {s.id} ({s.date:%Y-%m-%d %H:%M})\n" + s.transcript()
+def render_session(s: Session, number: int) -> str:
+    """A session as the reader sees it: by its position in the history and its date, never by
+    its id (a data set's ids can carry gold: LongMemEval's evidence sessions are ``answer_...``)."""
+    return f"## Session {number} ({s.date:%Y-%m-%d %H:%M})\n" + s.transcript()
 
 
 @memory_system("full_context")
@@ -50,7 +52,7 @@ class FullContext(MemorySystem[FullContextSettings]):
         return None  # nothing to build: the sessions are kept by the base class
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
-        blocks = [render_session(s) for s in self.sessions if s.turns]
+        blocks = [render_session(s, n) for n, s in enumerate(self.sessions, start=1) if s.turns]
         limit = self.settings.max_context_tokens
         if self.settings.layout == "longmemeval":  # LongMemEval's official layout instead of ours
             blocks = [session_block(i, s) for i, s in enumerate([s for s in self.sessions if s.turns], 1)]

@@ -335,9 +335,11 @@ class LongMemEvalRAG(MemorySystem[RagSettings]):
         if reading == "plain":
             return format_items(items)
         if reading == "json":
+            number = self.session_numbers()  # a session by its position, never its id
             return "\n".join(
                 json.dumps(
-                    {"date": f"{i.time:%Y-%m-%d}", "session": i.session_id, "content": i.text}, ensure_ascii=False
+                    {"date": f"{i.time:%Y-%m-%d}", "session": number.get(i.session_id), "content": i.text},
+                    ensure_ascii=False,
                 )
                 for i in ordered
             )

@@ -20,8 +20,10 @@ class SessionSummariesSettings(BaseModel):
     max_context_tokens: int = Field(120_000, gt=0)
 
 
-def render_summary(item: MemoryItem) -> str:
-    return f"## Session {item.session_id} ({item.time:%Y-%m-%d %H:%M})\n{item.text}"
+def render_summary(item: MemoryItem, number: int) -> str:
+    """A summary as the reader sees it: by its session's position in the history and its date
+    (never by the session's id, as full_context's sessions)."""
+    return f"## Session {number} ({item.time:%Y-%m-%d %H:%M})\n{item.text}"
 
 
 @memory_system("session_summaries")
@@ -62,7 +64,8 @@ class SessionSummaries(MemorySystem[SessionSummariesSettings]):
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
         budget, kept = self.settings.max_context_tokens, []
-        for block in reversed([render_summary(s) for s in self._summaries]):
+        number = self.session_numbers()
+        for block in reversed([render_summary(s, number[s.session_id]) for s in self._summaries]):
             cost = approx_tokens(block)
             if cost > budget:
                 break

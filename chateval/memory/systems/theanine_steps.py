@@ -65,8 +65,8 @@ def offline_events(inp: EventInputs) -> MemoryFacts:
     """One event per substantive turn of any speaker (system turns aside): who said it and its gist."""
     return MemoryFacts(
         facts=[
-            MemoryFact(text=f"{t.role} said: {gist(t)}", turn_ids=[t.id])
-            for t in inp.turns
+            MemoryFact(text=f"{t.role} said: {gist(t)}", turn_ids=[str(n)])  # the turn's number, as prompted
+            for n, t in enumerate(inp.turns, start=1)
             if t.role.lower() != "system" and len(content_words(t.content)) >= 3
         ]
     )
