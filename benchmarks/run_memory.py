@@ -3,7 +3,7 @@ whole CLI process (offline model, no cache) judging 1,000 and 10,000 generated p
 side by side, as a ratio. Each run is its own subprocess; its peak RSS is the kernel's
 ``ru_maxrss`` for that child (``os.wait4``). Run:
 
-    python benchmarks/run_memory.py [--sizes 1000 10000] [--dir DIR]
+    python benchmarks/run_memory.py [--sizes 1000 10000] [--dir DIR] [--repo TREE]
 """
 
 from __future__ import annotations
@@ -37,25 +37,26 @@ def write_input(path: Path, n: int) -> None:
             )
 
 
-def peak_rss(argv: list[str], cwd: Path) -> tuple[float, float, int]:
-    """Peak RSS (MiB), wall time (s) and exit code of one subprocess."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+def peak_rss(argv: list[str], cwd: Path, repo: Path) -> tuple[float, float]:
+    """Peak RSS (MiB) and wall time (s) of one subprocess."""
+    env = dict(os.environ, PYTHONPATH=str(repo))
+    log = cwd / "stderr.log"  # a file, not a pipe: a run's progress lines would fill a pipe and stall it
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    with log.open("wb") as err:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        sys.exit(
-            f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}"
-        )
-    return usage.ru_maxrss / 1024, wall, proc.returncode
+    proc.returncode = code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"{' '.join(argv)} failed ({code}): {log.read_text()[-2000:]}")
+    return usage.ru_maxrss / 1024, wall
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--dir", type=Path, default=Path.cwd())
+    ap.add_argument("--repo", type=Path, default=REPO, help="the chateval tree to run (another checkout: before/after)")
     ap.add_argument("--json", type=Path, default=Path(__file__).parent / "results" / "run_memory.json")
     args = ap.parse_args()
     rows = []
@@ -75,7 +76,7 @@ def main() -> None:
                 "offline",
                 "--no-cache",
             ]
-            rss, wall, _ = peak_rss(argv, Path(tmp))
+            rss, wall = peak_rss(argv, Path(tmp), args.repo)
             rows.append({"samples": n, "peak_rss_mib": round(rss, 1), "wall_s": round(wall, 1)})
             print(f"{n:>7} samples: peak RSS {rss:.1f} MiB, {wall:.1f} s wall", flush=True)
     base = rows[0]["peak_rss_mib"]

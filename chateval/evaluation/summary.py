@@ -10,9 +10,21 @@ from ..models import UsageTotals
 from ..runs.savings import savings
 from ..stats.labels import normalise_label
 
-__all__ = ["OFFLINE_NOTE", "normalise_label", "summarize_judged"]
+__all__ = ["OFFLINE_NOTE", "normalise_label", "summarize_judged", "summary_view"]
 
 OFFLINE_NOTE = "offline model: verdicts are deterministic heuristics, not LLM judgements"
+
+
+# The bulk of a record that no summary reads (they read verdicts, labels, usage and counts).
+NOT_SUMMARISED = ("transcript", "inputs")
+
+
+def summary_view(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as summaries see it: without its transcript and inputs (most of its size), so a
+    run's summary is built from its whole file without holding every debate."""
+    for key in NOT_SUMMARISED:
+        record.pop(key, None)
+    return record
 
 
 def summarize_judged(records: list[dict[str, Any]], *, task: str, model: str, offline: bool) -> dict[str, Any]:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..util.errors import ConfigError, RunWriteError
-from ..util.jsonl import dumps_line, read_records
+from ..util.jsonl import dumps_line, iter_records, read_records
 from ..util.secrets import scrub_obj
 from .envelope import ConfigRecord, Envelope, SampleRecord, SummaryRecord, stamp
 from .files import WRITE_ERRNOS, atomic_write, write_json
@@ -181,6 +181,12 @@ class RunDir:
         self.flush()
         return read_jsonl(self.samples_path)[0]
 
+    def iter_records(self) -> Iterator[dict[str, Any]]:
+        """The readable records on disk, one at a time (for summaries of runs too big to hold)."""
+        self.flush()
+        if self.samples_path.exists():
+            yield from (rec for _, rec in iter_records(self.samples_path) if rec is not None)
+
     def _earlier_wall_times(self) -> list[float]:
         """Wall times of the attempts before this --resume, from the last summary written."""
         try:
@@ -193,8 +199,15 @@ class RunDir:
     def accounting(self) -> dict[str, Any]:
         """The run's accounting, counted from samples.jsonl as it is on disk now."""
         self.flush()
-        records, torn = read_jsonl(self.samples_path)
-        out = account(self.expected, records, self.key)
+        torn = 0
+        keys: list[dict[str, Any]] = []  # only each record's key: a large run is read a line at a time
+        if self.samples_path.exists():
+            for _, rec in iter_records(self.samples_path):
+                if rec is None:
+                    torn += 1
+                else:
+                    keys.append({self.key: rec.get(self.key)})
+        out = account(self.expected, keys, self.key)
         out["unreadable_lines"] = torn + self.dropped_torn  # now, and dropped by this --resume
         if self.write_error is not None:
             out["write_error"] = str(self.write_error.error.strerror or self.write_error.error)
