@@ -21,7 +21,7 @@ from .config import EvalConfig, config_hash, find_preset, load_preset
 from .inputs import InvalidLine, load_samples
 from .judges import Judges, layer_from_config, package_versions, resolve_personas
 from .report import label_agreement, write_report
-from .summary import summarize_judged, summary_view
+from .summary import judged_totals
 
 SampleCallback = Callable[[JudgeResult], None]
 
@@ -223,9 +223,9 @@ class Evaluator:
                     await self.judge_each(todo, record)
             finally:
                 wanted = {s.id for s in samples}
-                # A second pass over samples.jsonl, a record at a time, without the parts no
-                # summary reads (transcripts, inputs): the run's length barely adds to its memory.
-                records = [summary_view(r) for r in run.iter_records() if r.get("id") in wanted]
+                # A second pass over samples.jsonl, a record at a time, into running totals (each
+                # record kept only as the few fields the task's summary reads): not held whole.
+                records = (r for r in run.iter_records() if r.get("id") in wanted)
                 summary = self.run_summary(records, len(samples), config, invalid)
                 run.write_summary(summary)  # adds n_expected, n_missing and complete from samples.jsonl
                 if run.write_error is None:
@@ -267,23 +267,24 @@ class Evaluator:
 
     def run_summary(
         self,
-        records: list[dict[str, Any]],
+        records: Iterable[dict[str, Any]],
         n_samples: int,
         config: dict[str, Any],
         invalid: list[InvalidLine] | None = None,
     ) -> dict[str, Any]:
-        """summary.json of a run over ``n_samples`` samples from its records (any order)."""
+        """summary.json of a run over ``n_samples`` samples from its records (any order; read once)."""
         cfg = self.config
-        summary = summarize_judged(records, task=cfg.task, model=self.layer.label, offline=self.is_offline)
+        totals = judged_totals(records)
+        summary = totals.summary(task=cfg.task, model=self.layer.label, offline=self.is_offline)
         return summary | {
             "task": cfg.task,
             "strategy": cfg.strategy,
             "agents": len(self.personas),
             "turns": cfg.turns,
             "config_hash": config["config_hash"],
-            "complete": len(records) == n_samples,
+            "complete": len(totals.views) == n_samples,
             "invalid_lines": [i.model_dump() for i in invalid or []],
-            "agreement": label_agreement(records, cfg.task),
+            "agreement": label_agreement(totals.views, cfg.task),
         }
 
     def evaluate_file_sync(self, *args: Any, **kwargs: Any) -> dict[str, Any]:

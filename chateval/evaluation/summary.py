@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from statistics import mean
 from typing import Any
 
@@ -10,50 +11,77 @@ from ..models import UsageTotals
 from ..runs.savings import savings
 from ..stats.labels import normalise_label
 
-__all__ = ["OFFLINE_NOTE", "normalise_label", "summarize_judged", "summary_view"]
+__all__ = ["OFFLINE_NOTE", "JudgedTotals", "judged_totals", "normalise_label", "summarize_judged", "summary_view"]
 
 OFFLINE_NOTE = "offline model: verdicts are deterministic heuristics, not LLM judgements"
 
 
-# The bulk of a record that no summary reads (they read verdicts, labels, usage and counts).
-NOT_SUMMARISED = ("transcript", "inputs")
+# What the task formats, label agreement and savings read of a record; summarize_judged keeps
+# only these per record (a few hundred bytes: no debates, agents' replies, inputs or usage).
+SUMMARY_FIELDS = ("id", "status", "verdict", "label", "order_disagreement", "calls", "escalation", "stop_early")
 
 
 def summary_view(record: dict[str, Any]) -> dict[str, Any]:
-    """A record as summaries see it: without its transcript and inputs (most of its size), so a
-    run's summary is built from its whole file without holding every debate."""
-    for key in NOT_SUMMARISED:
-        record.pop(key, None)
-    return record
+    """A record as the task's summary, agreement and savings see it (the fields above)."""
+    return {k: record[k] for k in SUMMARY_FIELDS if k in record}
 
 
-def summarize_judged(records: list[dict[str, Any]], *, task: str, model: str, offline: bool) -> dict[str, Any]:
-    ok = [r for r in records if r.get("status") == "ok"]
-    failed = [r for r in records if r.get("status") != "ok"]
-    usage = UsageTotals()
+class JudgedTotals:
+    """summarize_judged's counts, a record at a time: a run's summary is built from its whole
+    samples.jsonl without holding its records (only :func:`summary_view` of each)."""
+
+    def __init__(self) -> None:
+        self.views: list[dict[str, Any]] = []
+        self.failed_ids: list[Any] = []
+        self.usage = UsageTotals()
+        self.agents = self.parse_errors = self.reasked = 0
+        self.latencies: list[float] = []
+
+    def add(self, r: dict[str, Any]) -> None:
+        self.views.append(summary_view(r))
+        if r.get("status") != "ok":
+            self.failed_ids.append(r.get("id"))
+        self.usage.merge(UsageTotals.model_validate(r.get("usage") or {}))
+        for a in r.get("agents") or []:
+            self.agents += 1
+            self.parse_errors += bool(a.get("parse_error"))
+            self.reasked += bool(a.get("reasked"))
+        self.latencies.append(r.get("latency_s", 0.0))
+
+    def summary(self, *, task: str, model: str, offline: bool) -> dict[str, Any]:
+        records = self.views
+        ok = [r for r in records if r.get("status") == "ok"]
+        out: dict[str, Any] = {
+            "model": model,
+            "offline": offline,
+            "n_samples": len(records),
+            "n_ok": len(ok),
+            "n_failed": len(self.failed_ids),
+            "failed_ids": self.failed_ids,
+            "agent_verdicts": self.agents,
+            "parse_errors": self.parse_errors,
+            "reasked": self.reasked,
+            "usage": self.usage.model_dump(),
+            "mean_latency_s": mean(self.latencies) if records else None,
+        }
+        if offline:
+            out["note"] = OFFLINE_NOTE
+        out |= savings(records)  # --escalate / --stop-early: what they saved
+        fmt = get_task(task)
+        out |= fmt.summarize(ok)  # the task's own fields: verdict counts, mean score, order disagreement
+        labelled = [(r, fmt.reference(r.get("label"))) for r in ok]  # several annotators: their majority
+        labelled = [(r, lab) for r, lab in labelled if lab is not None and r.get("verdict")]
+        if labelled:
+            out["label_accuracy"] = fmt.label_accuracy(labelled)
+        return out
+
+
+def judged_totals(records: Iterable[dict[str, Any]]) -> JudgedTotals:
+    totals = JudgedTotals()
     for r in records:
-        usage.merge(UsageTotals.model_validate(r.get("usage") or {}))
-    agents = [a for r in records for a in r.get("agents") or []]
-    out: dict[str, Any] = {
-        "model": model,
-        "offline": offline,
-        "n_samples": len(records),
-        "n_ok": len(ok),
-        "n_failed": len(failed),
-        "failed_ids": [r.get("id") for r in failed],
-        "agent_verdicts": len(agents),
-        "parse_errors": sum(1 for a in agents if a.get("parse_error")),
-        "reasked": sum(1 for a in agents if a.get("reasked")),
-        "usage": usage.model_dump(),
-        "mean_latency_s": mean(r.get("latency_s", 0.0) for r in records) if records else None,
-    }
-    if offline:
-        out["note"] = OFFLINE_NOTE
-    out |= savings(records)  # --escalate / --stop-early: what they saved
-    fmt = get_task(task)
-    out |= fmt.summarize(ok)  # the task's own fields: verdict counts, mean score, order disagreement
-    labelled = [(r, fmt.reference(r.get("label"))) for r in ok]  # several annotators: their majority
-    labelled = [(r, lab) for r, lab in labelled if lab is not None and r.get("verdict")]
-    if labelled:
-        out["label_accuracy"] = fmt.label_accuracy(labelled)
-    return out
+        totals.add(r)
+    return totals
+
+
+def summarize_judged(records: Iterable[dict[str, Any]], *, task: str, model: str, offline: bool) -> dict[str, Any]:
+    return judged_totals(records).summary(task=task, model=model, offline=offline)
