@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -208,25 +209,34 @@ class Evaluator:
             samples = samples[:limit]
         config = self.file_run_config(path)
         with RunDir(out, config, resume=resume, overwrite=overwrite) as run:
+            n_samples = len(samples)
+            wanted = {s.id for s in samples}
             run.expect(s.id for s in samples)  # summary.json accounts for each of them
-            todo = [s for s in samples if s.id not in run.done]
+            # Each sample is let go once it starts (its record holds what the run keeps), so the
+            # inputs and the summary's running totals are never both in memory whole.
+            todo = deque(s for s in samples if s.id not in run.done)
+            del samples
             if on_start:
-                on_start(len(samples), len(samples) - len(todo))
+                on_start(n_samples, n_samples - len(todo))
 
             def record(_: int, r: JudgeResult) -> None:
                 run.append(r.model_dump(mode="json"))  # on disk as it finishes; not kept here
                 if on_result:
                     on_result(r)
 
+            def taken() -> Iterator[Sample]:
+                while todo:
+                    yield todo.popleft()
+
             try:
                 with watch_sigint():  # a real Ctrl-C stops the run; user code's KeyboardInterrupt fails its sample
-                    await self.judge_each(todo, record)
+                    await self.judge_each(taken(), record)
             finally:
-                wanted = {s.id for s in samples}
+                todo.clear()
                 # A second pass over samples.jsonl, a record at a time, into running totals (each
                 # record kept only as the few fields the task's summary reads): not held whole.
                 records = (r for r in run.iter_records() if r.get("id") in wanted)
-                summary = self.run_summary(records, len(samples), config, invalid)
+                summary = self.run_summary(records, n_samples, config, invalid)
                 run.write_summary(summary)  # adds n_expected, n_missing and complete from samples.jsonl
                 if run.write_error is None:
                     write_report(run.path, summary)
