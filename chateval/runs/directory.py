@@ -129,7 +129,7 @@ class RunDir:
                         self.dropped_failed += 1
                 atomic_write(self.samples_path, "".join(dumps_line(r) for r in self.done.values()))
             write_json(self.path / CONFIG, stamp(config, ConfigRecord))
-            # Unbuffered bytes: a line is written whole or cut back (see append), never left in a buffer.
+            # Unbuffered bytes: a batch is written whole or cut back (the writer thread), never left in a buffer.
             self._fh = open(self.samples_path, "ab", buffering=0)
             self._writer = GroupWriter(self._fh.fileno())
         except BaseException:
