@@ -21,6 +21,7 @@ from chateval.evaluation.report import label_agreement
 from chateval.models import UsageTotals
 from chateval.runs.directory import read_jsonl
 from chateval.runs.savings import savings
+from chateval.stats.self_consistency import repeat_accuracy, summarize_consistency
 
 from .conftest import EXAMPLES, FIXTURES
 
@@ -35,6 +36,11 @@ def summary_before_streaming(records: list[dict], task: str, model: str, offline
     for r in records:
         usage.merge(UsageTotals.model_validate(r.get("usage") or {}))
     agents = [a for r in records for a in r.get("agents") or []]
+    endpoints: dict[str, UsageTotals] = {}
+    for r in records:
+        for name, u in (r.get("usage_by_endpoint") or {}).items():
+            endpoints.setdefault(name, UsageTotals()).merge(UsageTotals.model_validate(u))
+    by_endpoint = {"usage_by_endpoint": {k: v.model_dump() for k, v in endpoints.items()}} if endpoints else {}
     out = {
         "model": model,
         "offline": offline,
@@ -46,6 +52,8 @@ def summary_before_streaming(records: list[dict], task: str, model: str, offline
         "parse_errors": sum(1 for a in agents if a.get("parse_error")),
         "reasked": sum(1 for a in agents if a.get("reasked")),
         "usage": usage.model_dump(),
+        **by_endpoint,
+        **summarize_consistency(records),
         "mean_latency_s": mean(r.get("latency_s", 0.0) for r in records) if records else None,
     }
     if offline:
@@ -57,6 +65,10 @@ def summary_before_streaming(records: list[dict], task: str, model: str, offline
     labelled = [(r, lab) for r, lab in labelled if lab is not None and r.get("verdict")]
     if labelled:
         out["label_accuracy"] = fmt.label_accuracy(labelled)
+        repeats = [(r["consistency"]["verdicts"], lab) for r, lab in labelled
+                   if r.get("consistency") and not isinstance(lab, (dict, list, float))]
+        if repeats and (spread := repeat_accuracy(repeats)):
+            out["self_consistency"]["repeat_accuracy"] = spread
     return out | {"complete": True, "agreement": label_agreement(records, task)}
 
 
@@ -67,6 +79,7 @@ def summary_before_streaming(records: list[dict], task: str, model: str, offline
         (EXAMPLES / "faireval_pairwise.jsonl", {"stop_early": True, "agents": 3}),
         (FIXTURES / "calibrate_scores.jsonl", {"task": "score"}),
         (EXAMPLES / "correctness.jsonl", {"task": "correctness"}),
+        (EXAMPLES / "faireval_pairwise.jsonl", {"samples": 3, "temperature": 0.7}),
     ],
 )
 def test_the_streamed_summary_is_the_summary_of_the_whole_records(tmp_path, data, settings):

@@ -10,6 +10,7 @@ from ..debate.tasks import get_task
 from ..models import UsageTotals
 from ..runs.savings import savings
 from ..stats.labels import normalise_label
+from ..stats.self_consistency import repeat_accuracy, summarize_consistency
 
 __all__ = ["OFFLINE_NOTE", "JudgedTotals", "judged_totals", "normalise_label", "summarize_judged", "summary_view"]
 
@@ -18,7 +19,17 @@ OFFLINE_NOTE = "offline model: verdicts are deterministic heuristics, not LLM ju
 
 # What the task formats, label agreement and savings read of a record; summarize_judged keeps
 # only these per record (a few hundred bytes: no debates, agents' replies, inputs or usage).
-SUMMARY_FIELDS = ("id", "status", "verdict", "label", "order_disagreement", "calls", "escalation", "stop_early")
+SUMMARY_FIELDS = (
+    "id",
+    "status",
+    "verdict",
+    "label",
+    "order_disagreement",
+    "calls",
+    "escalation",
+    "stop_early",
+    "consistency",
+)
 
 
 def summary_view(record: dict[str, Any]) -> dict[str, Any]:
@@ -34,6 +45,7 @@ class JudgedTotals:
         self.views: list[dict[str, Any]] = []
         self.failed_ids: list[Any] = []
         self.usage = UsageTotals()
+        self.by_endpoint: dict[str, UsageTotals] = {}  # a panel of several endpoints: each one's usage
         self.agents = self.parse_errors = self.reasked = 0
         self.latencies: list[float] = []
 
@@ -42,6 +54,8 @@ class JudgedTotals:
         if r.get("status") != "ok":
             self.failed_ids.append(r.get("id"))
         self.usage.merge(UsageTotals.model_validate(r.get("usage") or {}))
+        for name, u in (r.get("usage_by_endpoint") or {}).items():
+            self.by_endpoint.setdefault(name, UsageTotals()).merge(UsageTotals.model_validate(u))
         for a in r.get("agents") or []:
             self.agents += 1
             self.parse_errors += bool(a.get("parse_error"))
@@ -62,6 +76,8 @@ class JudgedTotals:
             "parse_errors": self.parse_errors,
             "reasked": self.reasked,
             "usage": self.usage.model_dump(),
+            **self.endpoints(),
+            **summarize_consistency(records),
             "mean_latency_s": mean(self.latencies) if records else None,
         }
         if offline:
@@ -73,7 +89,20 @@ class JudgedTotals:
         labelled = [(r, lab) for r, lab in labelled if lab is not None and r.get("verdict")]
         if labelled:
             out["label_accuracy"] = fmt.label_accuracy(labelled)
+            # --samples: each repeat's own agreement with the labels (run-to-run variance)
+            repeats = [
+                (r["consistency"]["verdicts"], lab)
+                for r, lab in labelled
+                if r.get("consistency") and not isinstance(lab, (dict, list, float))
+            ]
+            if repeats and (spread := repeat_accuracy(repeats)):
+                out["self_consistency"]["repeat_accuracy"] = spread
         return out
+
+    def endpoints(self) -> dict[str, Any]:
+        """``usage_by_endpoint`` when the panel used several endpoints."""
+        out = self.by_endpoint
+        return {"usage_by_endpoint": {k: v.model_dump() for k, v in out.items()}} if out else {}
 
 
 def judged_totals(records: Iterable[dict[str, Any]]) -> JudgedTotals:

@@ -23,6 +23,7 @@ class CallRecord(BaseModel):
     failed: bool = False  # gave up after ``attempts`` tries: no reply, no tokens
     attempts: int = 1
     cost_usd: float | None = None  # a cache hit costs 0 if the model's price is known, else None
+    cached_cost_usd: float | None = 0.0  # a cache hit: what it cost when answered (None: price unknown)
     # The provider's prompt cache (not our on-disk reply cache, which is ``cached``): input
     # tokens of this call read from it and written to it, both part of ``prompt_tokens``.
     # OpenAI and vLLM report reads (prompt_tokens_details.cached_tokens), Anthropic both;
@@ -44,6 +45,9 @@ class UsageTotals(BaseModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float | None = 0.0  # None as soon as one call (cache hits too) had an unknown price
+    # Of cache hits: what they cost when first answered (the cost on a cold cache is
+    # cost_usd + cached_cost_usd); None as soon as one hit had an unknown price.
+    cached_cost_usd: float | None = 0.0
     latency_s: float = 0.0
     tokens_approx: bool = False  # some counts were estimated locally
 
@@ -61,6 +65,7 @@ class UsageTotals(BaseModel):
                 cache_read_tokens=0 if rec.cached else rec.cache_read_tokens,
                 cache_write_tokens=0 if rec.cached else rec.cache_write_tokens,
                 cost_usd=rec.cost_usd,
+                cached_cost_usd=rec.cached_cost_usd if rec.cached else 0.0,
                 latency_s=0.0 if rec.cached else rec.latency_s,
                 tokens_approx=rec.tokens_approx,
             )
@@ -84,6 +89,10 @@ class UsageTotals(BaseModel):
         self.tokens_approx = self.tokens_approx or other.tokens_approx
         if self.cost_usd is not None:
             self.cost_usd = None if other.cost_usd is None else self.cost_usd + other.cost_usd
+        if self.cached_cost_usd is not None:
+            self.cached_cost_usd = (
+                None if other.cached_cost_usd is None else self.cached_cost_usd + other.cached_cost_usd
+            )
 
     @classmethod
     def of(cls, records: Iterable[CallRecord]) -> UsageTotals:
@@ -134,3 +143,19 @@ def prompt_cache_text(usage: UsageTotals | dict) -> str:
         f" ({read / prompt:.0%} of prompt tokens)" if prompt else ""
     )
     return text + (f", {write:,} written to it" if write else "")
+
+
+def endpoint_usage_rows(by_endpoint: dict[str, dict] | None) -> list[tuple[str, str]]:
+    """One row per endpoint of a mixed panel: (endpoint, 'calls, tokens, cost'), for summaries."""
+    rows = []
+    for name, u in sorted((by_endpoint or {}).items()):
+        cost = u.get("cost_usd")
+        rows.append(
+            (
+                f"  {name}",
+                f"{u.get('calls', 0)} calls (+{u.get('cached_calls', 0)} from cache, {u.get('failed_calls', 0)} failed); "
+                f"{u.get('prompt_tokens', 0):,} + {u.get('completion_tokens', 0):,} tokens; "
+                + ("cost unknown" if cost is None else f"${cost:.4f}"),
+            )
+        )
+    return rows

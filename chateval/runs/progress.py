@@ -10,7 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.table import Column, Table
 
 from ..models import UsageTotals, prompt_cache_text
+from ..models.usage import endpoint_usage_rows
 from ..stats.agreement import baseline_text
+from ..stats.self_consistency import consistency_text
 
 
 def _cost(c: float | None) -> str:
@@ -152,6 +154,8 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
         la = summary["label_accuracy"]
         base = baseline_text(summary.get("agreement") or {})
         rows.append(("agreement with labels", f"{la['accuracy']:.1%} of {la['n']}" + (f" ({base})" if base else "")))
+    if spread := consistency_text(summary):
+        rows.append(("self-consistency", spread))
     u = summary.get("usage", {})
     rows += [
         (
@@ -170,6 +174,7 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
         ),
         ("provider prompt cache", prompt_cache_text(u) or "no cached input tokens reported"),
         ("cost", _cost(u.get("cost_usd"))),
+        *endpoint_usage_rows(summary.get("usage_by_endpoint")),
         (
             "wall time",
             f"{summary.get('wall_time_s', 0):.1f} s"
