@@ -203,6 +203,7 @@ def test_a_full_disk_mid_run_is_one_line_and_resume_reports_a_torn_line(tmp_path
     def append(self, record):
         calls["n"] += 1
         if calls["n"] == 4:  # the disk fills up on the fourth record
+            self.flush()  # the three before it are on disk (the writer thread's batches)
             os.write(self._fh.fileno(), b'{"id": "s3", "sta')  # what a killed writer would leave
             raise_enospc = OSError(28, "No space left on device")
             from chateval.util.errors import RunWriteError

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from .config import EvalConfig, config_hash, find_preset, load_preset
 from .inputs import InvalidLine, load_samples
 from .judges import Judges, layer_from_config, package_versions, resolve_personas
 from .report import label_agreement, write_report
-from .summary import summarize_judged
+from .summary import judged_totals
 
 SampleCallback = Callable[[JudgeResult], None]
 
@@ -131,32 +132,54 @@ class Evaluator:
     ) -> list[JudgeResult]:
         """Judge many samples concurrently (results in input order). Under a cost cap
         (``chateval.models.budget.cost_cap``) samples not started once it is reached are left out."""
+        results: list[JudgeResult | None] = [None] * len(samples)
+
+        def keep(i: int, r: JudgeResult) -> None:
+            results[i] = r
+            if on_result:
+                on_result(r)
+
+        await self.judge_each(samples, keep, concurrency)
+        return [r for r in results if r is not None]
+
+    async def judge_each(
+        self, samples: Iterable[Sample], on_result: Callable[[int, JudgeResult], None], concurrency: int | None = None
+    ) -> None:
+        """Judge ``samples`` (read as they start), passing each result on as it finishes; nothing
+        is kept here, so a run's memory does not grow with its length (``evaluate_file`` streams
+        its records to disk)."""
         # Twice as many samples in flight as connections: a sample between two of its sequential
         # calls (parsing, building the next prompt) leaves its connection to another sample, so the
         # connection limit, not sample scheduling, is what bounds throughput.
-        limit = asyncio.Semaphore(concurrency or 2 * self.layer.max_connections)
+        width = concurrency or 2 * self.layer.max_connections
+        queue = enumerate(samples)  # workers take samples in input order, as they free up
         with watch_endpoints() as down:
 
             async def one(s: Sample) -> JudgeResult | None:
-                async with limit:
-                    if down:  # an endpoint cannot be reached: start nothing more
+                if down:  # an endpoint cannot be reached: start nothing more
+                    return None
+                # --max-cost: the sample's estimated cost is reserved first; none starts that
+                # would pass the cap (running ones finish)
+                async with unit_budget() as started:
+                    if not started:
                         return None
-                    # --max-cost: the sample's estimated cost is reserved first; none starts that
-                    # would pass the cap (running ones finish)
-                    async with unit_budget() as started:
-                        if not started:
-                            return None
-                        set_unit(s.id)  # this task's model calls belong to this sample (dry-run prefix sharing)
-                        r = await self.judge(s)
+                    set_unit(s.id)  # this task's model calls belong to this sample (dry-run prefix sharing)
+                    r = await self.judge(s)
                 if down and r.status != "ok":
                     return None  # failed because the run is stopping: not recorded, so --resume redoes it
-                if on_result:
-                    on_result(r)
                 return r
 
-            tasks = [asyncio.ensure_future(one(s)) for s in samples]
+            async def worker() -> None:
+                for i, s in queue:
+                    # A task of its own per sample, as each had before: what a sample sets in its
+                    # context (its unit, its cost account) never reaches the next one.
+                    r = await asyncio.ensure_future(one(s))
+                    if r is not None:
+                        on_result(i, r)
+
+            tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, width))]
             try:
-                results = list(await asyncio.gather(*tasks))
+                await asyncio.gather(*tasks)
             except BaseException:
                 # on_result failed (a run that cannot be written): stop the other samples now, or
                 # they would go on paying for calls whose results cannot be kept.
@@ -166,7 +189,6 @@ class Evaluator:
                 raise
         if down:
             raise down[0]  # after the finished results were passed on (evaluate_file keeps them)
-        return [r for r in results if r is not None]
 
     async def evaluate_file(
         self,
@@ -187,24 +209,34 @@ class Evaluator:
             samples = samples[:limit]
         config = self.file_run_config(path)
         with RunDir(out, config, resume=resume, overwrite=overwrite) as run:
+            n_samples = len(samples)
+            wanted = {s.id for s in samples}
             run.expect(s.id for s in samples)  # summary.json accounts for each of them
-            todo = [s for s in samples if s.id not in run.done]
+            # Each sample is let go once it starts (its record holds what the run keeps), so the
+            # inputs and the summary's running totals are never both in memory whole.
+            todo = deque(s for s in samples if s.id not in run.done)
+            del samples
             if on_start:
-                on_start(len(samples), len(samples) - len(todo))
+                on_start(n_samples, n_samples - len(todo))
 
-            def record(r: JudgeResult) -> None:
-                run.append(r.model_dump(mode="json"))
+            def record(_: int, r: JudgeResult) -> None:
+                run.append(r.model_dump(mode="json"))  # on disk as it finishes; not kept here
                 if on_result:
                     on_result(r)
 
+            def taken() -> Iterator[Sample]:
+                while todo:
+                    yield todo.popleft()
+
             try:
                 with watch_sigint():  # a real Ctrl-C stops the run; user code's KeyboardInterrupt fails its sample
-                    await self.evaluate(todo, on_result=record)
+                    await self.judge_each(taken(), record)
             finally:
-                wanted = {s.id for s in samples}
-                summary = self.run_summary(
-                    [r for r in run.records() if r.get("id") in wanted], len(samples), config, invalid
-                )
+                todo.clear()
+                # A second pass over samples.jsonl, a record at a time, into running totals (each
+                # record kept only as the few fields the task's summary reads): not held whole.
+                records = (r for r in run.iter_records() if r.get("id") in wanted)
+                summary = self.run_summary(records, n_samples, config, invalid)
                 run.write_summary(summary)  # adds n_expected, n_missing and complete from samples.jsonl
                 if run.write_error is None:
                     write_report(run.path, summary)
@@ -245,23 +277,24 @@ class Evaluator:
 
     def run_summary(
         self,
-        records: list[dict[str, Any]],
+        records: Iterable[dict[str, Any]],
         n_samples: int,
         config: dict[str, Any],
         invalid: list[InvalidLine] | None = None,
     ) -> dict[str, Any]:
-        """summary.json of a run over ``n_samples`` samples from its records (any order)."""
+        """summary.json of a run over ``n_samples`` samples from its records (any order; read once)."""
         cfg = self.config
-        summary = summarize_judged(records, task=cfg.task, model=self.layer.label, offline=self.is_offline)
+        totals = judged_totals(records)
+        summary = totals.summary(task=cfg.task, model=self.layer.label, offline=self.is_offline)
         return summary | {
             "task": cfg.task,
             "strategy": cfg.strategy,
             "agents": len(self.personas),
             "turns": cfg.turns,
             "config_hash": config["config_hash"],
-            "complete": len(records) == n_samples,
+            "complete": len(totals.views) == n_samples,
             "invalid_lines": [i.model_dump() for i in invalid or []],
-            "agreement": label_agreement(records, cfg.task),
+            "agreement": label_agreement(totals.views, cfg.task),
         }
 
     def evaluate_file_sync(self, *args: Any, **kwargs: Any) -> dict[str, Any]:

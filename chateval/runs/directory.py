@@ -1,6 +1,8 @@
 """Run directories: config.json, samples.jsonl (append-only), summary.json (atomic).
 
-Crash safety: every finished sample is one line, flushed and fsynced as it finishes. On
+Crash safety: every finished sample is one line, written and fsynced by a writer thread in
+batches as samples finish (group commit, :mod:`chateval.runs.writer`): ``kill -9`` loses at
+most the lines in flight, and the event loop never waits for the disk. On
 --resume a torn last line is dropped, failed samples are removed (they run again), and the
 file is rewritten atomically so each sample appears exactly once.
 
@@ -12,15 +14,14 @@ never summarised away. A failed write stops the run with one line (:class:`RunWr
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..util.errors import ConfigError, InputError, RunWriteError
-from ..util.jsonl import dumps_line, read_records
+from ..util.jsonl import dumps_line, iter_records, read_records
 from ..util.secrets import scrub_obj
 from ..util.streams import lost_output
 from .envelope import ConfigRecord, Envelope, SampleRecord, SummaryRecord, check, stamp
@@ -36,6 +37,7 @@ from .folder import (
     run_path,
 )
 from .readable import read_json_object, regular_size
+from .writer import GroupWriter
 
 MISSING_SHOWN = 20  # missing keys listed in a summary (the count is always whole)
 
@@ -144,8 +146,9 @@ class RunDir:
                         self.dropped_failed += 1
                 atomic_write(self.samples_path, "".join(dumps_line(r) for r in self.done.values()))
             write_json(self.path / CONFIG, stamp(config, ConfigRecord))
-            # Unbuffered bytes: a line is written whole or cut back (see append), never left in a buffer.
+            # Unbuffered bytes: a batch is written whole or cut back (the writer thread), never left in a buffer.
             self._fh = open(self.samples_path, "ab", buffering=0)
+            self._writer = GroupWriter(self._fh.fileno())
         except BaseException:
             restore(self.path, aside)
             raise
@@ -169,30 +172,37 @@ class RunDir:
         self.expected.update((str(k), None) for k in keys)
 
     def append(self, record: dict[str, Any]) -> None:
-        """Append one record, fsynced. A failed write is cut back to the last whole line and
-        stops the run: this and every later append raise the same RunWriteError."""
+        """Queue one record for the writer thread, which writes and fsyncs it with the others
+        queued meanwhile. A failed write is cut back to the last whole line and stops the run:
+        the next append (or :meth:`flush`) sets ``write_error``, and every later append raises it."""
         if self.write_error is not None:
             raise self.write_error
         record = scrub_obj(record)  # an answer or error quoting a configured secret (records from Ray workers too)
         record = stamp(record, self.record_type)
-        data = dumps_line(record).encode("ascii")
-        fd = self._fh.fileno()
-        start = os.lseek(fd, 0, os.SEEK_END)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            self._writer.put(dumps_line(record).encode("ascii"))
         except OSError as e:
-            try:
-                os.ftruncate(fd, start)  # no half line left behind for readers or a resume
-            except OSError:
-                pass  # a resume drops the torn line and says so
             self.write_error = RunWriteError(self.samples_path, e)
             raise self.write_error from None
 
+    def flush(self) -> None:
+        """Wait until every appended record is on disk (fsynced) or its write failed."""
+        self._writer.flush()
+        self._note_error()
+
+    def _note_error(self) -> None:
+        if self.write_error is None and self._writer.error is not None:
+            self.write_error = RunWriteError(self.samples_path, self._writer.error)
+
     def records(self) -> list[dict[str, Any]]:
+        self.flush()
         return read_jsonl(self.samples_path)[0]
+
+    def iter_records(self) -> Iterator[dict[str, Any]]:
+        """The readable records on disk, one at a time (for summaries of runs too big to hold)."""
+        self.flush()
+        if self.samples_path.exists():
+            yield from (rec for _, rec in iter_records(self.samples_path) if rec is not None)
 
     def _earlier_wall_times(self) -> list[float]:
         """Wall times of the attempts before this --resume, from the last summary written."""
@@ -205,8 +215,16 @@ class RunDir:
 
     def accounting(self) -> dict[str, Any]:
         """The run's accounting, counted from samples.jsonl as it is on disk now."""
-        records, torn = read_jsonl(self.samples_path)
-        out = account(self.expected, records, self.key)
+        self.flush()
+        torn = 0
+        keys: list[dict[str, Any]] = []  # only each record's key: a large run is read a line at a time
+        if self.samples_path.exists():
+            for _, rec in iter_records(self.samples_path):
+                if rec is None:
+                    torn += 1
+                else:
+                    keys.append({self.key: rec.get(self.key)})
+        out = account(self.expected, keys, self.key)
         out["unreadable_lines"] = torn + self.dropped_torn  # now, and dropped by this --resume
         if self.write_error is not None:
             out["write_error"] = str(self.write_error.error.strerror or self.write_error.error)
@@ -247,6 +265,8 @@ class RunDir:
 
     def close(self) -> None:
         try:
+            self._writer.close()  # drains the queue: every appended record is written or failed
+            self._note_error()
             self._fh.close()
         finally:
             self.lock.release()

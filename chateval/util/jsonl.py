@@ -35,6 +35,21 @@ def split_lines(raw: bytes) -> Iterator[tuple[int, bytes]]:
             yield no, line
 
 
+def iter_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """(line number, object) of each non-blank line, read one line at a time (a large run is never
+    held whole); the object is None for a line that is not a JSON object (see :func:`read_records`).
+    A binary file's lines end at ``\n`` only, as :func:`split_lines` splits."""
+    with open(path, "rb") as f:
+        for no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                rec = None
+            yield no, rec if isinstance(rec, dict) else None
+
+
 def read_records(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list[int]]:
     """(line number, object) of each readable line, and the numbers of the lines that are not a
     JSON object (a torn last line of a killed or failed write, text that is not UTF-8). Lines
