@@ -125,6 +125,7 @@ def test_memory_ask_finds_a_catalog_name_in_the_data_folder(data_dir, capsys):
         ("longmemeval", "longmemeval/longmemeval_oracle.json", "lme_tiny.json", "longmemeval_oracle.json", []),
         ("locomo", "locomo/locomo10.json", "locomo_tiny.json", "locomo", []),
         ("head2head", "locomo/locomo10.json", "locomo_tiny.json", "locomo10.json", []),
+        ("teafarm", "locomo/locomo10.json", "locomo_tiny.json", "locomo", []),
     ],
 )
 def test_every_memory_benchmark_finds_its_data_by_name(data_dir, capsys, tmp_path, bench, rel, fixture, given, extra):
@@ -180,3 +181,22 @@ def test_a_download_that_cannot_connect_says_what_to_do(data_dir, capsys):
     assert ds is not None and ds.files[0].url in err  # the official file, to fetch by hand
     assert f"save it as {data_dir / 'locomo' / 'locomo10.json'}" in err
     assert not (data_dir / "locomo" / "locomo10.json").exists()
+
+
+def test_without_the_data_dir_shared_data_is_found_and_listed(monkeypatch, tmp_path, capsys):
+    """CHATEVAL_DATA_DIR unset: the default data folder, then ../shared/data; `data list` names
+    where a file outside the data folder was found, and `--data NAME` reads that very file."""
+    monkeypatch.delenv("CHATEVAL_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("COLUMNS", "300")
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    put(tmp_path / "shared" / "data", "theanine/sample_dialogue.json", "locomo_tiny.json")
+    found = find_data("theanine-sample", "TeaFarm")
+    assert found.parent.parent.name == "data" and found.parent.parent.parent.name == "shared"
+    code, out, _ = run(capsys, "data", "list")
+    block = out.split("\ntheanine-sample  ", 1)[1]
+    assert code == 0 and block.startswith("present")
+    lines = block.split("\n")
+    own = lines[: next(i for i, line in enumerate(lines[1:], 1) if not line.startswith(" "))]
+    assert any(line.split() == ["found", str(found)] for line in own), own
