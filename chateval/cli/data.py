@@ -15,8 +15,8 @@ if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console
 
 FOLDER_HELP = (
-    "the data folder (default: $CHATEVAL_DATA_DIR, else ~/.cache/chateval/data; the benchmarks' --data "
-    "defaults look there first)"
+    "the data folder (default: $CHATEVAL_DATA_DIR, else ~/.cache/chateval/data; every benchmark's --data "
+    "and `memory ask --data` find a data set's name or file name there, see `chateval data list`)"
 )
 EXIT_CODES = (
     "exit codes: 0 every file is in place (and verified where the catalog pins a sha256); 1 a download "
