@@ -200,3 +200,11 @@ def test_without_the_data_dir_shared_data_is_found_and_listed(monkeypatch, tmp_p
     lines = block.split("\n")
     own = lines[: next(i for i, line in enumerate(lines[1:], 1) if not line.startswith(" "))]
     assert any(line.split() == ["found", str(found)] for line in own), own
+
+
+def test_a_name_never_reaches_outside_the_data_folder(data_dir, tmp_path, monkeypatch):
+    (tmp_path / "outside.json").write_text("[]")  # ../outside.json from the data folder
+    (tmp_path / "x" / "y").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "x" / "y")  # where ../outside.json is not
+    with pytest.raises(DatasetError, match="not found"):
+        find_data("../outside.json", "LongMemEval")

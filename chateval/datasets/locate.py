@@ -53,7 +53,8 @@ def catalog_paths(given: str) -> list[str]:
         return list(ds.reads)
     name = Path(given).name
     rels = [r for d in CATALOG for r in d.reads if Path(r).name == name]
-    return list(dict.fromkeys([*rels, Path(given).as_posix()]))
+    inside = not Path(given).is_absolute() and ".." not in Path(given).parts  # stays inside a data folder
+    return list(dict.fromkeys([*rels, *([Path(given).as_posix()] if inside else [])]))
 
 
 def find_data(given: str | Path, what: str) -> Path:
