@@ -13,7 +13,11 @@ skips carrying the README's reason (`pytest -rs` lists them), never silent.
 
 How they run, in one scratch folder per session holding `examples/` and small fixtures under the
 names the README uses (longmemeval_s.json, locomo10.json, my_answers.jsonl, preds.jsonl) and
-`../shared/data` when the shared data is present (else the commands that read it skip):
+`../shared/data` when the shared data is present (else the commands that read it skip); the
+default data folder (XDG_CACHE_HOME in the scratch folder, CHATEVAL_DATA_DIR unset) filled by a
+real `chateval data get longmemeval-oracle longmemeval-s` from a local mirror (CHATEVAL_DATA_MIRROR,
+chateval.testing.file_server) serving small fixtures under the catalog's file names, so commands
+that name a data set (`--data longmemeval-s`) run as a user's would after `data get`:
 - `chateval ...` as the console script would run it (`python -P -m chateval.cli`: the working
   directory is NOT put on the import path by Python), with `--limit 1` added to `evaluate` and
   `bench` commands that give none and `--embedder hash` to memory benchmarks and `memory ask`
@@ -34,12 +38,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from chateval.testing.fake_openai import FakeOpenAIServer
+from chateval.testing.file_server import FileServer
 from chateval.testing.schema_reply import schema_responder
 
 from .conftest import FIXTURES, _shared_data, read_jsonl
@@ -51,6 +57,7 @@ MARK = re.compile(r"^<!--\s*readme-test:\s*(.*?)\s*-->$")
 SKIP = re.compile(r"^skip(?:\s+([\d,\s]+?))?\s*\((.+)\)$")
 MEMORY_BENCHES = {"longmemeval", "locomo", "head2head", "teafarm", "msc-response"}
 TIMEOUT = 120
+DATA_ENV: dict[str, str] = {}  # the scratch data folder and the local mirror (set by the `work` fixture)
 
 
 @dataclass
@@ -173,7 +180,7 @@ def test_the_executed_blocks_do_not_drop():
 
 # --- the scratch folder ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def work(tmp_path_factory) -> Path:
+def work(tmp_path_factory) -> Iterator[Path]:
     base = tmp_path_factory.mktemp("readme")
     work = base / "work"
     work.mkdir()
@@ -203,7 +210,19 @@ def work(tmp_path_factory) -> Path:
     if shared.is_dir():
         (base / "shared").mkdir()
         (base / "shared" / "data").symlink_to(shared)
-    return work
+    # A local mirror of the LongMemEval files (unpinned in the catalog, so a fixture is accepted):
+    # the README's memory ask question id is the oracle file's first question here.
+    (base / "mirror" / "longmemeval").mkdir(parents=True)
+    (base / "mirror" / "longmemeval" / "longmemeval_s_cleaned.json").write_text(json.dumps(lme))
+    oracle = [dict(lme[0], question_id="6613b389"), *lme[1:]]
+    (base / "mirror" / "longmemeval" / "longmemeval_oracle.json").write_text(json.dumps(oracle))
+    hf = os.environ.get("HF_HOME") or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "huggingface")
+    with FileServer(base / "mirror") as mirror:
+        DATA_ENV.update(XDG_CACHE_HOME=str(base / "cache"), CHATEVAL_DATA_MIRROR=mirror.base_url, HF_HOME=hf)
+        _run(_chateval_argv(["data", "get", "longmemeval-oracle", "longmemeval-s"]), work)
+        assert (base / "cache" / "chateval" / "data" / "longmemeval" / "longmemeval_s_cleaned.json").is_file()
+        yield work
+    DATA_ENV.clear()
 
 
 @pytest.fixture(scope="module")
@@ -218,6 +237,8 @@ def _env(work: Path, endpoint: FakeOpenAIServer | None = None) -> dict[str, str]
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT)  # this checkout's chateval; not the scratch folder
     env.pop("OPENAI_API_KEY", None)
+    env.pop("CHATEVAL_DATA_DIR", None)  # the default data folder, as a new user has it (never the shared one)
+    env |= DATA_ENV
     env["BROWSER"] = "true"  # never open a browser
     if endpoint is not None:  # never a real endpoint: the fake server on 127.0.0.1
         env |= {"OPENAI_API_KEY": "sk-readme-test", "OPENAI_BASE_URL": endpoint.base_url}

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..datasets.locate import find_data
 from ..evaluation.config import LayerSettings
 from ..memory.vector import settle
 from ..models import UsageTotals
@@ -72,6 +73,9 @@ async def arun(
         load_plugins(config.get("plugins") or [])  # before any system name is looked up
     cfg = make_config(name, config)
     load_plugins(cfg.plugins)
+    data, field = getattr(cfg, "data", None), type(cfg).model_fields.get("data")
+    if data and field is not None and field.is_required():  # one data file: a path, a catalog name or file name
+        cfg = cfg.model_copy(update={"data": str(find_data(data, name))})
     bench = BENCHMARKS.get(name)()
     if progress is True:
         from rich.console import Console

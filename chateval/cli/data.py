@@ -15,8 +15,8 @@ if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console
 
 FOLDER_HELP = (
-    "the data folder (default: $CHATEVAL_DATA_DIR, else ~/.cache/chateval/data; the benchmarks' --data "
-    "defaults look there first)"
+    "the data folder (default: $CHATEVAL_DATA_DIR, else ~/.cache/chateval/data; every benchmark's --data "
+    "and `memory ask --data` find a data set's name or file name there, see `chateval data list`)"
 )
 EXIT_CODES = (
     "exit codes: 0 every file is in place (and verified where the catalog pins a sha256); 1 a download "
@@ -104,6 +104,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     from ..datasets.download import status
 
     root = _root(args)
+    # Without --to, the lookup every `--data` uses: a file shown present is one `--data` finds.
+    where = root if args.to else None
     out = Console()
     # One block per data set rather than a table: the sources and licence notes stay readable
     # on a narrow terminal.
@@ -116,7 +118,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             if not pinned
             else f"sha256 pinned for {pinned} of {len(d.files)} files"
         )
-        here = status(d, root)
+        here = status(d, where)
         colour = {"present": "green", "partial": "yellow"}.get(here, "dim")
         out.print(
             f"[bold]{d.name}[/bold]  [{colour}]{here}[/{colour}]  {escape(d.title)}", highlight=False, soft_wrap=True
@@ -127,6 +129,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             ("licence", d.licence),
             ("source", d.source),
             ("files", ", ".join(d.reads)),
+            *_found_elsewhere(d.reads, root, where),
         ):
             out.print(f"    {key:<8} {escape(value)}", highlight=False, soft_wrap=True)
     out.print(
@@ -136,6 +139,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         soft_wrap=True,
     )
     return 0
+
+
+def _found_elsewhere(reads: tuple[str, ...], root: Path, where: Path | None) -> list[tuple[str, str]]:
+    """('found', folder) for files the lookup finds outside the data folder (../shared/data)."""
+    from ..datasets.locate import locate
+
+    hits = [p for r in reads if (p := locate(r, where)) is not None and not p.is_relative_to(root.resolve())]
+    return [("found", ", ".join(str(p) for p in hits))] if hits else []
 
 
 class _Bar:

@@ -55,7 +55,12 @@ def add_parser(sub: Any) -> None:
         "--set, question not in the file, Qdrant unreachable).",
     )
     ask.add_argument("--system", required=True, help="memory system name (see `chateval memory list`)")
-    ask.add_argument("--data", required=True, help="LongMemEval JSON file (official format)")
+    ask.add_argument(
+        "--data",
+        required=True,
+        help="a LongMemEval JSON file (official format): a path, a catalog name (longmemeval-oracle, "
+        "longmemeval-s, longmemeval-m) or a file name `chateval data get` puts in the data folder",
+    )
     ask.add_argument("--question-id", required=True, help="question_id of the question to ask")
     ask.add_argument("--embedder", help=EMBEDDER_HELP)  # None: default_embedder(), resolved when it runs
     ask.add_argument("--embedder-base-url", help="endpoint of a remote embedder (default: the first --base-url)")
@@ -191,6 +196,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
     import asyncio
 
     from ..datasets import load_longmemeval
+    from ..datasets.locate import find_data
     from ..memory import (
         MEMORY_SYSTEMS,
         systems,  # noqa: F401  (registers the built-in systems)
@@ -218,7 +224,7 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
         )
         system = cls(layer, settings=settings, embedder=embedder, qdrant=args.qdrant_url)
         system.collection_prefix = collection_prefix("ask", args.question_id)  # readable on a shared server
-        questions = load_longmemeval(args.data)
+        questions = load_longmemeval(find_data(args.data, "LongMemEval"))
         question = next((q for q in questions if q.question_id == args.question_id), None)
         if question is None:
             raise ConfigError(

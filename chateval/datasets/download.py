@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from ..util.errors import InputError
 from .catalog import MIRROR_ENV, DataSet, RemoteFile
 from .convert import CONVERSIONS
+from .locate import locate, search_folders
 from .mirror import check_mirror, join, shown
 from .transfer import (
     DEADLINE_S,
@@ -195,18 +196,21 @@ def _get(
         if f.path in present:
             results.append(FileResult(path=dest, sha256=present[f.path], pinned=f.sha256 is not None, action="present"))
             continue
-        results.append(
-            fetch(
-                source_url(f, mirror),
-                dest,
-                sha256=f.sha256,
-                size=f.size,
-                reporter=reporter,
-                timeout=limits.timeout,
-                max_bytes=limits.max_bytes,
-                deadline=limits.deadline,
+        try:
+            results.append(
+                fetch(
+                    source_url(f, mirror),
+                    dest,
+                    sha256=f.sha256,
+                    size=f.size,
+                    reporter=reporter,
+                    timeout=limits.timeout,
+                    max_bytes=limits.max_bytes,
+                    deadline=limits.deadline,
+                )
             )
-        )
+        except DownloadError as e:
+            raise DownloadError(f"{e}. {by_hand(ds, f, dest, mirror)}") from None
     built: list[Path] = []
     unpinned: dict[str, str] = {}
     rebuilt = False
@@ -232,6 +236,16 @@ def _get(
     return GetResult(name=ds.name, files=results, built=built, rebuilt=rebuilt, unpinned_built=unpinned)
 
 
+def by_hand(ds: DataSet, f: RemoteFile, dest: Path, mirror: str | None) -> str:
+    """What to do when a file cannot be downloaded: another source, or the file put in place by hand."""
+    other = "another --mirror URL" if mirror else "--mirror URL (a server holding a data folder's layout)"
+    return (
+        f"To get it another way: run again later, or with {other}, or download {shown(f.url)} by hand "
+        f"(a browser, curl) and save it as {dest}, then run the same command again to check it"
+        + (" and build the files the benchmarks read" if ds.conversion else "")
+    )
+
+
 def _built_already(ds: DataSet, root: Path, results: list[FileResult]) -> bool:
     if not ds.built or any(r.action != "present" for r in results):
         return False
@@ -240,10 +254,13 @@ def _built_already(ds: DataSet, root: Path, results: list[FileResult]) -> bool:
     )
 
 
-def status(ds: DataSet, root: Path) -> str:
-    """'present' when every file the loaders read is in ``root``, 'partial', or 'missing'."""
-    have = [(root / r).is_file() for r in ds.reads]
-    return "present" if all(have) else "partial" if any(have) or _any_part(ds, root) else "missing"
+def status(ds: DataSet, root: Path | None = None) -> str:
+    """'present' when every file the loaders read is found by the lookup ``--data`` uses (in
+    ``root`` alone when given), 'partial', or 'missing'."""
+    have = [locate(r, root) is not None for r in ds.reads]
+    folders = [root] if root is not None else search_folders()
+    partial = any(_any_part(ds, f) for f in folders)
+    return "present" if all(have) else "partial" if any(have) or partial else "missing"
 
 
 def _any_part(ds: DataSet, root: Path) -> bool:

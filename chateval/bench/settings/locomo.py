@@ -39,7 +39,9 @@ def parse_categories(text: str) -> list[int]:
 
 class LoCoMoConfig(MemoryBenchConfig):
     data: str = opt(
-        ..., "a file in the official locomo10.json format, unchanged (`chateval data get locomo` downloads it)"
+        ...,
+        "a file in the official locomo10.json format, unchanged: a path, or `locomo` / locomo10.json "
+        "found in the data folder, where `chateval data get locomo` downloads it",
     )
     categories: list[int] = opt(
         [1, 2, 3, 4, 5], "QA categories to run: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial"

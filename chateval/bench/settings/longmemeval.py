@@ -21,8 +21,9 @@ ZEP_SYSTEM_SETTINGS = {"reranker": "cross_encoder", "node_reranker": "rrf", "max
 class LongMemEvalConfig(MemoryBenchConfig):
     data: str = opt(
         ...,
-        "an official LongMemEval file (S, M or oracle), unchanged (`chateval data get "
-        "longmemeval-oracle` / longmemeval-s / longmemeval-m downloads one)",
+        "an official LongMemEval file (S, M or oracle), unchanged: a path, or a data set name "
+        "(longmemeval-oracle, longmemeval-s, longmemeval-m) or file name found in the data folder, "
+        "where `chateval data get NAME` downloads it",
     )
     retrieval_only: bool = opt(
         False, "no LLM answers or judges: score retrieval of BM25, dense, hybrid and the systems"
