@@ -44,7 +44,7 @@ from pathlib import Path
 
 import pytest
 
-from chateval.testing.fake_openai import FakeOpenAIServer
+from chateval.testing.fake_openai import DEFAULT_REPLY, FakeOpenAIServer
 from chateval.testing.file_server import FileServer
 from chateval.testing.schema_reply import schema_responder
 
@@ -229,7 +229,8 @@ def work(tmp_path_factory) -> Iterator[Path]:
 def endpoint():
     """The fake OpenAI-compatible server that `fake-server` blocks' `openai/...` models call."""
     # JSON of the schema a request asks for (typed memory steps, structured verdicts), else text.
-    with FakeOpenAIServer(responder=schema_responder()) as server:
+    # Prose with score lines when no schema is asked for: the ChatEval meta-benchmarks parse free text.
+    with FakeOpenAIServer(responder=schema_responder(DEFAULT_REPLY)) as server:
         yield server
 
 

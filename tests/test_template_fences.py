@@ -22,6 +22,8 @@ COUNTS = {"n", "k", "max_words", "round", "turn", "n_agents", "max_items",
 # persona files (a user's own settings), our task descriptions, rules and relation names.
 TRUSTED = {"agent_name": "Critic", "persona_role": "You question the others' reasoning.", "others": ["General Public"],
            "task_description": "two answers", "relations": ["Cause", "SameTopic"], "task": "pairwise",
+           # Zep's LongMemEval grader: the per-question-type rules are ours (lme_zep), never the input's.
+           "guidelines": "An answer is correct when it contains the gold answer.",
            # The official LongMemEval judge's framing is ours per question type (lme_judge.official_framing).
            "inputs": {"guidelines": "An answer is correct when it contains the gold answer.",
                       "official": {"shown": "a question, a gold answer and a response",
