@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Hashable
@@ -95,12 +96,32 @@ def cluster_cpus() -> int:
     return max(1, int(import_ray().cluster_resources().get("CPU", 1)))
 
 
+_ADDRESS = re.compile(r"(ray://)?[^\s:/]+:\d{1,5}")
+
+
+def check(execution: Execution, *, local: bool) -> None:
+    """What can be checked before Ray starts (starting a local instance takes many seconds):
+    the address's form, --ray-cache-dir, and, for a local instance (``local``), --ray-workers
+    against this machine's CPUs (Ray never counts more; a cgroup limit it sees is checked after
+    it starts)."""
+    address = execution.ray_address
+    if address and address not in ("auto", "local") and not _ADDRESS.fullmatch(address):
+        raise ConfigError(f"--ray-address '{address}': expected auto, local, HOST:PORT or ray://HOST:PORT")
+    cache = execution.ray_cache_dir
+    if cache and os.path.exists(cache) and not os.path.isdir(cache):
+        raise ConfigError(f"--ray-cache-dir {cache}: not a directory")
+    cpus = os.cpu_count() or 1
+    if local and execution.ray_workers and execution.ray_workers > cpus:
+        raise ConfigError(f"--ray-workers {execution.ray_workers}: a local Ray instance here has {cpus} CPU(s)")
+
+
 def connect(execution: Execution) -> bool:
     """Join the cluster at ``ray_address`` (or start a local instance) unless this process is
     connected already, and check --ray-workers against it; True when this call started Ray
-    (the caller shuts it down)."""
+    (the caller shuts it down). The options are checked first (``check``), before Ray starts."""
     ray = import_ray()
     started = not ray.is_initialized()
+    check(execution, local=started and execution.ray_address in (None, "local"))
     if started:
         ray.init(address=execution.ray_address, include_dashboard=False, log_to_driver=False)
     cpus = cluster_cpus()
