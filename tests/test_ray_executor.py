@@ -85,6 +85,16 @@ def test_longmemeval_summary_equals_a_local_run(tmp_path):
     assert summary(tmp_path / "ray")["n_failed"] == 0 and summary(tmp_path / "ray")["n_units"] == 10
 
 
+def test_the_workers_embeddings_are_counted_in_the_summary(tmp_path):
+    """The workers embed, the driver writes the summary: it counts the texts they embedded."""
+    cfg = LME | {"systems": ["retrieval"], "retrieval_only": True, "workers": 1}  # one at a time: no shared batches
+    run("longmemeval", cfg | {"out": str(tmp_path / "local")})
+    run("longmemeval", cfg | {"out": str(tmp_path / "ray"), "executor": "ray", "ray_workers": 2})
+    local = json.loads((tmp_path / "local" / "summary.json").read_text())["embeddings"]
+    remote = json.loads((tmp_path / "ray" / "summary.json").read_text())["embeddings"]
+    assert remote["computed"] == local["computed"] > 0 and remote["embed_s"] > 0
+
+
 def test_locomo_retrieval_only_and_resume_across_executors(tmp_path):
     lo = {"data": str(FIXTURES / "locomo_tiny.json"), "systems": ["retrieval"], "embedder": "hash", "cache": False}
     run("locomo", lo | {"out": str(tmp_path / "local")})

@@ -27,14 +27,33 @@ import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Hashable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..memory.embeddings import process_work
+from ..models import UsageTotals
 from ..util.errors import ChatevalError, ConfigError
 from ..util.interrupts import contain_exits
 from ..util.plugins import load_plugins
 
 UnitFn = Callable[[Any], Awaitable[dict[str, Any]]]
+
+
+@dataclass
+class WorkerMeters:
+    """What a run's Ray workers did that only they can count (their embedders' work), summed
+    over the actors as each pool closes; the driver adds it to its own in the summary."""
+
+    embedded: int = 0
+    embed_s: float = 0.0
+    embedding_usage: UsageTotals | None = None
+
+    def add(self, work: dict[str, Any]) -> None:
+        self.embedded += int(work["computed"])
+        self.embed_s += float(work["embed_s"])
+        if work.get("usage") is not None:
+            self.embedding_usage = self.embedding_usage or UsageTotals()
+            self.embedding_usage.merge(UsageTotals.model_validate(work["usage"]))
 
 
 @dataclass(frozen=True)
@@ -44,6 +63,8 @@ class Execution:
     ray_workers: int | None = None  # actors; default: the cluster's CPUs
     ray_cache_dir: str | None = None
     plugins: tuple[str, ...] = ()
+    # filled by the run's Ray pools (a local run's stays empty)
+    meters: WorkerMeters = field(default_factory=WorkerMeters, compare=False)
 
 
 _CURRENT: ContextVar[Execution] = ContextVar("chateval_execution", default=Execution())  # noqa: B039  (frozen: never mutated)
@@ -150,6 +171,10 @@ class _UnitWorker:
     def pid(self) -> int:
         return os.getpid()
 
+    def work(self) -> dict[str, Any]:
+        """This worker's embedding work so far (see ``WorkerMeters``)."""
+        return process_work()
+
 
 def spread(sizes: dict[Hashable, int], bins: int) -> dict[Hashable, int]:
     """Each group's bin: largest group first, each to the bin with the fewest units so far
@@ -210,6 +235,12 @@ class RayPool:
             return await actor.run.remote(unit)
         finally:
             self.slots.put_nowait(actor)
+
+    async def collect(self, meters: WorkerMeters) -> None:
+        """Add the actors' work to ``meters`` (before ``close``); a lost worker's share is lost."""
+        for work in await asyncio.gather(*(a.work.remote() for a in self.actors), return_exceptions=True):
+            if isinstance(work, dict):
+                meters.add(work)
 
     def close(self) -> None:
         for a in self.actors:
