@@ -39,7 +39,8 @@ def texts(ax):
 
 
 def test_undefined_is_a_marked_gap_and_zero_is_written(figs, tmp_path):
-    plots.grouped_bars(tmp_path / "a.png", ["x", "y", "z"], {"s": [0.5, None, 0.0]}, title="t", ylabel="acc", pct=True)
+    plots.grouped_bars(tmp_path / "a.png", ["x", "y", "z"], {"s": [0.5, None, 0.0]}, title="t", ylabel="acc",
+                       pct=True)
     ax = figs[0].axes[0]
     heights = sorted(round(b.get_height(), 6) for b in bars_of(ax))
     assert heights == [0.0, 50.0]  # two bars: the undefined value is not drawn as 0
@@ -50,15 +51,8 @@ def test_undefined_is_a_marked_gap_and_zero_is_written(figs, tmp_path):
 
 
 def test_intervals_baselines_and_n_labels(figs, tmp_path):
-    plots.grouped_bars(
-        tmp_path / "b.png",
-        [plots.n_label("type", [4, 5])],
-        {"s": [0.5]},
-        intervals={"s": [(0.2, 0.8)]},
-        baselines={"majority": 0.6},
-        title="t",
-        ylabel="acc",
-    )
+    plots.grouped_bars(tmp_path / "b.png", [plots.n_label("type", [4, 5])], {"s": [0.5]},
+                       intervals={"s": [(0.2, 0.8)]}, baselines={"majority": 0.6}, title="t", ylabel="acc")
     ax = figs[0].axes[0]
     assert ax.get_xticklabels()[0].get_text() == "type\n(n=4–5)"
     whiskers = [c for c in ax.collections if isinstance(c, LineCollection)]
@@ -76,31 +70,17 @@ def test_nothing_defined_is_not_drawn(figs, tmp_path):
 
 
 def test_degenerate_scatter_is_skipped_with_a_reason(figs, tmp_path):
-    why = plots.scatter(
-        tmp_path / "s.png",
-        {"a": (0.0, 0.5), "b": (0.0, 0.7)},
-        title="t",
-        xlabel="cost",
-        ylabel="acc",
-        what="answer cost",
-    )
+    why = plots.scatter(tmp_path / "s.png", {"a": (0.0, 0.5), "b": (0.0, 0.7)}, title="t", xlabel="cost",
+                        ylabel="acc", what="answer cost")
     assert why == "every system has the same answer cost (0), so the axis has nothing to show" and not figs
-    assert "fewer than two" in plots.scatter(
-        tmp_path / "s.png", {"a": (None, 0.5), "b": (1.0, 0.7)}, title="t", xlabel="c", ylabel="a"
-    )
+    assert "fewer than two" in plots.scatter(tmp_path / "s.png", {"a": (None, 0.5), "b": (1.0, 0.7)},
+                                             title="t", xlabel="c", ylabel="a")
     assert plots.skipped("s.png", why)[0].startswith("*Plot `s.png` not drawn: every system")
 
 
 def test_log_axis_has_few_readable_ticks(figs, tmp_path):
-    plots.scatter(
-        tmp_path / "l.png",
-        {"retrieval": (310.0, 0.5), "full": (118_000.0, 0.5)},
-        title="t",
-        xlabel="tokens",
-        ylabel="acc",
-        logx=True,
-        pct=True,
-    )
+    plots.scatter(tmp_path / "l.png", {"retrieval": (310.0, 0.5), "full": (118_000.0, 0.5)}, title="t",
+                  xlabel="tokens", ylabel="acc", logx=True, pct=True)
     ax = figs[0].axes[0]
     figs[0].canvas.draw()
     labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
@@ -114,13 +94,8 @@ def test_distinct_colours_beyond_ten_series():
 
 
 def test_win_tie_loss_whiskers(figs, tmp_path):
-    plots.stacked_bars(
-        tmp_path / "w.png",
-        {"overall (n=10)": [0.5, 0.2, 0.3]},
-        ["A wins", "tie", "B wins"],
-        title="t",
-        intervals={"overall (n=10)": ((0.3, 0.7), (0.1, 0.6))},
-    )
+    plots.stacked_bars(tmp_path / "w.png", {"overall (n=10)": [0.5, 0.2, 0.3]}, ["A wins", "tie", "B wins"],
+                       title="t", intervals={"overall (n=10)": ((0.3, 0.7), (0.1, 0.6))})
     ax = figs[0].axes[0]
     segs = [c.get_segments()[0][:, 0].tolist() for c in ax.collections if isinstance(c, LineCollection)]
     # A's win interval at the end of the win segment; B's mirrored at the start of the loss segment
@@ -128,14 +103,9 @@ def test_win_tie_loss_whiskers(figs, tmp_path):
 
 
 def test_recall_panels_show_both_recalls_with_the_legend_below(figs, tmp_path):
-    plots.line_panels(
-        tmp_path / "r.png",
-        [1, 5],
-        {"session level": {"bm25": {"recall_any": [0.5, 1.0], "recall_all": [0.2, None]}}},
-        title="t",
-        xlabel="k",
-        ylabel="recall",
-    )
+    plots.line_panels(tmp_path / "r.png", [1, 5], {"session level": {"bm25": {"recall_any": [0.5, 1.0],
+                                                                            "recall_all": [0.2, None]}}},
+                      title="t", xlabel="k", ylabel="recall")
     fig = figs[0]
     assert len(fig.axes[0].lines) == 2
     legend = fig.legends[0]
@@ -152,14 +122,9 @@ def test_faireval_majority_baseline():
 
 
 def fe_summary(correct, n, kappa, labels=None, ci=None):
-    return {
-        "metrics": {
-            "accuracy": {"value": None if n == 0 else correct / n, "n": n, "correct": correct},
-            "kappa": {"value": kappa, "n": n},
-            "human_labels": labels or {"1": 3, "2": 7},
-            "kappa_ci95": ci,
-        }
-    }
+    return {"metrics": {"accuracy": {"value": None if n == 0 else correct / n, "n": n, "correct": correct},
+                        "kappa": {"value": kappa, "n": n}, "human_labels": labels or {"1": 3, "2": 7},
+                        "kappa_ci95": ci}}
 
 
 def whiskers_of(ax):
@@ -179,9 +144,7 @@ def test_faireval_kappa_charts_and_table_carry_the_bootstrap_interval(figs, tmp_
     assert fe.metric_cells(sums[1]["metrics"])[1] == "–"
     old = fe_summary(5, 10, 0.2)["metrics"]
     del old["kappa_ci95"]  # a summary written before the interval existed
-    assert fe.metric_cells(old)[1] == "0.200" and fe.charts([{"metrics": old}])[1].intervals == {
-        "Cohen's kappa": [None]
-    }
+    assert fe.metric_cells(old)[1] == "0.200" and fe.charts([{"metrics": old}])[1].intervals == {"Cohen's kappa": [None]}
 
 
 @pytest.mark.slow
@@ -192,12 +155,8 @@ def test_faireval_verdicts_plot_has_n(figs, tmp_path):
     lines = FairEval().setting_report(tmp_path, {"setting": "multi", "metrics": metrics}, records)
     assert "human n=4, judge n=3" in figs[0].axes[0].get_title()
     # resamples drawing only the first question (both raters say "1") have no kappa and are skipped
-    assert any(
-        "percentile bootstrap over the 3 judged questions" in ln
-        and "of 1000 resamples used" in ln
-        and "skipped: kappa undefined" in ln
-        for ln in lines
-    )
+    assert any("percentile bootstrap over the 3 judged questions" in ln and "of 1000 resamples used" in ln
+               and "skipped: kappa undefined" in ln for ln in lines)
 
 
 def test_faireval_charts_put_accuracy_in_percent_and_kappa_on_its_own_axis(figs, tmp_path):
@@ -242,22 +201,16 @@ def test_sweep_lines_keep_units_and_break_at_undefined_points(figs, tmp_path):
 def test_a_series_with_no_defined_value_keeps_its_colour_and_its_gap_stays_inside(figs, tmp_path):
     """Topical-Chat: a correlation undefined in every group used to take the default colour in
     the legend (another series' colour) and its last n/a sat on the right frame."""
-    meta_plots.bars(
-        tmp_path / "c.png",
-        ["naturalness", "avg"],
-        {"rouge_l": [0.1, 0.2], "judge": [None, None]},
-        title="t",
-        ylabel="Spearman ρ",
-    )
+    meta_plots.bars(tmp_path / "c.png", ["naturalness", "avg"], {"rouge_l": [0.1, 0.2], "judge": [None, None]},
+                    title="t", ylabel="Spearman ρ")
     ax = figs[0].axes[0]
     legend = ax.get_legend()
     colours = [tuple(h.get_facecolor()) for h in legend.legend_handles]
     assert [t.get_text() for t in legend.get_texts()] == ["rouge_l", "judge"] and len(set(colours)) == 2
     assert colours == [tuple(c) for c in plots.colours(2)]
     x_max = ax.get_xlim()[1]
-    assert [t for t in ax.texts if t.get_text() == "n/a" and t.get_position()[0] < x_max] == [
-        t for t in ax.texts if t.get_text() == "n/a"
-    ] and len([t for t in ax.texts if t.get_text() == "n/a"]) == 2
+    assert [t for t in ax.texts if t.get_text() == "n/a" and t.get_position()[0] < x_max] == \
+        [t for t in ax.texts if t.get_text() == "n/a"] and len([t for t in ax.texts if t.get_text() == "n/a"]) == 2
 
 
 # --- intervals at 0% and 100%; a figure that fails to draw ------------------------------------------
@@ -268,15 +221,8 @@ def test_wilson_interval_contains_its_proportion_at_0_and_100_percent(k, n):
 
 
 def test_bars_at_100_percent_with_wilson_whiskers_are_drawn(tmp_path):
-    path = plots.grouped_bars(
-        tmp_path / "acc.png",
-        ["a", "b"],
-        {"s": [1.0, 0.0]},
-        intervals={"s": [wilson(6, 6), wilson(0, 11)]},
-        title="t",
-        ylabel="accuracy",
-        pct=True,
-    )
+    path = plots.grouped_bars(tmp_path / "acc.png", ["a", "b"], {"s": [1.0, 0.0]},
+                              intervals={"s": [wilson(6, 6), wilson(0, 11)]}, title="t", ylabel="accuracy", pct=True)
     assert path == tmp_path / "acc.png" and path.stat().st_size > 0
 
 
