@@ -51,7 +51,7 @@ class PidState(FullContext):
 
 def without_timing(x):
     """Records and summaries without wall-clock fields (``*_s``, ``latency``): they differ between any two runs;
-    nor the driver process's own embedding work (``embeddings``: with Ray the workers embed)."""
+    nor ``embeddings``, whose ``pre_embed`` says which executor ran (its counts are compared below)."""
     if isinstance(x, dict):
         return {k: without_timing(v) for k, v in x.items() if not (k.endswith("_s") or k in ("latency", "embeddings"))}
     if isinstance(x, list):
