@@ -33,8 +33,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def untimed(x: Any) -> Any:
+    """A summary without what differs between any two runs (wall-clock fields) or says which
+    executor ran (``pre_embed``: the run-level embedding pass runs locally only, and says why not)."""
     if isinstance(x, dict):
-        return {k: untimed(v) for k, v in x.items() if not (k.endswith("_s") or k == "latency")}
+        return {k: untimed(v) for k, v in x.items() if not (k.endswith("_s") or k in ("latency", "pre_embed"))}
     if isinstance(x, list):
         return [untimed(v) for v in x]
     return x
@@ -78,7 +80,11 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
     if untimed(local) != untimed(remote):
-        print("the two summaries differ: no timing reported", file=sys.stderr)
+        a, b = untimed(local), untimed(remote)
+        keys = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+        print(f"the two summaries differ ({', '.join(keys)}): no timing reported", file=sys.stderr)
+        for k in keys:
+            print(f"  {k}: local {json.dumps(a.get(k))[:300]}\n  {k}: ray   {json.dumps(b.get(k))[:300]}", file=sys.stderr)
         return 1
     units = local["n_units"]
     result = {

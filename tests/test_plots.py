@@ -27,7 +27,7 @@ def figs(monkeypatch):
     monkeypatch.setattr(plots, "save", save)
     yield kept
     for f in kept:
-        plots.plt.close(f)
+        plots.load().close(f)
 
 
 def bars_of(ax):

@@ -51,7 +51,7 @@ class PidState(FullContext):
 
 def without_timing(x):
     """Records and summaries without wall-clock fields (``*_s``, ``latency``): they differ between any two runs;
-    nor the driver process's own embedding work (``embeddings``: with Ray the workers embed)."""
+    nor ``embeddings``, whose ``pre_embed`` says which executor ran (its counts are compared below)."""
     if isinstance(x, dict):
         return {k: without_timing(v) for k, v in x.items() if not (k.endswith("_s") or k in ("latency", "embeddings"))}
     if isinstance(x, list):
@@ -83,6 +83,16 @@ def test_longmemeval_summary_equals_a_local_run(tmp_path):
     assert summary(tmp_path / "ray") == summary(tmp_path / "local")
     assert records(tmp_path / "ray") == records(tmp_path / "local")
     assert summary(tmp_path / "ray")["n_failed"] == 0 and summary(tmp_path / "ray")["n_units"] == 10
+
+
+def test_the_workers_embeddings_are_counted_in_the_summary(tmp_path):
+    """The workers embed, the driver writes the summary: it counts the texts they embedded."""
+    cfg = LME | {"systems": ["retrieval"], "retrieval_only": True, "workers": 1}  # one at a time: no shared batches
+    run("longmemeval", cfg | {"out": str(tmp_path / "local")})
+    run("longmemeval", cfg | {"out": str(tmp_path / "ray"), "executor": "ray", "ray_workers": 2})
+    local = json.loads((tmp_path / "local" / "summary.json").read_text())["embeddings"]
+    remote = json.loads((tmp_path / "ray" / "summary.json").read_text())["embeddings"]
+    assert remote["computed"] == local["computed"] > 0 and remote["embed_s"] > 0
 
 
 def test_locomo_retrieval_only_and_resume_across_executors(tmp_path):

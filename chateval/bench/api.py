@@ -96,10 +96,6 @@ async def arun(
         if started:
             import_ray().shutdown()
         await settle()  # Qdrant collections whose deletion a synchronous close() started
-    if cfg.executor == "ray" and summary.get("embedding_usage") is not None:
-        # Remote embedding calls happen on the workers, whose logs stay there: not a number to report.
-        summary["embedding_usage"] = None
-        summary.setdefault("notes", []).append("embedding_usage is not collected from Ray workers")
     summary["headline"] = bench.headline(summary)
     if down:  # finished units are in the run and its summary; the rest were never started
         summary |= {"complete": False, "stopped": str(down[0])}

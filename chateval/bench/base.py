@@ -169,6 +169,8 @@ async def run_units(
     tasks = [asyncio.ensure_future(one(k, u)) for k, u in todo]
     try:
         await asyncio.gather(*tasks)
+        if pool is not None:
+            await pool.collect(execution.meters)
     except RunWriteError:
         # The run cannot be written: stop the other units (their results could not be kept) and
         # return what is on disk, so the benchmark writes a summary that counts what is missing;

@@ -22,18 +22,38 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import traceback
 from collections import Counter
 from collections.abc import Awaitable, Callable, Hashable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from ..memory.embeddings import process_work
+from ..models import UsageTotals
 from ..util.errors import ChatevalError, ConfigError
 from ..util.interrupts import contain_exits
 from ..util.plugins import load_plugins
 
 UnitFn = Callable[[Any], Awaitable[dict[str, Any]]]
+
+
+@dataclass
+class WorkerMeters:
+    """What a run's Ray workers did that only they can count (their embedders' work), summed
+    over the actors as each pool closes; the driver adds it to its own in the summary."""
+
+    embedded: int = 0
+    embed_s: float = 0.0
+    embedding_usage: UsageTotals | None = None
+
+    def add(self, work: dict[str, Any]) -> None:
+        self.embedded += int(work["computed"])
+        self.embed_s += float(work["embed_s"])
+        if work.get("usage") is not None:
+            self.embedding_usage = self.embedding_usage or UsageTotals()
+            self.embedding_usage.merge(UsageTotals.model_validate(work["usage"]))
 
 
 @dataclass(frozen=True)
@@ -43,6 +63,8 @@ class Execution:
     ray_workers: int | None = None  # actors; default: the cluster's CPUs
     ray_cache_dir: str | None = None
     plugins: tuple[str, ...] = ()
+    # filled by the run's Ray pools (a local run's stays empty)
+    meters: WorkerMeters = field(default_factory=WorkerMeters, compare=False)
 
 
 _CURRENT: ContextVar[Execution] = ContextVar("chateval_execution", default=Execution())  # noqa: B039  (frozen: never mutated)
@@ -95,12 +117,32 @@ def cluster_cpus() -> int:
     return max(1, int(import_ray().cluster_resources().get("CPU", 1)))
 
 
+_ADDRESS = re.compile(r"(ray://)?[^\s:/]+:\d{1,5}")
+
+
+def check(execution: Execution, *, local: bool) -> None:
+    """What can be checked before Ray starts (starting a local instance takes many seconds):
+    the address's form, --ray-cache-dir, and, for a local instance (``local``), --ray-workers
+    against this machine's CPUs (Ray never counts more; a cgroup limit it sees is checked after
+    it starts)."""
+    address = execution.ray_address
+    if address and address not in ("auto", "local") and not _ADDRESS.fullmatch(address):
+        raise ConfigError(f"--ray-address '{address}': expected auto, local, HOST:PORT or ray://HOST:PORT")
+    cache = execution.ray_cache_dir
+    if cache and os.path.exists(cache) and not os.path.isdir(cache):
+        raise ConfigError(f"--ray-cache-dir {cache}: not a directory")
+    cpus = os.cpu_count() or 1
+    if local and execution.ray_workers and execution.ray_workers > cpus:
+        raise ConfigError(f"--ray-workers {execution.ray_workers}: a local Ray instance here has {cpus} CPU(s)")
+
+
 def connect(execution: Execution) -> bool:
     """Join the cluster at ``ray_address`` (or start a local instance) unless this process is
     connected already, and check --ray-workers against it; True when this call started Ray
-    (the caller shuts it down)."""
+    (the caller shuts it down). The options are checked first (``check``), before Ray starts."""
     ray = import_ray()
     started = not ray.is_initialized()
+    check(execution, local=started and execution.ray_address in (None, "local"))
     if started:
         ray.init(address=execution.ray_address, include_dashboard=False, log_to_driver=False)
     cpus = cluster_cpus()
@@ -128,6 +170,10 @@ class _UnitWorker:
 
     def pid(self) -> int:
         return os.getpid()
+
+    def work(self) -> dict[str, Any]:
+        """This worker's embedding work so far (see ``WorkerMeters``)."""
+        return process_work()
 
 
 def spread(sizes: dict[Hashable, int], bins: int) -> dict[Hashable, int]:
@@ -189,6 +235,12 @@ class RayPool:
             return await actor.run.remote(unit)
         finally:
             self.slots.put_nowait(actor)
+
+    async def collect(self, meters: WorkerMeters) -> None:
+        """Add the actors' work to ``meters`` (before ``close``); a lost worker's share is lost."""
+        for work in await asyncio.gather(*(a.work.remote() for a in self.actors), return_exceptions=True):
+            if isinstance(work, dict):
+                meters.add(work)
 
     def close(self) -> None:
         for a in self.actors:

@@ -10,8 +10,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from matplotlib.axes import Axes
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 from . import plots
 
@@ -57,7 +59,7 @@ class Chart:
 def sweep_lines(path: Path, xs: Sequence[int], chart: Chart, *, title: str, xlabel: str) -> Path:
     """Lines over a whole-number sweep (agents, turns), with whole-number ticks and n under each;
     an undefined point breaks its line and is marked with an x on the axis; intervals are whiskers."""
-    plt = plots.plt
+    plt = plots.load()
     scale = 100.0 if chart.pct else 1.0
     lo, hi = (v * scale for v in chart.limits())
     fig, ax = plt.subplots(figsize=(6, 4))

@@ -15,18 +15,43 @@ import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import matplotlib
+from .figure_stamps import CURRENT_STAMP, STAMP, inputs_stamp, png_stamp
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.artist import Artist  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
+if TYPE_CHECKING:  # imported by ``load``: a report whose figures are up to date never imports matplotlib
+    import matplotlib.pyplot as plt
+    from matplotlib.artist import Artist
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
 Interval = tuple[float, float] | None
+
+
+def load() -> Any:
+    """Import matplotlib (Agg backend) into this module on first use; returns pyplot."""
+    if "plt" not in globals():
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot
+        from matplotlib.artist import Artist
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+        globals().update(
+            plt=matplotlib.pyplot,
+            Artist=Artist,
+            Line2D=Line2D,
+            Patch=Patch,
+            FixedLocator=FixedLocator,
+            FuncFormatter=FuncFormatter,
+            NullFormatter=NullFormatter,
+            NullLocator=NullLocator,
+        )
+    return globals()["plt"]
 
 
 def colours(n: int) -> list[tuple[float, float, float, float]]:
@@ -52,7 +77,8 @@ def n_label(group: str, ns: Sequence[int]) -> str:
 
 
 def save(fig: plt.Figure, path: Path, **kw: Any) -> Path:
-    fig.savefig(path, dpi=110, **kw)
+    stamp = CURRENT_STAMP.get()
+    fig.savefig(path, dpi=110, metadata={STAMP: stamp} if stamp else None, **kw)
     plt.close(fig)
     return path
 
@@ -73,17 +99,28 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def never_fatal(fn: F) -> F:
     """A figure that fails to draw is reported (stderr, and the reason returned like a skipped
-    figure's), never an exception: report.md and summary.json are written all the same."""
+    figure's), never an exception: report.md and summary.json are written all the same. A figure
+    whose PNG was drawn from the same inputs is kept as it is (see ``STAMP``)."""
 
     @functools.wraps(fn)
     def wrapper(path: Path, *args: Any, **kwargs: Any) -> Any:
+        token = None
         try:
+            if CURRENT_STAMP.get() is None:  # the outermost figure function names the file's inputs
+                stamp = inputs_stamp(fn, path, args, kwargs)
+                if stamp is not None and png_stamp(Path(path)) == stamp:
+                    return Path(path)
+                token = CURRENT_STAMP.set(stamp)
             return fn(path, *args, **kwargs)
         except Exception as e:  # noqa: BLE001 - a plot must not cost the report
-            plt.close("all")
+            if "matplotlib.pyplot" in sys.modules:
+                sys.modules["matplotlib.pyplot"].close("all")
             why = f"drawing failed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
             print(f"warning: plot {Path(path).name} not drawn: {why}", file=sys.stderr)
             return drop(Path(path), why)
+        finally:
+            if token is not None:
+                CURRENT_STAMP.reset(token)
 
     return wrapper  # type: ignore[return-value]
 
@@ -108,6 +145,7 @@ def grouped_bars(
     (no defined value, unless ``skip_empty`` is False: then the gaps themselves are the figure)."""
     if skip_empty and not any(v is not None for vs in series.values() for v in vs):
         return drop(path, "no defined value to draw")
+    load()
     scale = 100.0 if pct else 1.0
     n_series = max(1, len(series))
     bars = len(groups) * n_series
@@ -208,6 +246,7 @@ def scatter(
     if len({x for x, _ in pts.values()}) == 1:
         x = next(iter(pts.values()))[0]
         return drop(path, f"every system has the same {what} ({x:g}), so the axis has nothing to show")
+    load()
     scale = 100.0 if pct else 1.0
     fig, ax = plt.subplots(figsize=(6, 4))
     for (name, (x, y)), colour in zip(pts.items(), colours(len(pts))):
@@ -251,6 +290,7 @@ def stacked_bars(
     1), labelled with percentages: the win/tie/loss layout of THEANINE's Figure 5.
     ``intervals`` per row: 95% intervals of the first and the last share, drawn as whiskers at the
     first segment's right edge and the last segment's left edge."""
+    load()
     labels = list(rows)
     colors = list(colors or ["#4c72b0", "#b8b8b8", "#dd8452", "#55a868", "#8172b3"])
     fig, ax = plt.subplots(figsize=(7.5, 1.4 + 0.45 * len(labels)))
@@ -299,6 +339,7 @@ def line_panels(
 ) -> Path:
     """Side-by-side line charts: panel -> series -> metric -> values. One colour per series, one
     line style per metric, one legend under the panels (no stranded margin)."""
+    load()
     names = list(dict.fromkeys(n for series in panels.values() for n in series))
     metrics = list(dict.fromkeys(m for series in panels.values() for ms in series.values() for m in ms))
     colour = dict(zip(names, colours(len(names))))

@@ -26,6 +26,7 @@ from ..util.errors import ConfigError
 from ..util.plugins import import_object
 from ..util.prompts import get_prompts
 from .config import MemoryBenchConfig
+from .executor import current
 from .lme_judge import OFFICIAL_JUDGE, OFFICIAL_MAX_TOKENS, SINGLE_JUDGE, JudgeInputs, guidelines_for, official_correct
 from .lme_zep import ZEP_JUDGE, zep_correct, zep_inputs
 
@@ -179,15 +180,22 @@ class MemoryBench:
     def embedding_usage(self) -> dict[str, Any] | None:
         """This run's remote embedding calls (step "embed"); None for a local embedder."""
         client = getattr(self.embedder, "client", None)
-        return None if client is None else client.log.totals().model_dump()
+        if client is None:
+            return None
+        usage = client.log.totals()
+        if (remote := current().meters.embedding_usage) is not None:  # the Ray workers' calls
+            usage.merge(remote)
+        return usage.model_dump()
 
     def embedding_work(self) -> dict[str, Any]:
-        """What this process embedded: texts actually encoded (cache misses) and the time it took
-        (a resumed run counts its own attempt only; a warm embedding cache makes both small)."""
+        """What this run embedded (this process and, with --executor ray, its workers): texts
+        actually encoded (cache misses) and the time it took, summed over the processes (a
+        resumed run counts its own attempt only; a warm embedding cache makes both small)."""
+        remote = current().meters  # with --executor ray the workers embed: their work counts too
         return {
             "embedder": self.embedder.name,
-            "computed": self.embedder.computed,
-            "embed_s": round(self.embedder.embed_s, 3),
+            "computed": self.embedder.computed + remote.embedded,
+            "embed_s": round(self.embedder.embed_s + remote.embed_s, 3),
         }
 
     def resolved_settings(self) -> dict[str, dict[str, Any]]:

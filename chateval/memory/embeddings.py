@@ -17,13 +17,14 @@ import os
 import re
 import threading
 import time
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from ..models import ModelLayer
+from ..models import ModelLayer, UsageTotals
 from ..models.embeddings import EmbeddingClient
 from ..util.datastore import DataStore
 from ..util.errors import ConfigError
@@ -38,6 +39,25 @@ def default_embedding_cache_dir() -> Path:
 def normalise(m: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     return (m / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+
+
+# This process's embedders: a Ray worker reports their work to the driver (``process_work``).
+_LIVE: weakref.WeakSet[Embedder] = weakref.WeakSet()
+
+
+def process_work() -> dict[str, object]:
+    """What this process's live embedders have embedded: texts, seconds, and the remote
+    embedders' calls (a Ray worker's share of a run, merged into the driver's summary)."""
+    usage = UsageTotals()
+    live = list(_LIVE)
+    for e in live:
+        if isinstance(e, RemoteEmbedder):
+            usage.merge(e.client.log.totals())
+    return {
+        "computed": sum(e.computed for e in live),
+        "embed_s": sum(e.embed_s for e in live),
+        "usage": usage.model_dump() if any(isinstance(e, RemoteEmbedder) for e in live) else None,
+    }
 
 
 class Embedder(ABC):
@@ -56,6 +76,7 @@ class Embedder(ABC):
         # Texts being embedded right now: a concurrent caller (another question sharing a
         # session) waits for them instead of embedding them a second time.
         self._pending: dict[str, asyncio.Future[np.ndarray]] = {}
+        _LIVE.add(self)
 
     def check_available(self) -> None:  # noqa: B027  (an optional hook: nothing to check by default)
         """Raise ConfigError (with the pip install line) if this embedder cannot work here."""
