@@ -9,11 +9,13 @@ import asyncio
 import json
 import os
 import random
+import socket
 import time
 import uuid
 from datetime import datetime
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.request import getproxies, proxy_bypass
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -21,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ...models import CallRecord, UsageTotals, approx_tokens
 from ...models.backends import split_query, without_credentials
 from ...util import secrets
+from ...util.errors import EndpointUnreachable
 from ...util.http_limits import AGENT_MAX_RESPONSE_BYTES, ResponseTooLarge, request_capped
 from ...util.options import check_base_url
 from ..base import MemorySystem, last_user_text, memory_system
@@ -107,6 +110,28 @@ class RespondReply(BaseModel):
 
 class HttpAgentError(RuntimeError):
     """The agent kept failing (after the retries); the message quotes what it said."""
+
+
+def check_reachable(settings: HttpSettings, timeout_s: float = 5.0) -> None:
+    """Fail fast, in one line, when nothing accepts connections at the agent's host and port:
+    every unit would fail the same way after its retries (as for a model endpoint, the run stops
+    with exit 2). Only a TCP connection is opened: the protocol has no request without effects."""
+    parts = urlsplit(settings.url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    if parts.scheme in getproxies() and not proxy_bypass(parts.hostname or ""):
+        return  # httpx goes through the environment's proxy: a direct connection proves nothing
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=min(timeout_s, settings.timeout_s)):
+            pass
+    except OSError as e:
+        why = {ConnectionRefusedError: "connection refused", TimeoutError: "no connection within the deadline"}.get(
+            type(e), type(e).__name__
+        )
+        raise EndpointUnreachable(
+            secrets.scrub(
+                f"http agent {settings.public_url} cannot be reached ({why}); is the agent running and http.url right?"
+            )
+        ) from None
 
 
 def _turn(t: Turn) -> dict[str, str]:
