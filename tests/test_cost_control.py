@@ -247,9 +247,9 @@ def test_cache_eligible_tokens_are_the_shared_prefix_of_an_earlier_call_of_the_s
     assert est.cost_usd == 0.0 and est.units == 2 and meter.units == 2
 
 
-def test_dry_run_refuses_the_http_system(tmp_path, capsys):
+def test_dry_run_refuses_the_http_system_alone(tmp_path, capsys):
     code = main(["bench", "longmemeval", *BENCHES["longmemeval"][:2], "--systems", "http", "--out",
                  str(tmp_path / "o"), "--dry-run"])
     err = capsys.readouterr().err.strip()
-    assert code == 2 and len(err.splitlines()) == 1 and "cannot simulate the 'http' system" in err
+    assert code == 2 and len(err.splitlines()) == 1 and "cannot estimate the 'http' system" in err
     assert not (tmp_path / "o").exists()

@@ -7,7 +7,11 @@ A block is marked by HTML comments just before it:
   <!-- readme-test: file PATH -->            the block is saved as PATH (and run, for Python)
   <!-- readme-test: run COMMAND -->          a command run after the block (e.g. one that reads PATH)
   <!-- readme-test: fake-server -->          the block's `openai/...` models are served by the fake
-                                             OpenAI server on 127.0.0.1 (OPENAI_BASE_URL, a test key)
+                                             OpenAI server on 127.0.0.1 (OPENAI_BASE_URL, a test key);
+                                             so are `VAR_BASE_URL=... VAR_API_KEY=... chateval ...`
+                                             prefixes (a plugin provider's variables)
+  <!-- readme-test: extending-table -->      the block runs each row of the README's "Extending
+                                             chateval" table as a whole command (checked here)
 Unmarked shell and Python blocks run; any other unmarked block fails this test. Skips are pytest
 skips carrying the README's reason (`pytest -rs` lists them), never silent.
 
@@ -115,6 +119,7 @@ class Plan:
     file: str | None = None
     after: list[str] = field(default_factory=list)
     fake_server: bool = False
+    extending_table: bool = False
 
 
 def plan_of(block: Block) -> Plan:
@@ -132,6 +137,8 @@ def plan_of(block: Block) -> Plan:
             plan.after.append(mark[4:].strip())
         elif mark == "fake-server":
             plan.fake_server = True
+        elif mark == "extending-table":
+            plan.extending_table = True
         else:
             raise AssertionError(f"{block.id}: unknown readme-test mark '{mark}'")
     return plan
@@ -153,6 +160,30 @@ def test_every_block_is_run_or_skipped_with_a_reason():
             assert all(1 <= k <= n for k in plan.skip_commands), f"{b.id}: skips a command it does not have"
 
 
+def extending_rows(text: str) -> list[tuple[str, str]]:
+    """(extension, its "use it" cell) for each row of the README's "Extending chateval" table."""
+    section = text[text.index("## Extending chateval"):]
+    section = section[:section.index("\n## ", 1)]
+    rows = [r for r in section.splitlines() if r.startswith("| ") and not r.startswith(("| extension", "|---"))]
+    return [(cells[1].strip(), cells[3].strip().strip("`")) for cells in (r.split("|") for r in rows)]
+
+
+def test_each_row_of_the_extending_table_is_run_as_written():
+    """Every extension in the table is run, as a whole command, by the block marked for it."""
+    [block] = [b for b in BLOCKS if b.path == "README.md" and plan_of(b).extending_table]
+    plan = plan_of(block)
+    assert not plan.skip_block and not plan.skip_commands and plan.fake_server
+    commands = shell_commands(block.text)
+    rows = extending_rows(README.read_text(encoding="utf-8"))
+    assert len(rows) == 8 and len(commands) == len(rows)
+    for (name, use), cmd in zip(rows, commands):
+        assert use in cmd, f"the {name} row's '{use}' is not what the block runs: {cmd}"
+        words = shlex.split(cmd)
+        required = {"evaluate": ["--out"], "bench": ["--data", "--out"], "audit": ["--out"]}
+        verb = words[words.index("chateval") + 1]
+        assert all(flag in words for flag in required[verb]), f"the {name} row's command misses an option: {cmd}"
+
+
 def run_or_skip(block: Block) -> str:
     """'run' when the block (or some command of it) is executed, else 'skip'."""
     plan = plan_of(block)
@@ -166,8 +197,9 @@ def run_or_skip(block: Block) -> str:
 
 # Before the manual moved from the README into docs/ (issue 29) 16 of the README's 32 blocks ran
 # (20 passed tests with the other checks here; 16 skipped). Moving a block must never turn it off,
-# and the new README examples, docs/extending.md and the older docs pages add more: 32 now.
-MIN_RUN = 32
+# and the new README examples, docs/extending.md and the older docs pages add more; issue 39 added the
+# extending table's block, the provider block and the quickstart: 42 now.
+MIN_RUN = 42
 
 
 def test_the_executed_blocks_do_not_drop():
@@ -201,11 +233,6 @@ def work(tmp_path_factory) -> Iterator[Path]:
     pairs = (ROOT / "examples" / "faireval_pairwise.jsonl").read_text().split("\n")[:2]
     for name in ("new.jsonl", "items.jsonl"):
         (work / name).write_text("\n".join(pairs) + "\n")
-    # docs/extending.md's yes/no task input
-    (work / "yesno.jsonl").write_text(
-        json.dumps({"id": "y1", "question": "Where is the Eiffel Tower?", "answer": "In Paris.", "label": "yes"})
-        + "\n" + json.dumps({"id": "y2", "question": "What is the capital of Peru?", "answer": "I like trains.",
-                              "label": "no"}) + "\n")
     shared = _shared_data()
     if shared.is_dir():
         (base / "shared").mkdir()
@@ -266,8 +293,10 @@ def _chateval_argv(args: list[str]) -> list[str]:
     return [sys.executable, "-P", "-m", "chateval.cli", *args]
 
 
-def _run(argv: list[str], work: Path, endpoint: FakeOpenAIServer | None = None) -> None:
-    proc = subprocess.run(argv, cwd=work, env=_env(work, endpoint), capture_output=True, text=True, timeout=TIMEOUT)
+def _run(argv: list[str], work: Path, endpoint: FakeOpenAIServer | None = None,
+         extra_env: dict[str, str] | None = None) -> None:
+    env = _env(work, endpoint) | (extra_env or {})
+    proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, f"{shlex.join(argv[3:] if argv[1] == '-P' else argv)}: exit {proc.returncode}\n" \
                                  f"{proc.stderr[-3000:]}"
 
@@ -300,6 +329,16 @@ def run_shell_block(block: Block, plan: Plan, work: Path,
                 skipped.append(f"{cmd}  ({plan.skip_commands[n]})")
                 continue
             args = shlex.split(cmd)
+            # `VAR=VALUE chateval ...`: the variables for that command; in a fake-server block a
+            # provider's endpoint and key variables name the fake server and a test key.
+            extra_env: dict[str, str] = {}
+            while args and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", args[0]):
+                name, _, value = args.pop(0).partition("=")
+                if endpoint is not None and name.endswith("_BASE_URL"):
+                    value = endpoint.base_url
+                elif endpoint is not None and name.endswith("_API_KEY"):
+                    value = "sk-readme-test"
+                extra_env[name] = value
             # A benchmark without --data reads its default data set under ../shared/data.
             reads_shared = "../shared/data" in cmd or (
                 args[:2] == ["chateval", "bench"] and not {"--data", "--list", "--help"} & set(args)
@@ -309,7 +348,7 @@ def run_shell_block(block: Block, plan: Plan, work: Path,
                 continue
             ran += 1
             if args[0] == "chateval":
-                _run(_chateval_argv(args[1:]), work, endpoint)
+                _run(_chateval_argv(args[1:]), work, endpoint, extra_env)
             elif args[:2] == ["python", "examples/http_agent.py"]:
                 proc = subprocess.Popen([sys.executable, *args[1:]], cwd=work, env=_env(work),
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

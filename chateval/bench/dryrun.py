@@ -41,16 +41,25 @@ def sandboxed(cfg: C, scratch: Path) -> tuple[C, list[str]]:
     a fresh run (or, with --resume, a copy of the run to resume), local units, no completion cache, no preset file,
     the hash embedder and embedded stores. Returns the copy and notes on what was changed."""
     fields = type(cfg).model_fields
-    systems = cfg.systems if isinstance(cfg, MemoryBenchConfig) else []
-    if any(isinstance(s, str) and s.strip().lower() == "http" for s in systems):
-        # Its agent answers with models of its own that no dry run here can see or hold back.
-        raise ConfigError(
-            "--dry-run cannot simulate the 'http' system: its agent would be called, and its own "
-            "model calls are outside chateval's metering; leave it out of --systems for the estimate"
-        )
     run = scratch / "run"
     update: dict[str, Any] = {"out": str(run)}
     notes: list[str] = []
+    systems = cfg.systems if isinstance(cfg, MemoryBenchConfig) else []
+    if isinstance(cfg, MemoryBenchConfig) and any(_is_http(s) for s in systems):
+        # Its agent answers with models of its own that no dry run here can see or hold back: the
+        # rest of the run is estimated without it, and the estimate says so.
+        rest = [s for s in systems if not _is_http(s)]
+        if not rest:
+            raise ConfigError(
+                "--dry-run cannot estimate the 'http' system: its agent would be called, and its own "
+                "model calls are outside chateval's metering; add the other systems to estimate them"
+            )
+        update["systems"] = rest
+        update["settings"] = {k: v for k, v in cfg.settings.items() if k != "http"}
+        notes.append(
+            "not estimated: the 'http' system (its agent would be called, and its own model calls are "
+            "outside chateval's metering); the estimate covers the other systems only"
+        )
     settings = cast(RunSettings, cfg)  # every command with a dry run (bench, calibrate) has --out and --resume
     out = Path(settings.out)
     resume = settings.resume and out.is_dir()
@@ -77,6 +86,10 @@ def sandboxed(cfg: C, scratch: Path) -> tuple[C, list[str]]:
     if isinstance(cfg, JudgeMetaConfig):  # the panel's --escalate / --stop-early (memory benchmarks have neither)
         notes += adaptive_notes(cfg.escalate, cfg.stop_early)
     return cfg.model_copy(update=update), notes
+
+
+def _is_http(system: Any) -> bool:
+    return isinstance(system, str) and system.strip().lower() == "http"
 
 
 async def simulate(

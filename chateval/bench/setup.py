@@ -18,6 +18,8 @@ from ..memory import systems as _systems  # noqa: F401  (registers the built-in 
 from ..memory.blind import BLINDING
 from ..memory.embeddings import Embedder, make_embedder
 from ..memory.sampling import combine, load_sampling
+from ..memory.systems.http_agent import HttpSettings
+from ..memory.systems.http_reach import check_reachable
 from ..memory.vector import collection_prefix
 from ..models import CallLog, CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy, UsageTotals
 from ..models.providers import env_secrets
@@ -109,7 +111,9 @@ class MemoryBench:
         self.systems: list[str] = [s.name for s in self.specs]
         self.settings = check_settings(config.settings, self.specs)
         for spec in self.specs:  # invalid settings fail before any work too
-            spec.cls.parse_settings(self.settings[spec.name])
+            parsed = spec.cls.parse_settings(self.settings[spec.name])
+            if isinstance(parsed, HttpSettings):  # a dead agent: one line now, not a failure per unit
+                check_reachable(parsed)
         self.workers = config.workers
         cache = None if not config.cache else CompletionCache(config.cache_dir)
         secrets = env_secrets()

@@ -45,6 +45,13 @@ def flag_of(model: type[BaseModel], field: str) -> str:
 
 
 def validation_message(model: type[BaseModel], e: ValidationError, source: str | None = None) -> str:
+    where = f"{source}: " if source else ""
+    missing = [".".join(str(x) for x in m["loc"]) for m in e.errors() if m["type"] == "missing"]
+    if len(missing) > 1:  # every required setting at once, not one per attempt
+        named = [
+            f"'{f}'" + (f" ({flag_of(model, f)})" if not source and f in model.model_fields else "") for f in missing
+        ]
+        return f"{where}settings {', '.join(named)}: required"
     err = e.errors()[0]
     loc = [str(x) for x in err["loc"]]
     field = loc[0] if loc else "?"
@@ -55,7 +62,6 @@ def validation_message(model: type[BaseModel], e: ValidationError, source: str |
         msg = "required"
     if err["type"] == "extra_forbidden":
         msg = "unknown setting"
-    where = f"{source}: " if source else ""
     flag = f" ({flag_of(model, field)})" if not source and field in model.model_fields else ""
     return f"{where}setting '{'.'.join(loc)}'{flag}: {msg[0].lower() + msg[1:] if msg else msg}"
 

@@ -10,6 +10,7 @@ from jinja2 import Environment, PackageLoader, Undefined, select_autoescape
 
 from ..runs.files import atomic_write
 from ..util.errors import InputError, RunWriteError
+from ..util.secrets import redact_url
 from .format import headline_table, money, num
 from .load import NotARunDir, RunView, load_run
 from .protocol import card_table, card_warnings, compared_cards
@@ -28,6 +29,11 @@ CONFIG_KEYS = (
     "answer_model",
     "judge",
     "judge_model",
+    # Where the models were called: two runs of one model on different servers differ (issue 39).
+    "base_url",
+    "debater_models",
+    "embedder_base_url",
+    "qdrant_url",
     "judge_protocol",
     "reader_prompt",
     "reader_max_tokens",
@@ -163,6 +169,10 @@ def _flat(prefix: str, v: Any, out: dict[str, str]) -> None:
         out[prefix] = ", ".join(str(x["name"]) for x in v)  # personas: their names (the prompts are in config.json)
     elif isinstance(v, list) and all(isinstance(x, (str, int, float, bool)) or x is None for x in v):
         out[prefix] = ", ".join(_pretty(x) if not isinstance(x, bool) else str(x) for x in v)
+    elif isinstance(v, str) and prefix.endswith("url"):
+        # config.json holds endpoints redacted already; a page is shared, so redact once more
+        # (a run written by hand or by an older version).
+        out[prefix] = redact_url(v) or ""
     else:
         out[prefix] = _pretty(v) if not isinstance(v, (dict, list)) else json.dumps(v, ensure_ascii=False)
 
