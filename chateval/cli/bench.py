@@ -78,6 +78,9 @@ def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    from ..util.extras import require
+
+    require("memory", "chateval bench")  # before anything is read or written
     from ..bench import BENCHMARKS, arun, config_model
     from ..bench.headline import gate_measures
     from ..bench.registry import describe

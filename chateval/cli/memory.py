@@ -108,6 +108,9 @@ MODEL_FIELDS = (
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    from ..util.extras import require
+
+    require("memory", "chateval memory")
     if args.memory_command == "list":
         return cmd_list(args)
     if args.memory_command == "ask":

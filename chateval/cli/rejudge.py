@@ -68,6 +68,10 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     import asyncio
 
+    from ..util.extras import require
+
+    require("memory", "chateval rejudge")  # it rejudges benchmark runs: their metrics need the extra
+
     from ..models import UsageTotals
     from ..rejudging.config import RejudgeConfig
     from ..rejudging.gates import REJUDGE_METRICS, rejudge_measures
