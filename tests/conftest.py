@@ -38,6 +38,17 @@ def needs_shared(*parts: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(not path.exists(), reason=f"{'/'.join(parts)}: {NO_SHARED_REASON}")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache(tmp_path_factory):
+    """Module-scoped fixtures (runs made once per file) start before the per-test fixture below:
+    they get a cache of their own too, never the user's real one (which may be an old-format
+    cache chateval refuses)."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("CHATEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("session-cache")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Never read or write the user's real completion cache from tests."""

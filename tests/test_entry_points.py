@@ -112,3 +112,78 @@ def test_a_broken_folder_entry_point_is_one_line(tmp_path):
     err = out.stderr.strip()
     assert out.returncode == 2 and "entry point 'ep_pack' (chateval.personas) of ep-pack" in err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+CLASHING = """
+[chateval.tasks]
+pairwise = ep_pack:LastWord
+
+[chateval.strategies]
+one_by_one = ep_pack:LastWord
+ep_last_word = ep_pack:LastWord
+
+[chateval.benchmarks]
+ep_tiny = ep_pack:Tiny
+"""
+
+
+def test_an_entry_point_named_like_a_built_in_is_refused_and_the_rest_works(tmp_path):
+    """Built-ins win: a package's entry point that takes a built-in's name (a task registered lazily,
+    a strategy registered at import) is one warning naming the package; evaluate still runs with the
+    built-in, and the package's other entry points still load."""
+    env = install(tmp_path / "site", CLASHING)
+    data = REPO / "examples" / "faireval_pairwise.jsonl"
+    out = chateval(env, "evaluate", str(data), "--model", "offline", "--agents", "2", "--turns", "1",
+                   "--strategy", "one_by_one", "--limit", "1", "--no-cache", "--out", str(tmp_path / "run"))
+    assert out.returncode == 0, out.stderr
+    warned = [line for line in out.stderr.splitlines() if "ignoring entry point" in line]
+    assert len(warned) == 2 and all("of ep-pack" in w for w in warned), out.stderr
+    assert any("'pairwise' (chateval.tasks)" in w for w in warned)
+    assert any("'one_by_one' (chateval.strategies)" in w for w in warned)
+    assert "Traceback" not in out.stderr
+    listed = chateval(env, "strategies")
+    assert listed.returncode == 0 and "ep_last_word" in listed.stdout, listed.stderr
+    check = ("from chateval.debate import STRATEGIES; from chateval.debate.tasks import TASKS;"
+             "print(STRATEGIES.get('one_by_one').__module__, TASKS.get('pairwise').__module__)")
+    got = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True, timeout=180)
+    assert got.stdout.split() == ["chateval.debate.strategies.one_by_one", "chateval.debate.task_formats"], got.stderr
+
+
+def test_a_package_that_takes_a_built_in_name_by_decorator_is_refused(tmp_path):
+    env = install(tmp_path / "site", "[chateval.strategies]\nep_taker = ep_pack.taker:Taker\n"
+                                     "ep_last_word = ep_pack:LastWord\n")
+    (tmp_path / "site" / "ep_pack" / "taker.py").write_text(
+        "from chateval.debate import STRATEGIES\nfrom ep_pack import LastWord\n\n"
+        "@STRATEGIES.register('simultaneous')\nclass Taker(LastWord):\n    pass\n")
+    listed = chateval(env, "strategies")
+    assert listed.returncode == 0 and "simultaneous" in listed.stdout and "ep_last_word" in listed.stdout, listed.stderr
+    assert "ep_taker" not in listed.stdout and len(listed.stderr.strip().splitlines()) == 1
+    assert "ignoring entry point 'ep_taker' (chateval.strategies) of ep-pack: strategy 'simultaneous'" in listed.stderr
+
+
+def test_a_built_in_registered_after_the_entry_points_wins(monkeypatch, caplog):
+    """The order that cannot be checked up front: a package's entry point took a name first, and
+    chateval's own module registering it is imported later. The built-in replaces it, with the
+    same one warning; a plugin of the user's (--plugin) is still refused the name."""
+    import logging
+    from types import SimpleNamespace
+
+    from chateval.util import registry as reg
+    from chateval.util.errors import ConfigError
+
+    theirs = type("Theirs", (), {"__module__": "ep_pack.things"})
+    ours = type("Ours", (), {"__module__": "chateval.things"})
+    mine = type("Mine", (), {"__module__": "chateval_plugin_mine"})
+    ep = SimpleNamespace(name="alpha", dist=SimpleNamespace(name="ep-pack"), load=lambda: theirs)
+    monkeypatch.setattr(reg.md, "entry_points", lambda group: [ep] if group == "chateval.things" else [])
+    things = reg.Registry("thing", entry_points="chateval.things")
+    monkeypatch.setattr(reg.Registry, "ALL", [r for r in reg.Registry.ALL if r is not things])
+    with caplog.at_level(logging.WARNING, logger="chateval.util.registry"):
+        assert things.get("alpha") is theirs
+        things.register("alpha")(ours)
+    assert things.get("alpha") is ours
+    assert [r.getMessage() for r in caplog.records] == [
+        "chateval: ignoring entry point 'alpha' (chateval.things) of ep-pack: chateval's own thing of that name "
+        "is used (the package should choose another name)"]
+    with pytest.raises(ConfigError, match="already registered"):
+        things.register("alpha")(mine)

@@ -465,3 +465,97 @@ def test_an_uncaught_exception_is_printed_scrubbed():
                           env=dict(os.environ))
     assert proc.returncode == 1 and "RuntimeError: boom chateval.util.secrets ***" in proc.stderr
     assert CANARY not in proc.stderr + proc.stdout
+
+
+# --- transforms of a key echoed by an endpoint ----------------------------------------------------
+def echoed(key: str) -> dict[str, str]:
+    """What a misbehaving endpoint might say back: the key upper-cased, spaced out, split over
+    lines, reversed, in hex, and base64 of it alone and of the whole Authorization value."""
+    return {
+        "upper": key.upper(),
+        "spaced": " ".join(key),
+        "lines": "\n".join(key[i : i + 5] for i in range(0, len(key), 5)),
+        "zero-width": "\u200b".join(key),
+        "mixed": "".join(c.upper() if i % 2 else c for i, c in enumerate(key)),
+        "reversed": key[::-1],
+        "hex": key.encode().hex(),
+        "HEX": key.encode().hex().upper(),
+        "base64": base64.b64encode(key.encode()).decode(),
+        "bearer-base64": base64.b64encode(f"Bearer {key}".encode()).decode(),
+        "urlsafe-base64": base64.urlsafe_b64encode(f"x{key}".encode()).decode(),
+    }
+
+
+def squeezed(text: str) -> str:
+    """Lower-cased, with whitespace and JSON's escapes of it taken out: a transform spread over a
+    file is found as one string."""
+    for esc in ("\\n", "\\r", "\\t", "\u200b", "\\u200b"):
+        text = text.replace(esc, "")
+    return "".join(text.lower().split())
+
+
+def leaked_transforms(key: str, text: str) -> list[str]:
+    flat = squeezed(text)
+    found = [n for n, v in echoed(key).items() if squeezed(v) in flat]
+    if "base64" not in found:  # of a longer string: the characters the key alone decides
+        found += [
+            f"b64@{k}" for k in range(3) if base64.b64encode(b"\0" * k + key.encode()).decode()[4:-4].lower() in flat
+        ]
+    return found
+
+
+def test_scrub_masks_the_transforms_of_a_registered_secret():
+    from chateval.util import secrets
+
+    key = "sk-variant-canary-93c1e0"
+    secrets.register(key)
+    for name, form in echoed(key).items():
+        for text in (f"the key was {form} (sorry)", json.dumps({"a": f"key: {form}"})):
+            out = secrets.scrub(text)
+            assert "***" in out and not leaked_transforms(key, out), (name, out)
+    for name, form in echoed(key).items():  # in text that is not ASCII (the slower path)
+        out = secrets.scrub(f"la clé « {form} » ✓")
+        assert "***" in out and not leaked_transforms(key, out), (name, out)
+    record = {"answer": f"hex {key.encode().hex()}", "turns": [{"text": f"REV {key[::-1]}"}]}
+    assert not leaked_transforms(key, json.dumps(secrets.scrub_obj(record)))
+    # Ordinary text is left alone, and so is a short secret's transform (it could be a word).
+    prose = "Sky variants, canaries and 93 c1 e0 hex digits; nothing to mask here."
+    assert secrets.scrub(prose) == prose
+    secrets.register("short-pw")
+    assert secrets.scrub("SHORT-PW and wp-trohs") == "SHORT-PW and wp-trohs"
+
+
+def test_key_transforms_echoed_by_the_endpoint_are_written_nowhere(tmp_path, capsys, caplog):
+    data = pairs(tmp_path / "in.jsonl", n=2)
+    said = " | ".join(f"{n}: {v}" for n, v in echoed(CANARY).items())
+
+    def responder(request: dict) -> str:
+        return f"I was called with {said}. Verdict: [[A]]"
+
+    with FakeOpenAIServer(responder=responder) as server:
+        code, out, err = run_cli(
+            capsys,
+            "evaluate",
+            str(data),
+            "--out",
+            str(tmp_path / "run"),
+            "--model",
+            MODEL,
+            "--base-url",
+            server.base_url,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            *FAST,
+        )
+        headers = server.request_headers
+    assert_bearer(headers)  # the endpoint got the key: what it echoed is a transform of it
+    run = tmp_path / "run"
+    assert (run / "samples.jsonl").exists() and "***" in (run / "samples.jsonl").read_text()
+    view = run_cli(capsys, "view", str(run))
+    assert view[0] == 0
+    leaks = {
+        str(p): leaked_transforms(CANARY, p.read_bytes().decode("utf-8", "replace")) for p in files_under(tmp_path)
+    }
+    assert not {p: f for p, f in leaks.items() if f and not p.endswith("in.jsonl")}
+    for text in (out, err, *view[1:], caplog.text):
+        assert not leaked_transforms(CANARY, text)

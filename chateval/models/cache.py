@@ -3,6 +3,10 @@
 autogen's ``ChatCompletionCache`` keys only on the messages, so two models or temperatures
 would share entries; this key includes the model, base URL, generation parameters, seed,
 response format and the full messages (including speaker names).
+
+Entries are JSON text in a :class:`~chateval.util.datastore.DataStore` (SQLite), never pickles: a
+cache folder someone else can write (shared, copied, planted) gives at worst a wrong reply, not
+code run. An entry that is not a completion is a miss (the call is made again).
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-import diskcache
+from pydantic import ValidationError
+
+from ..util.datastore import DataStore
+from .backends import Completion
 
 
 def default_cache_dir() -> Path:
@@ -33,30 +40,32 @@ class CompletionCache:
     def __init__(self, directory: str | Path | None = None) -> None:
         self.given = directory
         self.directory = Path(directory) if directory else default_cache_dir()
-        # Opened on first use: a run stopped by bad input or settings writes nothing anywhere.
-        self._cache: diskcache.Cache | None = None
-
-    def _open(self) -> diskcache.Cache:
-        if self._cache is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._cache = diskcache.Cache(str(self.directory))
-        return self._cache
+        # Opened on first use: a run stopped by bad input or settings writes nothing anywhere. An
+        # existing folder that is not a cache of ours (an old pickle store, random bytes) is one
+        # error naming it now, before any work, not a failed call per sample.
+        self._store = DataStore(self.directory, "completion cache")
+        self._store.check()
 
     def __reduce__(self) -> tuple[Any, ...]:
         # On a Ray worker: the folder given, or the worker's own default (--ray-cache-dir sets it).
         return (CompletionCache, (self.given,))
 
     def get(self, key: str) -> dict[str, Any] | None:
-        value = self._open().get(key)
+        raw = self._store.get(key)
+        if raw is None:
+            return None
+        try:
+            value = json.loads(raw.decode("utf-8"))
+            Completion.model_validate(value)  # a damaged or foreign entry is a miss, not a failed call
+        except (UnicodeDecodeError, ValueError, RecursionError, ValidationError):
+            return None
         return value if isinstance(value, dict) else None
 
     def set(self, key: str, value: dict[str, Any]) -> None:
-        self._open().set(key, value)
+        self._store.set(key, json.dumps(value, ensure_ascii=False, default=str).encode("utf-8"))
 
     def delete(self, key: str) -> None:
-        self._open().delete(key)
+        self._store.delete(key)
 
     def close(self) -> None:
-        if self._cache is not None:
-            self._cache.close()
-            self._cache = None
+        self._store.close()

@@ -55,3 +55,12 @@ def search_path(name: str, extra: Sequence[str | Path] | None = None) -> list[Pa
     then installed packages' folders (which add names but cannot shadow a built-in)."""
     dirs = [Path(p) for p in (extra or [])]
     return dirs + [data_dir(name)] + list(entry_point_dirs(name))
+
+
+def inside(path: str | Path, root: str | Path) -> bool:
+    """``path``, with every link followed, is ``root`` or under it (``root``'s own links followed
+    too): a link inside a folder that leads out of it is not inside."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(root).resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False

@@ -6,12 +6,20 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as md
 import importlib.util
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
 from .errors import ConfigError
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+def _builtin(obj: Any) -> bool:
+    """Defined by chateval itself (not by a plugin file, whose module is chateval_plugin_*)."""
+    module = getattr(_definition(obj), "__module__", None) or ""
+    return module == "chateval" or module.startswith("chateval.")
 
 
 def _definition(obj: Any) -> Any:
@@ -48,6 +56,7 @@ class Registry(Generic[T]):
         # name -> (module that registers it when imported, top-level packages it needs)
         self._lazy: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._extras: dict[str, str] = {}  # lazy name -> the pip extra that installs its requirements
+        self._from_eps: dict[str, str] = {}  # name -> the package whose entry point registered it
         Registry.ALL.append(self)
 
     def register(self, name: str, *, replace: bool = False) -> Callable[[T], T]:
@@ -70,6 +79,10 @@ class Registry(Generic[T]):
                     )
             if lazy is not None:
                 del self._lazy[name]  # registered now: by its own module, or replaced
+            if old is not None and name in self._from_eps and _builtin(obj) and not _builtin(old):
+                # A built-in imported after an installed package took its name: the built-in wins.
+                self._refuse(name, self._from_eps.pop(name))
+                old = None
             if old is not None and not replace and not _same_definition(old, obj):
                 where = getattr(_definition(old), "__module__", "?")
                 raise ConfigError(
@@ -105,16 +118,38 @@ class Registry(Generic[T]):
                 f"{self.kind} '{name}' needs {', '.join(requires)}, which failed to import ({e})"
             ) from None
 
+    def _refuse(self, name: str, dist: str, why: str | None = None) -> None:
+        why = why or f"chateval's own {self.kind} of that name is used (the package should choose another name)"
+        log.warning("chateval: ignoring entry point '%s' (%s) of %s: %s", name, self.group, dist, why)
+
+    def _holds_builtin(self, name: str) -> bool:
+        """``name`` is chateval's own: registered by it, or registered by its module when first asked for."""
+        if name in self._items:
+            return _builtin(self._items[name])
+        return name in self._lazy
+
     def _entry_points(self) -> None:
         if self._eps_loaded:
             return
         self._eps_loaded = True  # first: a failing entry point must not be retried on every lookup
         for ep in md.entry_points(group=self.group or ""):
+            dist = ep.dist.name if ep.dist else "an installed package"
+            if self._holds_builtin(ep.name):
+                # Built-ins win: an installed package cannot take their names (nor stop every
+                # command that reads this registry); the rest of the package still loads.
+                self._refuse(ep.name, dist)
+                continue
             if ep.name in self._items:
                 continue  # loading the module may have registered it by decorator already
-            dist = ep.dist.name if ep.dist else "an installed package"
             try:
                 obj = ep.load()
+            except ConfigError as e:
+                if "is already registered" not in str(e):
+                    raise ConfigError(
+                        f"entry point '{ep.name}' ({self.group}) of {dist}: failed to load ({e})"
+                    ) from None
+                self._refuse(ep.name, dist, str(e))  # its module took a built-in's name by decorator
+                continue
             except BaseException as e:  # noqa: BLE001 - SystemExit included: report, don't exit
                 raise ConfigError(
                     f"entry point '{ep.name}' ({self.group}) of {dist}: failed to load ({type(e).__name__}: {e})"
@@ -123,6 +158,7 @@ class Registry(Generic[T]):
                 if self._from_entry_point is not None:
                     obj = self._from_entry_point(obj)
                 self.register(ep.name)(obj)
+                self._from_eps[ep.name] = dist
                 if isinstance(obj, type) and hasattr(obj, "name") and "name" not in vars(obj):
                     obj.name = ep.name  # as the registering decorators do: records use this name
 

@@ -5,8 +5,11 @@ A secret is registered where it is configured: a model's API key when its client
 the password and credential-looking query values of --base-url, the HTTP agent's key and URL,
 a remote embedder's key. Run files (``runs.atomic_write``/``write_json``/``RunDir.append``),
 the viewer page, the command line's output and log records replace each of them (in its raw,
-JSON-escaped, HTML-escaped and URL-quoted forms) by ``***``. URLs in configs are also masked
-by their shape (``redact_url``), so a credential is hidden there even if it was never
+JSON-escaped, HTML-escaped and URL-quoted forms) by ``***``. So are the transforms an endpoint
+may echo of a secret of ``VARIANT_MIN_LENGTH`` characters or more: any mix of upper and lower
+case, split by whitespace or newlines (or their JSON escapes), reversed, hex, and base64 (of the
+secret alone or inside a longer string such as ``Bearer <key>``). URLs in configs are also
+masked by their shape (``redact_url``), so a credential is hidden there even if it was never
 registered.
 
 The registry is per process: a Ray worker registers what its own model layers and systems are
@@ -37,8 +40,26 @@ KEY_ENV_VARS = ("OPENAI_API_KEY", "CHATEVAL_API_KEY", "ANTHROPIC_API_KEY", "AZUR
 # Query parameters whose values are credentials (api_key, key, token, sig, auth, password, ...).
 _SECRET_QUERY = ("key", "token", "secret", "pass", "sig", "auth", "cred", "session")
 
+# Secrets this long or longer are also masked in their transforms (case, spacing, reversed, hex,
+# base64); a shorter one could match ordinary words spelled another way.
+VARIANT_MIN_LENGTH = 10
+# Between the characters of a transform: whitespace (zero-width spaces and joiners too), or its
+# escape in JSON text (a whole file scrubbed after serialising, as config.json and summary.json are).
+_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+_GAP = rf"(?:[\s{_ZERO_WIDTH}]|\\[nrt]|\\u[0-9a-fA-F]{{4}})*"
+_JSON_ESCAPE = re.compile(rb"\\u[0-9a-f]{4}")  # in the lower-cased bytes of a JSON text
+
 _secrets: set[str] = set()
 _forms: tuple[str, ...] = ()  # every spelling of every secret, longest first
+# The transforms, lower-cased and without whitespace (a quick test on a squeezed text), and one
+# pattern that finds them in the text itself (case ignored, whitespace allowed between characters).
+_variants: tuple[str, ...] = ()
+_variant_re: re.Pattern[str] | None = None
+_variants_ascii: tuple[bytes, ...] = ()  # the same, as bytes: what an ASCII text can hold
+# Whitespace deleted by translate: far quicker than "".join(text.split()) on prose, and quicker
+# still on the bytes of an ASCII text (most records).
+_NO_SPACE = {c: None for c in range(0x3000 + 1) if chr(c).isspace()} | {ord(c): None for c in _ZERO_WIDTH}
+_ASCII_SPACE = bytes(c for c in range(128) if chr(c).isspace())
 _lock = threading.Lock()
 _log_hook_installed = False
 
@@ -58,15 +79,41 @@ def _spellings(secret: str) -> set[str]:
     return {f for f in forms if f}
 
 
+def _b64_inside(data: bytes) -> set[str]:
+    """The base64 characters that ``data`` alone decides, at each of the three offsets it can
+    start at inside a longer string (``Bearer <key>``, ``user:<key>``), standard and URL-safe."""
+    out = set()
+    for k in range(3):
+        start, end = -(-8 * k // 6), 8 * (k + len(data)) // 6  # 6-bit groups within data's bits
+        encoded = base64.b64encode(b"\0" * k + data).decode("ascii")[start:end]
+        out |= {encoded, encoded.translate(str.maketrans("+/", "-_"))}
+    return out
+
+
+def _transforms(secret: str) -> set[str]:
+    """What an endpoint may echo of a secret besides its spellings, lower-cased, no whitespace."""
+    s = "".join(secret.split())
+    if len(s) < VARIANT_MIN_LENGTH:
+        return set()
+    raw = s.encode("utf-8")
+    out = {s, s[::-1], raw.hex(), *_b64_inside(raw)}
+    return {v.lower() for v in out if len(v) >= VARIANT_MIN_LENGTH}
+
+
 def register(*values: str | None) -> None:
     """Add secrets to scrub from now on (empty, None and very short values are ignored)."""
-    global _forms
+    global _forms, _variants, _variants_ascii, _variant_re
     new = {v for v in values if isinstance(v, str) and len(v.strip()) >= MIN_LENGTH} - _secrets
     if not new:
         return
     with _lock:
         _secrets.update(new)
         _forms = tuple(sorted({f for s in _secrets for f in _spellings(s)}, key=len, reverse=True))
+        variants = sorted({v for s in _secrets for v in _transforms(s)}, key=len, reverse=True)
+        _variants = tuple(variants)
+        _variants_ascii = tuple(v.encode("ascii") for v in variants if v.isascii())
+        pattern = "|".join(_GAP.join(re.escape(c) for c in v) for v in variants)
+        _variant_re = re.compile(pattern, re.IGNORECASE) if variants else None
     _install_log_hook()
 
 
@@ -110,7 +157,27 @@ def scrub(text: str) -> str:
     for form in _forms:
         if form in text:
             text = text.replace(form, MASK)
+    if _variant_re is not None and len(text) >= len(_variants[-1]) and _may_hold_variant(text):
+        text = _variant_re.sub(MASK, text)  # the slow pass: only for a text that holds one
     return text
+
+
+def _may_hold_variant(text: str) -> bool:
+    """A quick test: the text, lower-cased and squeezed of whitespace (and JSON's escapes of it),
+    contains a transform. Plain substring searches, so a record without one costs little."""
+    low = text.lower()
+    if low.isascii():
+        data = low.encode("ascii")
+        if b"\\" in data:
+            data = data.replace(b"\\n", b"").replace(b"\\r", b"").replace(b"\\t", b"")
+            if b"\\u" in data:  # JSON's escapes of other spaces (zero-width ones included)
+                data = _JSON_ESCAPE.sub(b"", data)
+        data = data.translate(None, _ASCII_SPACE)
+        return any(v in data for v in _variants_ascii)
+    if "\\" in low:
+        low = low.replace("\\n", "").replace("\\r", "").replace("\\t", "")
+    squeezed = low.translate(_NO_SPACE)
+    return any(v in squeezed for v in _variants)
 
 
 def scrub_obj(obj: Any) -> Any:

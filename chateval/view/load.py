@@ -16,9 +16,13 @@ from pydantic import BaseModel, Field
 from ..models.usage import UsageTotals
 from ..records.audit import AuditSummary, is_audit, read_summary
 from ..records.run import RUN_FILES, NotARunDir, read_run
+from ..util.errors import InputError
+from ..util.paths import inside
 from .samples import SampleView, sample_views
 
-__all__ = ["RUN_FILES", "NotARunDir", "RunView", "load_run"]
+__all__ = ["RUN_FILES", "NotARunDir", "RunView", "check_inside", "load_run"]
+
+VIEWED = (*RUN_FILES, "report.md")  # with the *.png plots: every file a run's page reads
 
 
 class RunView(BaseModel):
@@ -61,9 +65,27 @@ def _usages(v: Any) -> Iterator[dict[str, Any]]:
             yield from _usages(x)
 
 
+def check_inside(path: Path) -> None:
+    """Every file the viewer reads from a run (and each sub-run folder) is the run's own: one that
+    is a link leading out of the run folder (a report.md -> ~/.ssh/id_rsa) is refused, naming it,
+    so no other local file reaches a page (the written one or the served one)."""
+    path = Path(path)
+    if not path.is_dir():
+        return  # read_run says so
+    dirs = [path] + [p for p in sorted(path.iterdir()) if p.is_dir() and not p.name.startswith(".")]
+    for d in dirs:
+        files = [f for f in [*(d / n for n in VIEWED), *sorted(d.glob("*.png"))] if f.exists() or f.is_symlink()]
+        for f in [d, *files] if files else []:
+            if not inside(f, path):
+                raise InputError(
+                    f"{f}: a link that leads outside the run folder {path}; the viewer reads only the run's own files"
+                )
+
+
 def load_run(path: Path) -> RunView:
     """A run directory, its benchmark sub-runs (one level down) and their plots."""
     path = Path(path)
+    check_inside(path)
     run = read_run(path)  # typed; a bad file is one line naming it
     view = RunView(
         path=str(path),

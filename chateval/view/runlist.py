@@ -14,8 +14,9 @@ from pydantic import BaseModel
 from ..records.run import KINDS, is_run, read_run, run_kind
 from ..runs.folder import LOCK, PID
 from ..util.errors import InputError
+from ..util.paths import inside
 from .format import money, num, pct
-from .load import RUN_FILES
+from .load import RUN_FILES, check_inside
 
 STATUSES = ("running", "incomplete", "failed", "complete", "unreadable")
 
@@ -43,7 +44,8 @@ def is_run_dir(path: Path) -> bool:
 
 def find_runs(root: Path) -> list[Path]:
     """Run folders under ``root`` (``root`` itself if it is one), in path order. A run's own
-    sub-folders are its sub-runs (a benchmark's settings), shown on its page, not listed apart."""
+    sub-folders are its sub-runs (a benchmark's settings), shown on its page, not listed apart.
+    A link to a folder outside ``root`` is not followed: only what is under the folder is listed."""
     root = Path(root)
     if is_run_dir(root):
         return [root]
@@ -51,7 +53,7 @@ def find_runs(root: Path) -> list[Path]:
     for here, dirs, _ in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for d in list(dirs):
-            if is_run_dir(Path(here) / d):
+            if is_run_dir(Path(here) / d) and inside(Path(here) / d, root):
                 found.append(Path(here) / d)
                 dirs.remove(d)  # not descended into: its sub-folders are its sub-runs
     return sorted(found)
@@ -186,6 +188,10 @@ def _status(path: Path, summary: dict[str, Any] | None) -> tuple[str, str]:
 def run_entry(path: Path, root: Path) -> RunEntry:
     path, root = Path(path), Path(root)
     rel = path.relative_to(root).as_posix() if path != root else "."
+    try:
+        check_inside(path)  # a run file linked from elsewhere: not read, not counted
+    except InputError as e:
+        return RunEntry(rel=rel, path=str(path), kind="run", status="unreadable", detail=str(e))
     files = [path / f for f in ("config.json", "summary.json") if (path / f).is_file()]
     try:
         samples = _sample_files(path)

@@ -23,6 +23,16 @@ from .build import render_index, render_view
 from .runlist import RunEntry, find_runs, list_runs, run_entry
 
 HOST = "127.0.0.1"  # never another interface: the pages quote prompts, answers and data
+# The names a request may use for this server. Another name pointing here (DNS rebinding: a page
+# the user visits resolves its own host name to 127.0.0.1) must not read the runs, so the Host
+# header is checked, not only the interface.
+LOCAL_NAMES = frozenset({HOST, "localhost", "[::1]"})
+# What the pages need: their own inline style and script, data: images (plots), polls of this
+# server; nothing framed, nothing fetched from elsewhere, no form posted anywhere.
+CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+    "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
 DEFAULT_PORT = 8765
 POLL_MS = 2000
 
@@ -52,6 +62,21 @@ class ViewServer(ThreadingHTTPServer):
         thread = threading.Thread(target=self.serve_forever, name="chateval-view", daemon=True)
         thread.start()
         return thread
+
+
+def host_allowed(host: str | None, port: int) -> bool:
+    """``Host`` names this server: a loopback name (or the bound address), with this port or none."""
+    if not host:
+        return False
+    h = host.strip().lower()
+    if h.startswith("["):  # an IPv6 literal: "[::1]" or "[::1]:8765"
+        name, _, rest = h.partition("]")
+        name, given = name + "]", rest[1:]
+        if rest and not rest.startswith(":"):
+            return False
+    else:
+        name, _, given = h.partition(":")
+    return name in LOCAL_NAMES and given in ("", str(port))
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -85,6 +110,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("X-Frame-Options", "DENY")
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("Referrer-Policy", "no-referrer")
         self.end_headers()
         self.wfile.write(data)
 
@@ -106,6 +135,9 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         path, query = unquote(url.path), parse_qs(url.query)
         srv = self.server
+        if not host_allowed(self.headers.get("Host"), srv.server_address[1]):
+            # Not even the run list: a foreign name is a page elsewhere reading this one.
+            return self._error(HTTPStatus.MISDIRECTED_REQUEST, "this viewer answers only to 127.0.0.1 and localhost")
         try:
             if path in ("/", "/index.html"):
                 self._send(render_index(srv.root, list_runs(srv.root), live={"interval_ms": srv.poll_ms}))
