@@ -44,6 +44,10 @@ class UsageTotals(BaseModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float | None = 0.0  # None as soon as one call (cache hits too) had an unknown price
+    # The priced calls' part of the cost (equal to cost_usd while every price is known), and the
+    # models whose calls had no price: a total shows what is known and names what is not.
+    known_cost_usd: float = 0.0
+    unpriced: list[str] = []
     latency_s: float = 0.0
     tokens_approx: bool = False  # some counts were estimated locally
 
@@ -61,6 +65,8 @@ class UsageTotals(BaseModel):
                 cache_read_tokens=0 if rec.cached else rec.cache_read_tokens,
                 cache_write_tokens=0 if rec.cached else rec.cache_write_tokens,
                 cost_usd=rec.cost_usd,
+                known_cost_usd=rec.cost_usd or 0.0,
+                unpriced=[] if rec.cost_usd is not None else [rec.model],
                 latency_s=0.0 if rec.cached else rec.latency_s,
                 tokens_approx=rec.tokens_approx,
             )
@@ -84,6 +90,8 @@ class UsageTotals(BaseModel):
         self.tokens_approx = self.tokens_approx or other.tokens_approx
         if self.cost_usd is not None:
             self.cost_usd = None if other.cost_usd is None else self.cost_usd + other.cost_usd
+        self.known_cost_usd += other.known_cost_usd
+        self.unpriced = sorted(set(self.unpriced) | set(other.unpriced))
 
     @classmethod
     def of(cls, records: Iterable[CallRecord]) -> UsageTotals:
@@ -121,6 +129,18 @@ def reported(name: str, value: Any) -> int:
 def approx_tokens(text: str) -> int:
     """Local token estimate (about 4 characters a token); named 'approx' wherever reported."""
     return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+def cost_text(usage: UsageTotals | dict) -> str:
+    """'$0.0123', or, when some calls had no price, the known part and the unpriced models:
+    '$0.0123 for the priced calls; no price for my-model (give --price)'."""
+    u = usage.model_dump() if isinstance(usage, UsageTotals) else usage
+    if u.get("cost_usd") is not None:
+        return f"${u['cost_usd']:.4f}"
+    unpriced = u.get("unpriced") or []
+    if not unpriced:  # a summary written before the known part was recorded
+        return "unknown (a price is not known; give --price)"
+    return f"${u.get('known_cost_usd') or 0.0:.4f} for the priced calls; no price for {', '.join(unpriced)} (give --price)"
 
 
 def prompt_cache_text(usage: UsageTotals | dict) -> str:

@@ -9,8 +9,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
-from ..models import UsageTotals, prompt_cache_text
+from ..models import UsageTotals, cost_text, prompt_cache_text
 from ..stats.agreement import baseline_text
+from .savings import calls_saved_text
 
 
 def _cost(c: float | None) -> str:
@@ -137,7 +138,7 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
         rows.append(
             (
                 "escalated (--escalate)",
-                f"{e['n_escalated']} of {e['n_items']} to the panel; {e['calls_saved']:.0f} calls saved",
+                f"{e['n_escalated']} of {e['n_items']} to the panel; {calls_saved_text(e)}",
             )
         )
     if summary.get("stop_early"):
@@ -169,7 +170,7 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
             f"{u.get('cached_prompt_tokens', 0):,} prompt + {u.get('cached_completion_tokens', 0):,} completion",
         ),
         ("provider prompt cache", prompt_cache_text(u) or "no cached input tokens reported"),
-        ("cost", _cost(u.get("cost_usd"))),
+        ("cost", cost_text(u)),
         (
             "wall time",
             f"{summary.get('wall_time_s', 0):.1f} s"
