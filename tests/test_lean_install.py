@@ -5,6 +5,7 @@ statsmodels compute them; commands that need the memory extra say so before any 
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -94,3 +95,23 @@ def test_correlations_without_scipy_name_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "scipy", None)
     out = spearman([1, 2, 3, 4], [1, 3, 2, 4])
     assert out["value"] is None and "pip install 'chateval[stats]'" in out["reason"]
+
+
+BLOCKED = ["scipy", "sklearn", "statsmodels", "networkx", "qdrant_client", "bm25s", "nltk", "rouge_score", "matplotlib"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("argv", "report", "figure"), [
+    (["calibrate", "examples/faireval_pairwise.jsonl", "--limit", "4"], "report.md", "agreement_kappa.png"),
+    (["audit", "examples/faireval_pairwise.jsonl", "--limit", "2"], "report.md", "flip_rates.png"),
+])
+def test_calibrate_and_audit_run_on_the_core_install(tmp_path, argv, report, figure):
+    out = tmp_path / "run"
+    code = ("import sys\nfor m in {mods!r}: sys.modules[m] = None\nfrom chateval.cli import main\n"
+            "sys.exit(main({argv!r}))\n").format(mods=BLOCKED, argv=[*argv, "--model", "offline", "--out", str(out)])
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=REPO,
+                          env={**os.environ, "CHATEVAL_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = (out / report).read_text()
+    assert f"Plot `{figure}` not drawn: matplotlib is not installed (pip install 'chateval[plots]')" in text
+    assert not (out / figure).exists()

@@ -10,10 +10,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from matplotlib.axes import Axes
+from typing import TYPE_CHECKING
 
 from . import plots
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 KAPPA_RANGE = (-1.0, 1.0)
 

@@ -140,7 +140,9 @@ def cost_text(usage: UsageTotals | dict) -> str:
     unpriced = u.get("unpriced") or []
     if not unpriced:  # a summary written before the known part was recorded
         return "unknown (a price is not known; give --price)"
-    return f"${u.get('known_cost_usd') or 0.0:.4f} for the priced calls; no price for {', '.join(unpriced)} (give --price)"
+    return (
+        f"${u.get('known_cost_usd') or 0.0:.4f} for the priced calls; no price for {', '.join(unpriced)} (give --price)"
+    )
 
 
 def prompt_cache_text(usage: UsageTotals | dict) -> str:

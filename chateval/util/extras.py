@@ -10,8 +10,9 @@ from .errors import ConfigError
 
 # The top-level modules each extra installs (pyproject.toml's optional-dependencies).
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
-    "memory": ("scipy", "networkx", "qdrant_client", "bm25s", "nltk", "rouge_score"),
+    "memory": ("scipy", "networkx", "qdrant_client", "bm25s", "nltk", "rouge_score", "matplotlib"),
     "stats": ("scipy",),
+    "plots": ("matplotlib",),
 }
 
 
@@ -23,11 +24,15 @@ def require(extra: str, what: str) -> None:
     """Raise a one-line ConfigError naming the extra when one of its modules is not installed."""
     gone = missing(extra)
     if gone:
-        raise ConfigError(f"{what} needs the {extra} extra: pip install 'chateval[{extra}]' (missing module '{gone[0]}')")
+        raise ConfigError(
+            f"{what} needs the {extra} extra: pip install 'chateval[{extra}]' (missing module '{gone[0]}')"
+        )
 
 
-def install_hint(extra: str, module: str) -> str:
-    return f"needs {module}: pip install 'chateval[{extra}]'"
+def not_drawn(extra: str = "plots") -> str | None:
+    """Why a report's figures are not drawn (their extra is missing), or None when they can be."""
+    gone = missing(extra)
+    return f"{gone[0]} is not installed (pip install 'chateval[{extra}]')" if gone else None
 
 
 def _importable(module: str) -> bool:
