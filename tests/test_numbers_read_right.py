@@ -37,3 +37,8 @@ def test_the_offline_model_costs_nothing(tmp_path):
 
     assert cost_usd("offline", 1000, 100) == 0.0
     assert cost_text(UsageTotals.of([CallRecord(model="offline", prompt_tokens=9, cost_usd=0.0)])) == "$0.0000"
+
+
+def test_a_total_with_nothing_priced_is_not_shown_as_free():
+    t = UsageTotals.of([CallRecord(model="openai-compatible/x", prompt_tokens=5, cost_usd=None)])
+    assert cost_text(t) == "unknown: no price for openai-compatible/x (give --price)"

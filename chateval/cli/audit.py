@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..util.tables import print_table
 from .evaluate import add_judge_options, config_from_args
 from .options import add_model_options, given
 
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         table.add_column(col)
     for row in summary.headline:
         table.add_row(row["bias"], row["flip rate"], row["95% CI"], str(row["n"]), str(row["toward"]), str(row["away"]))
-    console.print(table)
+    print_table(console, table)
     for name, why in summary.skipped.items():
         console.print(f"[yellow]not run:[/yellow] {name}: {why}", highlight=False)
     console.print(

@@ -140,9 +140,10 @@ def cost_text(usage: UsageTotals | dict) -> str:
     unpriced = u.get("unpriced") or []
     if not unpriced:  # a summary written before the known part was recorded
         return "unknown (a price is not known; give --price)"
-    return (
-        f"${u.get('known_cost_usd') or 0.0:.4f} for the priced calls; no price for {', '.join(unpriced)} (give --price)"
-    )
+    known = u.get("known_cost_usd") or 0.0
+    what = f"no price for {', '.join(unpriced)} (give --price)"
+    # Nothing priced was spent: a "$0.0000" would read as a free run.
+    return f"${known:.4f} for the priced calls; {what}" if known else f"unknown: {what}"
 
 
 def prompt_cache_text(usage: UsageTotals | dict) -> str:

@@ -11,6 +11,7 @@ from rich.table import Column, Table
 
 from ..models import UsageTotals, cost_text, prompt_cache_text
 from ..stats.agreement import baseline_text
+from ..util.tables import print_table
 from .savings import calls_saved_text
 
 
@@ -179,6 +180,6 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
     ]
     for k, v in rows:
         table.add_row(k, str(v))
-    console.print(table)
+    print_table(console, table)
     if summary.get("note"):
         console.print(f"[yellow]note:[/yellow] {summary['note']}")
