@@ -81,8 +81,10 @@ def timed(argv: list[str], tree: str | None = None) -> tuple[float, float]:
     # A tree: its code first on the path, from a directory without a chateval package (``python -m``
     # puts the working directory ahead of PYTHONPATH).
     env = None if tree is None else {**os.environ, "PYTHONPATH": tree}
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, check=True,
-                   env=env, cwd=None if tree is None else tempfile.gettempdir())
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                          env=env, cwd=None if tree is None else tempfile.gettempdir(), text=True)
+    if proc.returncode:  # a failed run is not a start-up time: say so rather than report it
+        sys.exit(f"{' '.join(argv[1:])} exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
