@@ -10,6 +10,8 @@ and put your own memory and model behind the three endpoints.
 Protocol v1 (JSON over HTTP POST, UTF-8):
     POST /reset   {"case_id"}                                       -> {}
     POST /ingest  {"case_id", "session_id", "date", "turns": [{"turn_id", "role", "content"}]} -> {}
+    POST /ingest_batch {"case_id", "sessions": [{"session_id", "date", "turns"}, ...]}  -> {}
+                  (optional: many sessions in one request, in date order; without it, 404)
     POST /respond {"case_id", "question", "date", "dialogue": [turn, ...] | null}
                   -> {"answer", "context", "retrieved": [{"session_id", "turn_id", "score"}], "usage"}
 """
@@ -31,6 +33,12 @@ def words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9']+", text.lower()) if len(w) > 2}
 
 
+def ingest(case_id: str, session: dict) -> None:
+    with lock:
+        cases.setdefault(case_id, []).extend(
+            dict(t, session_id=session["session_id"], date=session["date"]) for t in session["turns"])
+
+
 def respond(body: dict) -> dict:
     with lock:
         turns = list(cases.get(body["case_id"], []))
@@ -46,6 +54,8 @@ def respond(body: dict) -> dict:
 
 
 class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: a client sends its next request on the same connection
+
     def do_POST(self) -> None:  # noqa: N802 (the http.server API)
         try:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode("utf-8"))
@@ -54,9 +64,11 @@ class Handler(BaseHTTPRequestHandler):
                     cases[body["case_id"]] = []
                 reply: dict = {}
             elif self.path == "/ingest":
-                with lock:
-                    cases.setdefault(body["case_id"], []).extend(
-                        dict(t, session_id=body["session_id"], date=body["date"]) for t in body["turns"])
+                ingest(body["case_id"], body)
+                reply = {}
+            elif self.path == "/ingest_batch":
+                for session in body["sessions"]:
+                    ingest(body["case_id"], session)
                 reply = {}
             elif self.path == "/respond":
                 reply = respond(body)

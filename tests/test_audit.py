@@ -116,8 +116,20 @@ def test_a_length_biased_judge_is_caught_and_shows_no_position_flips(tmp_path):
     assert "persona" in summary.skipped and "self_preference" in summary.skipped  # one agent; no --judge-family
     verb = next(b for b in summary.biases if b.perturbation == "verbosity")
     assert verb.rate == 0.5 and verb.ci95 is not None and verb.ci95[0] < 0.5 < verb.ci95[1]
-    # One call per judged variant (one agent, one turn): originals + 1 + 2 + 6 + 4 variants per item.
-    assert len(units) == 4 * (1 + 1 + 2 + 6 + 4) == n_requests
+    # The headline: padding the answer that lost always wins it the verdict; the other half cannot flip toward.
+    assert (verb.rate_lost, verb.n_lost, verb.rate_won, verb.n_won) == (1.0, 4, 0.0, 4)
+    assert summary.biases[0].perturbation == "verbosity"  # reported first: the length effect itself
+    # Length only: the planted verdict and the authority claim win exactly as often as as many neutral
+    # words do, so their bias net of length is 0 (the ~49% of the issue was length).
+    for name in ("planted_verdict", "authority"):
+        b = next(b for b in summary.biases if b.perturbation == name)
+        assert b.rate_lost == 1.0 and b.control_rate_lost == 1.0
+        assert b.net_of_length is not None and b.net_of_length.diff == 0.0 and b.net_of_length.excludes_zero is not True
+    assert verb.net_of_length is None  # verbosity is its own control
+    # One call per judged variant (one agent, one turn): originals + 1 + 2 + 6 + 4 variants per item,
+    # and a length-matched control of each planted verdict and authority variant (6 + 4).
+    assert len(units) == 4 * (1 + 1 + 2 + 6 + 4 + 6 + 4) == n_requests
+    assert sum(u.control for u in units) == 4 * 10
     assert summary.calls_per_item == n_requests / 4
 
 
@@ -131,6 +143,17 @@ def test_a_judge_obeying_planted_verdicts_and_favouring_position_one_is_caught(t
     assert got["verbosity"] == (0, 8, 0, 0)
     summary, _ = read_audit(out)
     assert summary.skipped == {}
+    # The headline is the half where the planted verdict favours the answer that lost: always obeyed.
+    planted = next(b for b in summary.biases if b.perturbation == "planted_verdict")
+    assert (planted.rate_lost, planted.n_lost, planted.toward_lost) == (1.0, 12, 12)
+    assert (planted.rate_won, planted.n_won) == (0.0, 12) and planted.rate == 0.5
+    # Its length-matched controls (neutral words, no claim) never move this judge: net +100 points.
+    assert planted.control_rate_lost == 0.0 and planted.net_of_length.diff == 1.0
+    position = next(b for b in summary.biases if b.perturbation == "position")
+    assert position.rate_lost == 1.0  # answer 2 had lost; moved to the first position it wins
+    assert [b.perturbation for b in summary.biases] == ["verbosity", "position", "planted_verdict"]
+    report = (out / "report.md").read_text()
+    assert "| planted verdict | `planted_verdict` | 100.0% |" in report and "+100.0 pts" in report
     by_variant = next(b for b in summary.biases if b.perturbation == "planted_verdict").by_variant
     assert {k: v["flips"] for k, v in by_variant.items()} == {
         "json-1": 0, "json-2": 4, "system-note-1": 0, "system-note-2": 4, "verdict-line-1": 0, "verdict-line-2": 4}
@@ -346,4 +369,48 @@ def test_perturbation_flag_repeats_and_takes_commas(tmp_path):
     assert main(["audit", str(inp), "--out", str(tmp_path / "o"), "--turns", "1", "--perturbation", "position",
                  "--perturbation", "verbosity"]) == 0
     summary, _ = read_audit(tmp_path / "o")
-    assert [b.perturbation for b in summary.biases] == ["position", "verbosity"]
+    assert [b.perturbation for b in summary.biases] == ["verbosity", "position"]  # verbosity first, then as asked
+
+
+def test_which_variants_favour_the_answer_that_lost():
+    from chateval.auditing.flips import had_lost
+
+    assert had_lost("2", "1", "pairwise") and had_lost("tie", "1", "pairwise") and not had_lost("1", "1", "pairwise")
+    assert had_lost(False, "answer", "correctness") and had_lost("tie", "answer", "correctness")
+    assert not had_lost(True, "answer", "correctness")
+    assert had_lost(7.0, "answer", "score")  # no answer had won a score
+    assert had_lost("1", None, "pairwise") is None  # persona: a change of judge favours no answer
+
+
+def test_length_matched_control_replaces_added_words_by_as_many_neutral_ones():
+    from chateval.auditing.perturbations import length_matched
+    from chateval.auditing.texts import CITATION, EXPERT
+    from chateval.debate.samples import Sample
+
+    s = Sample(id="q", question="Q?", answer_1="Paris.", answer_2="It is Paris.")
+    v = s.model_copy(update={"answer_1": EXPERT + " Paris.", "answer_2": "It is Paris.\n\n" + CITATION})
+    c = length_matched(s, v)
+    assert len(c.answer_1.split()) == len(v.answer_1.split()) and len(c.answer_2.split()) == len(v.answer_2.split())
+    assert c.answer_1.startswith("Paris.") and "expert" not in c.answer_1 and "Source" not in c.answer_2
+    assert length_matched(s, s) is None  # nothing added: no control (swapped variants get none at all)
+
+
+def test_a_length_only_judge_shows_no_self_preference_net_of_length(tmp_path):
+    with FakeOpenAIServer(responder=longer_judge) as server:
+        code, out = run_cli(tmp_path, server, "--perturbation", "self_preference", "--judge-family", "gpt-4o")
+    assert code == 0
+    summary, _ = read_audit(out)
+    [b] = summary.biases
+    # The labels differ in length, so a length judge "prefers" one family; its controls pad by as
+    # many neutral words, and the net is about zero.
+    assert b.net_of_length is not None and abs(b.net_of_length.diff) <= 0.25
+    assert b.net_of_length.excludes_zero is not True
+
+
+def test_no_length_control_judges_no_controls(tmp_path):
+    with FakeOpenAIServer(responder=longer_judge) as server:
+        code, out = run_cli(tmp_path, server, "--perturbation", "authority", "--no-length-control")
+        n = len(server.requests)
+    assert code == 0 and n == 4 * (1 + 4)
+    [b] = read_audit(out)[0].biases
+    assert b.net_of_length is None and b.control_rate_lost is None and b.rate_lost == 1.0

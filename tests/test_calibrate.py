@@ -6,10 +6,13 @@ cache reuse counted at a fake OpenAI server, the --write-preset round trip, Fair
 from __future__ import annotations
 
 import asyncio
+import hashlib
+from markupsafe import escape as _escape
 import json
 from pathlib import Path
 
 import pytest
+import yaml
 from rich.console import Console
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
@@ -291,6 +294,11 @@ def test_faireval_reproduces_the_bench_single_and_multi_rows(tmp_path, capsys):
         assert r.agreement["accuracy"].value == pytest.approx(bench["settings"][name]["metrics"]["accuracy"]["value"])
         k = bench["settings"][name]["metrics"]["kappa"]["value"]
         assert r.agreement["kappa"].value == (None if k is None else pytest.approx(k))
+    # One comparison, one p-value: the bench's multi-vs-single kappa difference is calibrate's.
+    bench_cmp = {(c.a, c.b, c.metric): c for c in read_comparisons(bench)}
+    for metric in ("kappa", "accuracy"):
+        mine, theirs = cal.setting("multi").vs_baseline[metric], bench_cmp["multi", "single", metric]
+        assert (mine.diff, mine.p_value, mine.test, mine.n) == (theirs.diff, theirs.p_value, theirs.test, theirs.n)
 
 
 def test_topical_chat_is_read_as_shipped(tmp_path, capsys):
@@ -313,6 +321,11 @@ def test_the_viewer_shows_a_calibration(tmp_path, capsys):
     page = html.read_text()
     assert "agreement_kappa.png" in page and "simultaneous" not in page  # the calibration's plots, only its settings
     assert page.count("p10") >= 2  # the items of both settings' sub-runs
+    # The answer first: the recommendation and the cost-against-agreement plot open the run's section.
+    s = read_calibration(out)
+    said = str(_escape(s.recommendation))  # as the page's template escapes it
+    assert s.recommendation and said in page
+    assert page.index(said) < page.index('class="cost-agreement"') < page.index('class="kv settings"')
 
 
 
@@ -384,3 +397,163 @@ def test_items_sharing_a_cluster_are_resampled_together(tmp_path):
     boots = [hit[np.concatenate([members[c] for c in row])].mean() for row in draws]
     assert s.setting("single").agreement["accuracy"].ci95 == pytest.approx(np.percentile(boots, [2.5, 97.5]).tolist())
     assert "4 clusters" in (tmp_path / "cal" / "report.md").read_text()
+
+
+# --- the written preset is the measured judge (issue 37) -------------------------------------------
+def _coin(body: dict) -> str:
+    """A content-keyed verdict: the same request always gets the same reply, and the two answer
+    orders of one item agree only sometimes (so escalation screens some items and debates others)."""
+    h = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).digest()[0]
+    return "Score of Assistant 1: 7\nScore of Assistant 2: 4" if h % 2 else "Score of Assistant 1: 4\nScore of Assistant 2: 7"
+
+
+def _bodies(server: FakeOpenAIServer) -> list[str]:
+    return sorted(json.dumps(b, sort_keys=True) for b in server.requests)  # items run concurrently
+
+
+def test_written_preset_reproduces_the_settings_verdicts_and_calls(tmp_path, capsys):
+    out, preset = tmp_path / "cal", tmp_path / "best.yaml"
+    tie = "No verdict from me."  # the baseline's server: nothing readable, so no defined agreement
+    with FakeOpenAIServer(responder=lambda b: tie) as base, FakeOpenAIServer(responder=_coin) as other:
+        spec = f"esc=chateval_default,escalate=true,stop_early=true,base_url={other.base_url}"
+        # Exit 1: the baseline judged nothing (its server's replies are unreadable), so 'esc' is the answer.
+        assert cli(str(PAIRS), "--out", str(out), "--setting", "single=single", "--setting", spec, *_fake(base),
+                   "--no-cache", "--write-preset", str(preset)) == 1
+        measured = _bodies(other)
+        server_calls = len(measured)
+        other.reset()
+        text = preset.read_text()
+        written = yaml.safe_load(text)
+        assert written["escalate"] is True and written["stop_early"] is True
+        assert written["base_url"] == other.base_url and written["model"] == "openai-compatible/judge"
+        again = tmp_path / "again"
+        assert main(["evaluate", str(PAIRS), "--preset", str(preset), "--out", str(again), "--no-cache",
+                     "--max-retries", "0"]) == 0
+        assert _bodies(other) == measured  # the same calls, body for body, at the same endpoint
+        assert base.requests and all(b["model"] == "judge" for b in base.requests)
+    capsys.readouterr()
+    s = read_calibration(out)
+    assert s.recommended == "esc" and "'esc'" in text
+    assert _verdicts(again) == _verdicts(out / "esc")
+    assert s.setting("single").n_ok == 0 and s.setting("esc").n_ok == 10
+    # What the preset had to carry: some items settled by the screen alone (2 calls), some debated,
+    # some debates stopped early. Without escalate and stop_early every item costs 4 other calls.
+    rows = read_jsonl(out / "esc" / "samples.jsonl")
+    assert {r["escalation"]["escalated"] for r in rows} == {True, False}
+    assert any((r.get("stop_early") or {}).get("rounds_skipped") for r in rows)
+    assert s.setting("esc").per_item.calls == pytest.approx(server_calls / 10)
+    summary = json.loads((again / "summary.json").read_text())
+    assert summary["usage"]["calls"] == server_calls
+
+
+def test_cost_per_item_does_not_depend_on_which_setting_ran_first(tmp_path, capsys):
+    # one_by_one and simultaneous share their first debater's first call: whichever runs second
+    # finds it in the cache. Its cost per item counts it at the price it had when answered.
+    grid = ["single=single", "one_by_one_3x2", "simultaneous_3x2"]
+    runs = {}
+    with FakeOpenAIServer() as server:
+        for name, order in (("ab", grid), ("ba", [grid[0], grid[2], grid[1]])):
+            settings = [s if "=" in s else f"{s}={s}" for s in order]
+            runs[name] = calibrate(PAIRS, tmp_path / name, settings=settings, model="openai-compatible/judge",
+                                   base_url=server.base_url, cache_dir=str(tmp_path / f"cache-{name}"),
+                                   price=["judge=1,2"], limit=4, max_retries=0)
+    capsys.readouterr()
+    ab, ba = runs["ab"], runs["ba"]
+    assert ab.setting("simultaneous_3x2").usage["cached_calls"] > 0  # ran second: found shared calls
+    assert ba.setting("one_by_one_3x2").usage["cached_calls"] > 0
+    for name in grid:
+        name = name.partition("=")[0]
+        x, y = ab.setting(name).per_item, ba.setting(name).per_item
+        assert x.cost_usd is not None and x.cost_usd > 0
+        assert x.cost_usd == pytest.approx(y.cost_usd) and x.calls == y.calls and x.tokens == y.tokens
+    # What the cold price is: every call of the setting, answered or from the cache, at the table price.
+    u = ab.setting("simultaneous_3x2").usage
+    tokens_in, tokens_out = u["prompt_tokens"] + u["cached_prompt_tokens"], u["completion_tokens"] + u["cached_completion_tokens"]
+    assert ab.setting("simultaneous_3x2").per_item.cost_usd == pytest.approx((tokens_in * 1 + tokens_out * 2) / 1e6 / 4)
+
+
+# --- the answer: ties to the cheaper setting, the cheapest of the best's statistical ties ---------------
+def test_an_exact_tie_goes_to_the_cheaper_setting_not_the_first(tmp_path, capsys):
+    out, preset = tmp_path / "cal", tmp_path / "best.yaml"
+    # Offline, both panels give the same verdicts on this file: an exact tie, 6 calls against 4.
+    assert cli(str(PAIRS), "--out", str(out), "--setting", "big=one_by_one_3x2", "--setting", "small=chateval_default",
+               "--baseline", "big", "--write-preset", str(preset)) == 0
+    capsys.readouterr()
+    s = read_calibration(out)
+    assert s.setting("big").agreement["kappa"].value == s.setting("small").agreement["kappa"].value
+    assert s.best == "small" and s.recommended == "small" and s.indistinguishable == ["small", "big"]
+    assert s.vs_best["big"].diff == 0 and s.vs_best["big"].p_value == 1
+    assert s.recommendation.startswith("Recommended: 'small'") and "4.0 calls" in s.recommendation
+    assert yaml.safe_load(preset.read_text())["personas"] == ["general_public", "critic"]
+    report = (out / "report.md").read_text()
+    # The answer first: the recommendation and the cost plot before the settings table.
+    assert report.index("## Recommendation") < report.index(s.recommendation) < report.index("## Settings")
+    assert report.index("cost_agreement.png") < report.index("## Settings") and (out / "cost_agreement.png").is_file()
+
+
+def _result(name: str, kappa: float, calls: float, cost: float | None, vs_base: float | None = None):
+    from chateval.calibration import Panel, PerItem, SettingResult, Stat
+    from chateval.paired import PairedDifference
+
+    vs = {} if vs_base is None else {"kappa": PairedDifference(metric="kappa", a=name, b="single", n=50,
+                                                               diff=vs_base, ci95=(vs_base - 0.1, vs_base + 0.1),
+                                                               p_value=0.01)}
+    return SettingResult(setting=CalibrationSetting(name=name, preset=name), run_dir=name,
+                         panel=Panel(model="m", strategy="one_by_one", agents=2, turns=2, personas=["a"],
+                                     aggregate="mean", swap=False),
+                         config={}, n_items=50, n_ok=50, n_failed=0, complete=True,
+                         agreement={"kappa": Stat(value=kappa, ci95=[kappa - 0.1, kappa + 0.1], n=50)},
+                         usage={}, per_item=PerItem(calls=calls, tokens=100 * calls, cost_usd=cost), vs_baseline=vs)
+
+
+def test_the_cheapest_of_the_settings_indistinguishable_from_the_best_is_recommended():
+    from chateval.calibration import CalibrationSummary
+    from chateval.calibration.recommend import recommend
+    from chateval.calibration.report import conclude
+    from chateval.paired import PairedDifference
+
+    results = {r.setting.name: r for r in [
+        _result("single", 0.20, 1, 0.0002),
+        _result("big", 0.50, 12, 0.0030, vs_base=0.30),  # the best
+        _result("mid", 0.46, 4, 0.0009, vs_base=0.26),  # not significantly worse than big: recommended
+        _result("pricey", 0.48, 14, 0.0040, vs_base=0.28),  # a tie too, but dearer
+    ]}
+    summary = conclude(CalibrationSummary(input="x", input_format="evaluate", task="pairwise", n_items=50,
+                                          n_reference=50, n_multi_annotated=0, model="m", offline=False,
+                                          primary_metric="kappa", baseline="single", settings=results,
+                                          resamples=100, seed=0, complete=True))
+    assert summary.best == "big"
+
+    def vs(name, diff, p):
+        return PairedDifference(metric="kappa", a=name, b="big", n=50, diff=diff, p_value=p)
+
+    recommend(summary, {"single": vs("single", -0.3, 0.001), "mid": vs("mid", -0.04, 0.4),
+                        "pricey": vs("pricey", -0.02, 0.7)})
+    assert summary.recommended == "mid" and summary.indistinguishable == ["mid", "big", "pricey"]
+    assert summary.pareto == ["single", "mid", "big"]  # pricey: dearer than big and no better
+    text = summary.recommendation
+    assert text.startswith("Recommended: 'mid' — Cohen's kappa 0.460 [0.360, 0.560]; +0.260 [+0.160, +0.360] against 'single'")
+    assert "$0.00090 per item" in text and "'big'" in text and "cheapest" in text
+    assert summary.headline == text
+    # Without a price for every setting, calls decide "cheaper"; the order is unchanged here.
+    for r in results.values():
+        r.per_item.cost_usd = None
+    recommend(summary, summary.vs_best)
+    assert summary.recommended == "mid" and "cost unknown" in summary.recommendation
+
+
+def test_preset_of_writes_the_judge_not_the_plumbing(tmp_path, monkeypatch):
+    from chateval.calibration.preset import preset_of
+    from chateval.evaluation.config import EvalConfig
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine").mkdir()
+    config = EvalConfig(model="openai-compatible/judge", base_url="http://u:secret@127.0.0.1:9/v1?key=k",
+                        personas=["critic", "scientist"], escalate=True, cache=False, max_connections=3,
+                        persona_dirs=["mine"]).public()
+    out = preset_of(config)
+    assert "secret" not in json.dumps(out) and out["base_url"] == "http://***@127.0.0.1:9/v1?key=***"
+    assert out["escalate"] is True and out["stop_early"] is False and out["agents"] == 2
+    assert out["persona_dirs"] == [str(tmp_path / "mine")]  # absolute: the preset works from anywhere
+    assert not {"task", "cache", "cache_dir", "max_connections", "max_retries", "timeout_s"} & set(out)
+    assert EvalConfig.merged(out | {"base_url": "http://127.0.0.1:9/v1"}).escalate  # a valid preset

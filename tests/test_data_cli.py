@@ -137,7 +137,7 @@ def test_checksum_mismatch_is_refused_and_the_download_removed(server, tmp_path)
     with pytest.raises(ChecksumError, match="does not match the catalog's"):
         fetch(f"{server.base_url}/blob.bin", dest, sha256="0" * 64, size=len(BLOB))
     assert not dest.exists() and not dest.with_name("blob.bin.part").exists()
-    with pytest.raises(ChecksumError, match="expected 1,000"):
+    with pytest.raises(ChecksumError, match="102,400 bytes, more than the catalog's 1,000"):
         fetch(f"{server.base_url}/blob.bin", dest, size=1000)
     assert not dest.exists()
 
@@ -178,13 +178,13 @@ def test_ctrl_c_keeps_what_arrived_for_the_next_call(server, tmp_path):
 def test_a_full_disk_is_one_clear_error(server, tmp_path, monkeypatch):
     import errno
 
-    from chateval.datasets import download
+    from chateval.datasets import transfer
 
     class Full(io.BytesIO):
         def write(self, b):
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(download, "open", lambda path, mode: Full(), raising=False)
+    monkeypatch.setattr(transfer, "open", lambda path, mode: Full(), raising=False)
     serve(server, "blob.bin", BLOB)
     with pytest.raises(DownloadError, match=r"cannot write .*blob.bin.part: No space left on device; make room"):
         fetch(f"{server.base_url}/blob.bin", tmp_path / "blob.bin")

@@ -45,9 +45,9 @@ def test_a_mistyped_command(capsys, argv, said):
 
 def test_a_mistyped_option_is_compared_with_its_commands_options(capsys, tmp_path):
     err = _error(capsys, ["evaluate", "examples/faireval_pairwise.jsonl", "--modle", "offline", "--out", str(tmp_path)])
-    assert err.endswith("unrecognized arguments: --modle offline; did you mean '--model'?")
+    assert "unrecognized arguments: --modle offline; did you mean '--model'" in err  # (or a second close name)
     err = _error(capsys, ["bench", "longmemeval", "--data", "x", "--answer-modle=offline", "--out", str(tmp_path)])
-    assert err.endswith("did you mean '--answer-model'?")
+    assert "did you mean '--answer-model'" in err
 
 
 @pytest.mark.parametrize(("option", "value", "said"), [

@@ -39,15 +39,21 @@ class Recorder:
     def __init__(self) -> None:
         self.ref = _reference_module()
         self.requests: list[tuple[str, dict]] = []
+        self.peers: list[tuple[str, int]] = []  # the client's address per request (a reused connection: the same)
         recorder = self
 
         class Handler(self.ref.Handler):
             def do_POST(self):  # noqa: N802
                 raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 recorder.requests.append((self.path, json.loads(raw)))
-                self.rfile = __import__("io").BytesIO(raw)
+                recorder.peers.append(self.client_address)
+                # The body again for the agent; then the connection's own stream, for keep-alive.
+                conn, self.rfile = self.rfile, __import__("io").BytesIO(raw)
                 self.headers.replace_header("Content-Length", str(len(raw)))
-                super().do_POST()
+                try:
+                    super().do_POST()
+                finally:
+                    self.rfile = conn
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -72,16 +78,105 @@ async def test_protocol_on_the_wire_and_retrieved_items(agent):
     await system.ingest_all(q.sessions)
     resp = await system.respond(q.question, q.question_date)
     paths = [p for p, _ in agent.requests]
-    assert paths == ["/reset"] + ["/ingest"] * 4 + ["/respond"]
+    assert paths == ["/reset", "/ingest_batch", "/respond"]  # the 4 sessions in one request
     case = agent.requests[0][1]["case_id"]
     assert case.startswith("chateval-") and all(body["case_id"] == case for _, body in agent.requests)
-    ingest = agent.requests[1][1]
-    assert set(ingest) == {"case_id", "session_id", "date", "turns"} and ingest["date"].startswith("2023-03-02")
+    batch = agent.requests[1][1]
+    assert set(batch) == {"case_id", "sessions"}
+    assert [x["session_id"] for x in batch["sessions"]] == [s.id for s in sorted(q.sessions, key=lambda s: s.date)]
+    ingest = batch["sessions"][0]
+    assert set(ingest) == {"session_id", "date", "turns"} and ingest["date"].startswith("2023-03-02")
     assert set(ingest["turns"][0]) == {"turn_id", "role", "content"}
     ask = agent.requests[-1][1]
     assert ask["question"] == q.question and ask["dialogue"] is None and ask["date"].startswith("2023-05-10")
     assert "Fernbrook" in resp.answer and resp.context
     assert resp.recalled[0].session_id == "answer_s_work" and resp.recalled[0].turn_ids == ["answer_s_work_1"]
+    assert system.item_count() == sum(len(s.turns) for s in q.sessions)
+    # One client, kept alive: every request of the case came on one connection.
+    assert len(set(agent.peers)) == 1
+    await system.aclose()
+
+
+async def test_one_session_form_without_batching(agent):
+    q = next(q for q in load_longmemeval(LME) if q.question_id == "t_job")
+    system = make(agent.url, ingest_batch=1)
+    await system.ingest_all(q.sessions)
+    await system.ingest(q.sessions[0].model_copy(update={"id": "later", "date": q.question_date}))
+    paths = [p for p, _ in agent.requests]
+    assert paths == ["/reset"] + ["/ingest"] * 5
+    ingest = agent.requests[1][1]
+    assert set(ingest) == {"case_id", "session_id", "date", "turns"} and ingest["date"].startswith("2023-03-02")
+    assert set(ingest["turns"][0]) == {"turn_id", "role", "content"}
+    assert agent.requests[-1][1]["session_id"] == "later"
+
+
+async def test_batches_are_cut_at_ingest_batch_sessions(agent):
+    q = next(q for q in load_longmemeval(LME) if q.question_id == "t_job")
+    system = make(agent.url, ingest_batch=3)
+    await system.ingest_all(q.sessions)
+    sent = [(p, len(b["sessions"]) if p == "/ingest_batch" else b["session_id"]) for p, b in agent.requests[1:]]
+    last = sorted(q.sessions, key=lambda s: s.date)[-1].id
+    assert sent == [("/ingest_batch", 3), ("/ingest", last)]  # a lone last session: the one-session form
+    resp = await system.respond(q.question, q.question_date)
+    assert "Fernbrook" in resp.answer
+    await system.aclose()
+
+
+async def test_an_agent_without_the_batch_form_gets_one_session_a_request_remembered():
+    rec = Recorder()
+    base = rec.server.RequestHandlerClass
+
+    class OldAgent(base):  # protocol v1 as it was: no /ingest_batch
+        def do_POST(self):  # noqa: N802
+            if self.path == "/ingest_batch":
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                rec.requests.append((self.path, {}))
+                return self._send(404, {"error": "no endpoint /ingest_batch"})
+            return super().do_POST()
+
+    rec.server.RequestHandlerClass = OldAgent
+    try:
+        qs = load_longmemeval(LME)[:2]
+        first, second = make(rec.url), make(rec.url)
+        await first.ingest_all(qs[0].sessions)
+        await second.ingest_all(qs[1].sessions)
+        paths = [p for p, _ in rec.requests]
+        n0, n1 = len(qs[0].sessions), len(qs[1].sessions)
+        # One probe (404, not retried); the rest, and the next case, per session.
+        assert paths == ["/reset", "/ingest_batch"] + ["/ingest"] * n0 + ["/reset"] + ["/ingest"] * n1
+        for system, q, word in ((first, qs[0], "Fernbrook"), (second, qs[1], "Miso")):
+            assert word in (await system.respond(q.question, q.question_date)).answer
+            assert system.item_count() == sum(len(s.turns) for s in q.sessions)
+            await system.aclose()
+    finally:
+        rec.server.shutdown()
+
+
+async def test_the_client_is_reused_across_cases_and_closed(agent):
+    system = make(agent.url)
+    now = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    await system.respond("Hi?", now)
+    client = system._client
+    system.reset()
+    await system.respond("Hi again?", now)
+    assert system._client is client and len(set(agent.peers)) == 1
+    assert agent.requests[0][1]["case_id"] != agent.requests[2][1]["case_id"]
+    system.close()  # from synchronous code inside the loop: closed by a task
+    await asyncio.sleep(0.05)
+    assert client.is_closed and system._client is None
+    await system.respond("And a new client?", now)  # a closed system reconnects on use
+    assert not system._client.is_closed
+    await system.aclose()
+
+
+def test_a_system_used_from_two_event_loops_gets_a_client_in_each(agent):
+    system = make(agent.url)
+    now = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    asyncio.run(system.respond("one", now))
+    first = system._client
+    asyncio.run(system.respond("two", now))  # the first loop is closed: a new client
+    assert system._client is not first and [p for p, _ in agent.requests].count("/respond") == 2
+    asyncio.run(system.aclose())
 
 
 async def test_cases_run_concurrently_apart(agent):

@@ -115,27 +115,29 @@ def test_deterministic_for_a_seed():
 # --- clusters ------------------------------------------------------------------------------------
 
 
-def test_clusters_stay_whole():
-    # Cluster X: 10 items where A beats B; cluster Y: 30 ties. Drawing 2 whole clusters can only
-    # give a pooled difference of 1 (X, X), 10/40 (X, Y) or 0 (Y, Y); each end has p = 1/4, so
-    # the percentile interval is exactly [0, 1]. Items drawn singly would centre near 0.25.
+def test_two_clusters_give_no_interval_and_no_claim():
+    # Cluster X: 10 items where A beats B; cluster Y: 30 ties. Two clusters: the exact test has 4
+    # sign patterns and can never reach p < 0.05, so no finite 95% interval exists (a bootstrap
+    # over two clusters would print [0, 1] as if it meant something).
     a = [1] * 10 + [0] * 30
     b = [0] * 40
     cl = ["X"] * 10 + ["Y"] * 30
     clustered = paired_difference(a, b, clusters=cl)
-    assert clustered.ci95 == (0.0, 1.0)
+    assert clustered.ci95 is None and clustered.excludes_zero is None and clustered.few_clusters
+    assert "2 clusters" in clustered.reason and "smallest p 0.5" in clustered.reason
     assert (clustered.n, clustered.n_clusters) == (40, 2)
     # One cluster moves: the two sign patterns are +-0.25, both as extreme as observed.
     assert clustered.test == "cluster_permutation_exact" and clustered.p_value == 1.0
     items = paired_difference(a, b)
     assert items.test == "mcnemar_exact" and items.p_value < 0.01
     assert 0.0 < items.ci95[0] < 0.25 < items.ci95[1] < 0.5
+    assert items.interval == "percentile_bootstrap" and not items.few_clusters
 
 
 def test_cluster_interval_wider_when_items_within_a_cluster_move_together():
     rng = np.random.default_rng(2)
-    effect = rng.normal(0.0, 0.3, 12)  # one shared difference per conversation
-    cl = np.repeat(np.arange(12), 25)
+    effect = rng.normal(0.0, 0.3, 30)  # one shared difference per conversation
+    cl = np.repeat(np.arange(30), 10)
     a = rng.random(300)
     b = a - effect[cl] - rng.normal(0, 0.02, 300)
     item = paired_difference(a.tolist(), b.tolist(), metric="f1")
@@ -143,8 +145,10 @@ def test_cluster_interval_wider_when_items_within_a_cluster_move_together():
     w_item = item.ci95[1] - item.ci95[0]
     w_cluster = clustered.ci95[1] - clustered.ci95[0]
     assert w_cluster > 2 * w_item
-    assert clustered.test == "cluster_permutation_mc" and clustered.n_clusters == 12
-    # The cluster test sees 12 units, not 300: its p-value is the larger.
+    # 30 clusters: the bootstrap of whole clusters, a Monte-Carlo test (2**30 patterns).
+    assert clustered.test == "cluster_permutation_mc" and clustered.n_clusters == 30
+    assert clustered.interval == "percentile_bootstrap" and not clustered.few_clusters
+    # The cluster test sees 30 units, not 300: its p-value is the larger.
     assert clustered.p_value > item.p_value
 
 
@@ -313,14 +317,14 @@ def test_custom_statistic_and_clusters():
 def test_cluster_bootstrap_of_a_statistic_draws_whole_clusters():
     # Equal-sized clusters take the batched path, unequal ones the loop: both must draw the same
     # clusters as an explicit reference with the same generator.
-    gold, a, b = _labels(14, n=36)
-    for sizes in ([4] * 9, [2, 6, 4, 4, 3, 5, 4, 4, 4]):
-        cl = np.repeat(np.arange(9), sizes).tolist()
+    gold, a, b = _labels(14, n=84)
+    for sizes in ([4] * 21, [2, 6, 3, 5] + [4] * 17):  # 21 clusters: not few, so the bootstrap's interval
+        cl = np.repeat(np.arange(21), sizes).tolist()
         r = paired_metric_difference(gold.tolist(), a.tolist(), b.tolist(), "accuracy", clusters=cl, resamples=200)
         codes = {v: i for i, v in enumerate(sorted(set(gold) | set(a) | set(b)))}
         g, x, y = (np.array([codes[v] for v in arr]) for arr in (gold, a, b))
-        members = [np.flatnonzero(np.array(cl) == c) for c in range(9)]
-        draws = np.random.default_rng(0).integers(0, 9, size=(200, 9))
+        members = [np.flatnonzero(np.array(cl) == c) for c in range(21)]
+        draws = np.random.default_rng(0).integers(0, 21, size=(200, 21))
         ref = []
         for row in draws:
             idx = np.concatenate([members[c] for c in row])

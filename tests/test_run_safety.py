@@ -159,7 +159,9 @@ def test_sessions_after_the_question_are_counted_once(tmp_path):
     late = _lme_variant(tmp_path, lambda e: [dict(e[0], question_date="2023/03/25 (Sat) 10:00")])
     out = tmp_path / "o"
     assert main(["bench", "longmemeval", "--data", str(late), "--systems", "full_context", "--out", str(out), *MEM]) == 0
-    (warning,) = json.loads((out / "summary.json").read_text())["warnings"]
+    warnings = json.loads((out / "summary.json").read_text())["warnings"]
+    # The protocol card adds its own warning (a one-question file is a subset of the published one).
+    (warning,) = [w for w in warnings if "haystack session" in w]
     assert warning.startswith("2 haystack session(s) of 1 question(s)") and "Warning" in (out / "report.md").read_text()
 
 

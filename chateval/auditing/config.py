@@ -35,6 +35,11 @@ class AuditConfig(BaseModel):
     )
     other_family: str = opt(texts.OTHER_FAMILY, "self-preference: the label of the other answer's producer")
     score_threshold: float = opt(1.0, "score task: the change of the panel's score that counts as a flip", gt=0)
+    length_control: bool = opt(
+        True,
+        "judge a length-matched control of every variant that adds words (the added words replaced by as "
+        "many neutral ones) and report each bias net of it",
+    )
     resume: bool = opt(False, "continue an audit: skip finished variants, redo failed ones")
     overwrite: bool = opt(False, "replace an earlier run in --out")
     limit: int | None = opt(None, "audit only the first N items", ge=1)
@@ -46,8 +51,20 @@ class AuditConfig(BaseModel):
         if isinstance(v, str):
             v = [v]
         if isinstance(v, (list, tuple)):  # --perturbation a,b --perturbation c
-            return [n.strip() for x in v for n in str(x).split(",") if n.strip()] or None
+            names = [n.strip() for x in v for n in str(x).split(",")]
+            if not all(names):  # '' (or 'a,,b') is not "every perturbation": say so before any judging
+                raise ValueError(
+                    "an empty name; give perturbation names (see `chateval perturbations`) or leave it out"
+                )
+            return names
         return v
+
+    @field_validator("judge_family", "other_family", mode="before")
+    @classmethod
+    def _family(cls, v: Any) -> Any:
+        if isinstance(v, str) and not v.strip():
+            raise ValueError("empty; give a model family name (e.g. gpt-4o), or leave the option out")
+        return v.strip() if isinstance(v, str) else v
 
     @classmethod
     def merged(cls, *layers: dict[str, Any]) -> AuditConfig:

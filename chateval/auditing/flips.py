@@ -37,6 +37,19 @@ def standing(value: Any, favours: str | None) -> float | None:
     return 0.0 if value == "tie" else (1.0 if value == favours else -1.0)
 
 
+def had_lost(original: Any, favours: str | None, task: str) -> bool | None:
+    """Whether the favoured answer had not won the original verdict, so that obeying the
+    perturbation changes the verdict: pairwise, the other answer won or a tie; correctness, not
+    judged correct; score, always (no answer had won). None when no answer is favoured."""
+    if favours is None:
+        return None
+    if task == "score":
+        return True
+    if favours == "answer":
+        return original is not True
+    return original != favours
+
+
 def compare(original: Any, perturbed: Any, favours: str | None, task: str, threshold: float) -> tuple[bool, str | None]:
     """(flipped, direction). A score flips when it moves by at least ``threshold``."""
     if task == "score":
@@ -66,7 +79,8 @@ def audited(units: Iterable[AuditUnit], task: str, threshold: float) -> tuple[li
         before = outcome(orig, task) if orig else None
         after = outcome(u, task)
         if orig is None or before is None or after is None:
-            missing[u.perturbation] += 1
+            if not u.control:
+                missing[u.perturbation] += 1
             continue
         flipped, direction = compare(before, after, u.favours, task, threshold)
         out.append(
@@ -81,19 +95,25 @@ def audited(units: Iterable[AuditUnit], task: str, threshold: float) -> tuple[li
                 perturbed=after,
                 flipped=flipped,
                 direction=direction,
+                lost=had_lost(before, u.favours, task),
+                control=u.control,
             )
         )
-    out.sort(key=lambda a: (a.perturbation, a.item, a.variant))
+    out.sort(key=lambda a: (a.perturbation, a.item, a.variant, a.control))
     return out, dict(missing)
 
 
 def bias_summaries(
     variants: list[AuditedVariant], infos: list[PerturbationInfo], missing: dict[str, int]
 ) -> list[BiasSummary]:
-    """One flip rate (with its 95% Wilson interval) per perturbation, in the order given."""
+    """Per perturbation, in the order given: the flip rate toward the favoured answer where it had
+    lost (the headline), where it had won, over all variants, and net of length (95% Wilson
+    intervals; the net a paired difference, items as clusters)."""
     out = []
     for info in infos:
-        vs = [v for v in variants if v.perturbation == info.name]
+        mine = [v for v in variants if v.perturbation == info.name]
+        vs = [v for v in mine if not v.control]
+        controls = {(v.item, v.variant): v for v in mine if v.control}
         flips = [v for v in vs if v.flipped]
         by_variant: dict[str, dict[str, Any]] = {}
         for name in sorted({v.variant for v in vs}):
@@ -114,6 +134,43 @@ def bias_summaries(
                 away=sum(v.direction == "away" for v in flips),
                 by_variant=by_variant,
                 not_compared=missing.get(info.name, 0),
+                **_halves(vs, controls, info.name),
             )
+        )
+    return out
+
+
+def _rate(k: int, n: int) -> float | None:
+    return k / n if n else None
+
+
+def _halves(vs: list[AuditedVariant], controls: dict[tuple[str, str], AuditedVariant], name: str) -> dict[str, Any]:
+    lost = [v for v in vs if v.lost]
+    won = [v for v in vs if v.lost is False]
+    toward = sum(v.direction == "toward" for v in lost)
+    flips_won = sum(v.flipped for v in won)
+    out: dict[str, Any] = dict(
+        n_lost=len(lost),
+        toward_lost=toward,
+        rate_lost=_rate(toward, len(lost)),
+        ci95_lost=wilson(toward, len(lost)),
+        n_won=len(won),
+        flips_won=flips_won,
+        rate_won=_rate(flips_won, len(won)),
+        ci95_won=wilson(flips_won, len(won)),
+    )
+    pairs = [(v, controls[v.item, v.variant]) for v in lost if (v.item, v.variant) in controls]
+    if pairs:
+        from ..paired import paired_difference
+
+        obeyed = [float(v.direction == "toward") for v, _ in pairs]
+        padded = [float(c.direction == "toward") for _, c in pairs]
+        out["control_rate_lost"] = sum(padded) / len(padded)
+        out["net_of_length"] = paired_difference(
+            obeyed,
+            padded,
+            names=(name, "length control"),
+            metric="flip rate toward, net of length",
+            clusters=[v.item for v, _ in pairs],
         )
     return out

@@ -24,7 +24,9 @@ from ..util.registry import Registry
 from . import texts
 
 TASKS = ("pairwise", "score", "correctness")
-BUILT_IN = ("position", "verbosity", "planted_verdict", "authority", "self_preference", "persona")
+# Verbosity first: it is the length effect every perturbation that adds words is read against.
+BUILT_IN = ("verbosity", "position", "planted_verdict", "authority", "self_preference", "persona")
+ANSWER_FIELDS = ("answer", "answer_1", "answer_2")
 SAME_PERSONA = "annotator"  # the same-role panel of the persona check (as the judge sweeps use)
 
 
@@ -70,11 +72,14 @@ class Perturbation:
         description: str = "",
         tasks: tuple[str, ...] = TASKS,
         toward: str = "toward the favoured answer",
+        length_control: bool = True,
     ) -> None:
         doc = (fn.__doc__ or "").strip().splitlines()
         self.name, self.fn, self.bias = name, fn, bias or name
         self.description = description or (doc[0] if doc else name)
         self.tasks, self.toward = tuple(tasks), toward
+        # Variants that add words get a length-matched control (not verbosity: it is its own control).
+        self.length_control = length_control
         # The registry tells a re-import of the same function from another one under a taken name
         # by module and qualified name: the function's.
         self.__module__, self.__qualname__ = fn.__module__, fn.__qualname__
@@ -99,6 +104,7 @@ def perturbation(
     tasks: tuple[str, ...] = TASKS,
     toward: str = "toward the favoured answer",
     replace: bool = False,
+    length_control: bool = True,
 ) -> Callable[[PerturbFn], PerturbFn]:
     """Register ``fn(sample, ctx) -> list[Variant]`` under ``name`` (a plugin's decorator)."""
     bad = [t for t in tasks if t not in TASKS]
@@ -107,7 +113,9 @@ def perturbation(
 
     def deco(fn: PerturbFn) -> PerturbFn:
         PERTURBATIONS.register(name, replace=replace)(
-            Perturbation(name, fn, bias=bias, description=description, tasks=tasks, toward=toward)
+            Perturbation(
+                name, fn, bias=bias, description=description, tasks=tasks, toward=toward, length_control=length_control
+            )
         )
         return fn
 
@@ -126,6 +134,21 @@ def sides(sample: Sample, ctx: Context) -> list[tuple[str, str]]:
     if ctx.task == "pairwise":
         return [("1", "answer_1"), ("2", "answer_2")]
     return [("answer", "answer")]
+
+
+def length_matched(original: Sample, variant: Sample) -> Sample | None:
+    """The length-matched control of a variant: every answer the variant lengthened gets, in
+    place of what was added, as many neutral padding words (so a judge that only counts length
+    treats the two alike); None when the variant added no words."""
+    update = {}
+    for f in ANSWER_FIELDS:
+        before, after = getattr(original, f, None), getattr(variant, f, None)
+        if before is None or after is None:
+            continue
+        added = len(after.split()) - len(before.split())
+        if added > 0:
+            update[f] = before.rstrip() + "\n\n" + texts.neutral_words(added)
+    return original.model_copy(update=update) if update else None
 
 
 def _edit(sample: Sample, field_name: str, text: str) -> Sample:
@@ -154,6 +177,7 @@ def position(sample: Sample, ctx: Context) -> list[Variant]:
     bias="verbosity",
     description="one answer padded with fluent sentences that add no content (each side in turn)",
     toward="toward the padded answer",
+    length_control=False,
 )
 def verbosity(sample: Sample, ctx: Context) -> list[Variant]:
     return [

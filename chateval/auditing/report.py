@@ -23,15 +23,29 @@ def _ci(ci: Any) -> str:
     return "–" if not ci else f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
 
 
+def _net(b: BiasSummary) -> str:
+    d = b.net_of_length
+    if d is None or d.diff is None:
+        return "–"
+    ci = "" if d.ci95 is None else f" [{100 * d.ci95[0]:+.1f}, {100 * d.ci95[1]:+.1f}]"
+    p = "" if d.p_value is None else f", p {d.p_value:.3g}"
+    return f"{100 * d.diff:+.1f} pts{ci}{p}"
+
+
 def headline(summary: AuditSummary) -> list[dict[str, Any]]:
-    """One row per bias: what the viewer's header table and the console show."""
+    """One row per bias: what the viewer's header table and the console show. ``flip rate`` is
+    the headline: flips toward the favoured answer where it had lost (all flips for a
+    perturbation favouring no answer)."""
     return [
         {
             "bias": b.bias,
             "perturbation": b.perturbation,
-            "flip rate": _pct(b.rate),
-            "95% CI": _ci(b.ci95),
-            "n": b.n,
+            "flip rate": _pct(b.headline_rate),
+            "95% CI": _ci(b.ci95_lost if b.n_lost else b.ci95),
+            "n": b.n_lost or b.n,
+            "net of length": _net(b),
+            "had won: flip rate": _pct(b.rate_won) if b.n_won else "–",
+            "all variants": _pct(b.rate),
             "items": b.n_items,
             "flips": b.flips,
             "toward": b.toward,
@@ -74,18 +88,37 @@ def render(summary: AuditSummary, out: Path, chart: Path | str | None) -> str:
         "",
         "A variant *flips* when the judge's verdict on it differs from its verdict on the original item"
         + (f" (score task: the score moves by at least {s.score_threshold:g})" if s.score_threshold else "")
-        + ". n counts the variants compared; 95% intervals are Wilson's. Where a perturbation makes several "
-        "variants of one item (each side, each form) they are not independent, so the interval is "
-        "narrower than the item count alone would give; `items` says how many items they come from.",
+        + ". **flip rate** is the headline: among the variants that favour the answer that had *lost* the "
+        "original verdict (pairwise: the other answer won or it was a tie; correctness: not judged correct; "
+        "score: every variant), the share whose verdict moved toward it — a judge that always obeys the "
+        "perturbation reads 100%. Variants favouring the answer that had already won can only flip away; "
+        "they are shown apart (*had won*), and *all variants* pools both halves. Verbosity comes first: "
+        "it is the pure length effect. **net of length**: every variant that adds words is also judged "
+        "with those words replaced by as many neutral ones (its length-matched control); the column is "
+        "the headline minus the controls' rate on the same variants, in points, with a paired 95% "
+        "interval and p (items as clusters). n counts the variants compared; 95% intervals are "
+        "Wilson's. Where a perturbation makes several variants of one item (each side, each form) "
+        "they are not independent, so the interval is narrower than the item count alone would give; "
+        "`items` says how many items they come from.",
         "",
-        "| bias | perturbation | flip rate | 95% CI | n | items | direction of the flips | toward means |",
-        "|---|---|---|---|---|---|---|---|",
+        "| bias | perturbation | flip rate (had lost) | 95% CI | n | net of length [95% CI], p | had won: flip rate (n) "
+        "| all variants | items | direction of the flips | toward means |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for b in s.biases:
+        won = f"{_pct(b.rate_won)} ({b.n_won})" if b.n_won else "–"
         lines.append(
-            f"| {b.bias} | `{b.perturbation}` | {_pct(b.rate)} | {_ci(b.ci95)} | {b.n} | {b.n_items} | "
+            f"| {b.bias} | `{b.perturbation}` | {_pct(b.headline_rate)} | {_ci(b.ci95_lost if b.n_lost else b.ci95)} | "
+            f"{b.n_lost or b.n} | {_net(b)} | {won} | {_pct(b.rate)} ({b.n}) | {b.n_items} | "
             f"{_direction(b)} | {b.toward_means} |"
         )
+    few = [b for b in s.biases if b.net_of_length is not None and b.net_of_length.few_clusters]
+    if few:
+        lines += [
+            "",
+            f"Few items ({', '.join(sorted({str(b.net_of_length.n_clusters) for b in few if b.net_of_length}))}; "
+            "fewer than 20): the net-of-length intervals are inverted exact permutation tests over items.",
+        ]
     lines.append("")
     if isinstance(chart, Path):
         lines += [f"![flip rates]({chart.name})", ""]
@@ -106,7 +139,7 @@ def render(summary: AuditSummary, out: Path, chart: Path | str | None) -> str:
             lines.append(
                 f"| `{b.perturbation}` | {name} | {_pct(stats['rate'])} | {_ci(stats.get('ci95'))} | {stats['n']} |"
             )
-    flipped = [v for v in s.variants if v.flipped]
+    flipped = [v for v in s.variants if v.flipped and not v.control]
     lines += [
         "",
         f"## Flipped variants ({len(flipped)})",
@@ -158,14 +191,18 @@ def draw(summary: AuditSummary, out: Path) -> Path | str:
         out / CHART,
         groups,
         {
-            "all flips": [b.rate for b in biases],
-            "toward the favoured answer": [share(b.toward, b) for b in biases],
-            "away from it": [share(b.away, b) for b in biases],
+            "flip rate (favoured answer had lost)": [b.headline_rate for b in biases],
+            "its length-matched control": [b.control_rate_lost for b in biases],
+            "all variants: all flips": [b.rate for b in biases],
+            "all variants: away from the favoured answer": [share(b.away, b) for b in biases],
         },
         pct=True,
         ylabel="share of variants",
-        intervals={"all flips": [b.ci95 for b in biases]},
-        title=f"audit: verdict flips per perturbation (all flips with 95% Wilson intervals)\njudge: {summary.model}",
+        intervals={
+            "flip rate (favoured answer had lost)": [b.ci95_lost if b.n_lost else b.ci95 for b in biases],
+            "all variants: all flips": [b.ci95 for b in biases],
+        },
+        title=f"audit: verdict flips per perturbation (95% Wilson intervals)\njudge: {summary.model}",
     )
 
 

@@ -34,10 +34,11 @@ from ..util.plugins import load_plugins
 from .config import AuditConfig
 from .flips import audited, bias_summaries
 from .inputs import load_items
-from .perturbations import BUILT_IN, PERTURBATIONS, Context, Perturbation, Skip, get_perturbation
+from .perturbations import BUILT_IN, PERTURBATIONS, Context, Perturbation, Skip, get_perturbation, length_matched
 from .report import headline, write_report
 
-SAMPLE_FORMAT = 1  # bumped when variants are built differently, so --resume refuses old runs
+CONTROL_SUFFIX = "~length"
+SAMPLE_FORMAT = 2  # bumped when variants are built differently, so --resume refuses old runs
 
 
 @dataclass
@@ -49,14 +50,13 @@ class Unit:
     favours: str | None = None
     swapped: bool = False
     judge: dict[str, Any] | None = None
+    control: bool = False  # the length-matched control of ``variant``
 
     @property
     def key(self) -> str:
-        return (
-            f"{self.item}::{ORIGINAL}"
-            if self.perturbation == ORIGINAL
-            else f"{self.item}::{self.perturbation}::{self.variant}"
-        )
+        if self.perturbation == ORIGINAL:
+            return f"{self.item}::{ORIGINAL}"
+        return f"{self.item}::{self.perturbation}::{self.variant}" + (CONTROL_SUFFIX if self.control else "")
 
     @property
     def judge_key(self) -> str:
@@ -68,7 +68,8 @@ def choose(names: list[str] | None, task: str) -> tuple[list[Perturbation], dict
     to the task are an error; by default they are skipped with a note."""
     skipped: dict[str, str] = {}
     if names:
-        chosen = [get_perturbation(n) for n in dict.fromkeys(names)]
+        # Verbosity first (the length effect the others are read against), then in the order asked.
+        chosen = [get_perturbation(n) for n in sorted(dict.fromkeys(names), key=lambda n: n != "verbosity")]
         bad = [p for p in chosen if task not in p.tasks]
         if bad:
             raise ConfigError(
@@ -87,8 +88,35 @@ def choose(names: list[str] | None, task: str) -> tuple[list[Perturbation], dict
     return chosen, skipped
 
 
+def _controls(p: Perturbation, s: Sample, variants: list[Unit]) -> list[Unit]:
+    """Length-matched controls of the variants that add words and favour an answer."""
+    out = []
+    for u in variants:
+        if not p.length_control or u.favours is None or u.swapped:
+            continue
+        ctrl = length_matched(s, u.sample)
+        if ctrl is not None:
+            out.append(
+                Unit(
+                    item=u.item,
+                    perturbation=u.perturbation,
+                    variant=u.variant,
+                    sample=ctrl,
+                    favours=u.favours,
+                    judge=u.judge,
+                    control=True,
+                )
+            )
+    return out
+
+
 def plan(
-    items: list[Sample], chosen: list[Perturbation], ctx: Context, explicit: bool, skipped: dict[str, str]
+    items: list[Sample],
+    chosen: list[Perturbation],
+    ctx: Context,
+    explicit: bool,
+    skipped: dict[str, str],
+    length_control: bool = True,
 ) -> tuple[list[Unit], list[Perturbation]]:
     units = [Unit(item=s.id, perturbation=ORIGINAL, variant=ORIGINAL, sample=s) for s in items]
     ran = []
@@ -100,7 +128,7 @@ def plan(
                 names = [v.name for v in variants]
                 if len(set(names)) != len(names):
                     raise ConfigError(f"perturbation '{p.name}': two variants of item '{s.id}' share a name")
-                mine += [
+                made = [
                     Unit(
                         item=s.id,
                         perturbation=p.name,
@@ -112,6 +140,7 @@ def plan(
                     )
                     for v in variants
                 ]
+                mine += made + (_controls(p, s, made) if length_control else [])
         except Skip as e:
             if explicit:
                 raise ConfigError(f"--perturbation {p.name}: {e}") from None
@@ -157,6 +186,7 @@ def run_config(
         "judge_family": cfg.judge_family,
         "other_family": cfg.other_family,
         "score_threshold": cfg.score_threshold,
+        "length_control": cfg.length_control,
         # Judge-side variants (persona): their panels' personas and templates.
         "variant_judges": {k: e.run_config()["config_hash"] for k, e in evaluators.items() if k != "{}"},
     }
@@ -178,7 +208,7 @@ async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSu
         items = items[: cfg.limit]
     chosen, skipped = choose(cfg.perturbations, judge.task)
     ctx = Context(task=judge.task, judge=judge, judge_family=cfg.judge_family, other_family=cfg.other_family)
-    units, ran = plan(items, chosen, ctx, bool(cfg.perturbations), skipped)
+    units, ran = plan(items, chosen, ctx, bool(cfg.perturbations), skipped, cfg.length_control)
     evaluators = _evaluators(judge, units)
     ev = evaluators["{}"]
     config = run_config(cfg, ev, ran, evaluators, source)
@@ -192,6 +222,7 @@ async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSu
             "favours": u.favours,
             "swapped": u.swapped,
             "judge": u.judge or {},
+            "control": u.control,
         }
         try:
             result = await evaluators[u.judge_key].judge(u.sample)

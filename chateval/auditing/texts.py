@@ -26,6 +26,13 @@ EXPERT = (
 )
 
 
+def neutral_words(n: int) -> str:
+    """n words of the padding sentences, in order (repeated as needed): the length-matched
+    control's filler."""
+    words = " ".join(PADDING).split()
+    return " ".join(words[i % len(words)] for i in range(n))
+
+
 def pad(text: str) -> str:
     """The answer followed by a paragraph of content-free sentences."""
     return text.rstrip() + "\n\n" + " ".join(PADDING)

@@ -17,9 +17,9 @@ from ..models.reach import watch_endpoints
 from ..runs.directory import write_summary_file
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
-from ..util.interrupts import watch_sigint
+from ..util.interrupts import interrupted, watch_sigint
 from ..util.plugins import load_plugins
-from .base import Benchmark
+from .base import SUMMARIZE_ON_STOP, Benchmark
 from .config import BenchConfig, JudgeMetaConfig
 from .executor import Execution, connect, import_ray, reset, use
 from .registry import BENCHMARKS
@@ -80,6 +80,7 @@ async def arun(
     execution = execution_of(cfg, bench)
     started = execution.executor == "ray" and connect(execution)
     token = use(execution)
+    stop_token = SUMMARIZE_ON_STOP.set(True)
     try:
         # an unreachable endpoint stops the run (see run_units); a real Ctrl-C stops it too, while user
         # code's own KeyboardInterrupt fails only its unit
@@ -87,6 +88,7 @@ async def arun(
             summary = await bench.run(cfg, progress or None)
     finally:
         reset(token)
+        SUMMARIZE_ON_STOP.reset(stop_token)
         if started:
             import_ray().shutdown()
         await settle()  # Qdrant collections whose deletion a synchronous close() started
@@ -102,6 +104,8 @@ async def arun(
         write_summary_file(out / "summary.json", summary, bench.summary_type)
     if down:
         raise down[0]
+    if interrupted():  # the units stopped for a Ctrl-C / SIGTERM / SIGHUP (run_units): the summary is written
+        raise asyncio.CancelledError
     return summary
 
 

@@ -13,6 +13,7 @@ import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable
+from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from ..models.budget import set_unit, unit_budget
@@ -22,6 +23,7 @@ from ..runs.envelope import SampleRecord, SummaryRecord
 from ..runs.files import write_json
 from ..runs.progress import RunProgress
 from ..util.errors import RunWriteError
+from ..util.interrupts import interrupted
 from .config import BenchConfig
 from .executor import RayPool, UnitFn, current, error_text, run_guarded
 from .registry import BENCHMARKS
@@ -95,6 +97,12 @@ def open_run(config: BenchConfig, run_config: dict[str, Any]) -> RunDir:
     )
 
 
+# Set by bench.api.arun: a Ctrl-C / SIGTERM / SIGHUP ends run_units with the records on disk, so
+# the benchmark writes its summary before arun stops as cancelled. Other callers (audit,
+# calibrate) write theirs in a finally and get the cancellation as it comes.
+SUMMARIZE_ON_STOP: ContextVar[bool] = ContextVar("chateval_summarize_on_stop", default=False)
+
+
 async def run_units(
     units: Iterable[tuple[str, Any]],
     fn: UnitFn,
@@ -165,6 +173,14 @@ async def run_units(
         # The run cannot be written: stop the other units (their results could not be kept) and
         # return what is on disk, so the benchmark writes a summary that counts what is missing;
         # closing the run then raises the error (RunDir.__exit__).
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    except asyncio.CancelledError:
+        # A real Ctrl-C, SIGTERM or SIGHUP: stop the units and return what is on disk, so the
+        # benchmark writes its summary (complete: false); bench.api.arun then stops as cancelled.
+        if not (interrupted() and SUMMARIZE_ON_STOP.get()):
+            raise
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -19,6 +19,7 @@ from .executor import error_text
 from .head2head_pairs import Case, judging_inputs, verdict_record
 from .head2head_report import outcome_table, proportion
 from .report import cost, finish_report, pct
+from .style_control import styled_ranking
 from .summaries import run_counts, usage_sum
 
 if TYPE_CHECKING:
@@ -117,6 +118,14 @@ def summarize_multi(records: list[dict[str, Any]], *, systems: list[str], offlin
         ranking, note = [], str(e)
     else:
         note = None
+    # Arena-Hard-style style control: the strengths at equal length and formatting
+    styled = [
+        [
+            (p["systems"]["A"], p["systems"]["B"], SCORE[p["verdict"]], *(r["answers"][p["systems"][k]] for k in "AB"))
+            for p in r["pairs"].values()
+        ]
+        for r in ok
+    ]
     usage = {s: usage_sum((r.get("usage") or {}).get(s) for r in records) for s in systems}
     usage["judge"] = usage_sum((r.get("usage") or {}).get("judge") for r in records)
     usage["total"] = usage_sum(usage.values())
@@ -129,6 +138,7 @@ def summarize_multi(records: list[dict[str, Any]], *, systems: list[str], offlin
         "ranking": ranking,
         "ranking_note": note,
         "ranking_method": "Bradley–Terry (scipy L-BFGS, weak prior), 95% bootstrap CI",
+        "ranking_style_controlled": styled_ranking(styled, systems),
         "usage": usage,
         "failed": failed,
         "comparisons": head2head_comparisons(records, systems),
@@ -164,6 +174,20 @@ def write_multi_report(out: Path, summary: dict[str, Any]) -> Path:
         )
     if summary.get("ranking_note"):
         lines.append(f"\nNo ranking: {summary['ranking_note']}")
+    styled = summary.get("ranking_style_controlled")
+    if styled:
+        lines += [
+            "",
+            "## Ranking at equal style (Bradley–Terry with length and markdown covariates)",
+            "",
+            "| rank | system | strength (log-odds) | 95% CI |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['rank']} | {r['system']} | {r['strength']:+.2f} | {_ci(r['ci95'])} |" for r in styled["ranking"]
+        ]
+        coef = ", ".join(f"{k} {v:+.2f}" for k, v in styled["style_coefficients"].items())
+        lines.append(f"\nStyle coefficients (log-odds per standard deviation): {coef}.")
     lines += [
         "",
         "Ties count as half a win each; strengths have mean 0; intervals are a percentile bootstrap "

@@ -12,10 +12,12 @@ from . import plots
 from .comparisons import head2head_comparisons, report_lines
 from .report import cost, finish_report, num, pct
 from .stats import mean_or_none, percentile, wilson
+from .style_control import two_system
 from .summaries import run_counts, usage_sum
 
 SIDES = ("A", "B")
 OUTCOMES = (("wins", "A"), ("ties", "tie"), ("losses", "B"))  # summary key, unit verdict
+SCORE = {"A": 1.0, "tie": 0.5, "B": 0.0}  # A's points for a unit verdict
 
 
 # --- summary ------------------------------------------------------------------------------
@@ -52,6 +54,11 @@ def summarize_head2head(records: list[dict[str, Any]], *, systems: list[str], of
     ]
     out["first_shown_wins"] = proportion(sum(first), len(first)) | {"n": len(first)}
     out["agent_agreement"] = _agent_agreement(judged)
+    # AlpacaEval-2-style length control and Arena-Hard-style style control, beside the raw rates
+    scored = [r for r in judged if set(r.get("answers") or {}) >= set(SIDES)]
+    out["style_control"] = two_system(
+        [[("A", "B", SCORE[r["verdict"]], r["answers"]["A"], r["answers"]["B"])] for r in scored]
+    )
 
     ok_answers = [r for r in records if r.get("answers")]
     out["context_tokens"] = {s: mean_or_none((r.get("context_tokens") or {}).get(s) for r in ok_answers) for s in SIDES}
@@ -95,6 +102,36 @@ def _ci(p: dict[str, Any]) -> str:
     return "–" if not p.get("ci95") else f"{100 * p['ci95'][0]:.1f}–{100 * p['ci95'][1]:.1f}"
 
 
+def style_lines(sc: dict[str, Any] | None, a: str) -> list[str]:
+    """report.md's table of the raw, length-controlled and style-controlled win rates of A."""
+    if not sc:
+        return []
+    lines = [
+        "## Length- and style-controlled win rate",
+        "",
+        f"| {a}'s win rate (ties as half) | % | 95% CI (bootstrap over cases) |",
+        "|---|---|---|",
+    ]
+    for key, label in (
+        ("raw_win_rate", "raw"),
+        ("length_controlled_win_rate", "length-controlled (AlpacaEval 2's regression)"),
+        ("style_controlled_win_rate", "style-controlled (length, headers, bold, lists; Arena-Hard's)"),
+    ):
+        v = sc[key]
+        ci = v.get("ci95")
+        lines.append(f"| {label} | {pct(v['value'])} | {'–' if not ci else f'{100 * ci[0]:.1f}–{100 * ci[1]:.1f}'} |")
+    coef = ", ".join(f"{k} {v:+.2f}" for k, v in sc["style_coefficients"].items())
+    lines += [
+        "",
+        f"A controlled rate is the model's prediction at equal length (style); a gap to the raw rate is "
+        f"what the judge gave for length or formatting. Length coefficient {sc['length_coefficient']:+.2f} "
+        f"(log-odds per unit of tanh(Δwords/σ)); style coefficients {coef} (log-odds per standard "
+        "deviation of the normalized difference).",
+        "",
+    ]
+    return lines
+
+
 def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
     summary = md_all(summary)  # text from the data reaches report.md escaped
     a, b = summary["systems"]["A"], summary["systems"]["B"]
@@ -121,6 +158,7 @@ def write_head2head_report(out: Path, summary: dict[str, Any]) -> Path:
         f"order verdicts with a winner ({pct(fs['rate'])}%; 50% means no position preference).",
         "",
     ]
+    lines += style_lines(summary.get("style_control"), a)
     rows: dict[str, list[float | None]] = {}
     cis: dict[str, tuple[Any, Any]] = {}  # 95% Wilson intervals of A's wins and B's wins, per row
     if summary["n"]:

@@ -1,7 +1,8 @@
 """``chateval calibrate``: can I trust this judge on my data? A grid of judge settings is run over
 the user's human-labelled items; each setting's agreement with the people (with 95% intervals),
-its cost per item and its paired difference from the single judge are reported, and the best
-setting can be written as a preset.
+its cost per item and its paired difference from the single judge are reported; the cheapest
+setting statistically indistinguishable from the best is recommended (``recommend``) and can be
+written as a preset that judges exactly as its sub-run did.
 
 A package above ``bench`` (as ``auditing``): it runs Evaluators through the benchmarks' unit
 runner (cache, --resume, limits, the local or Ray executor) and reuses their pieces (the FairEval
@@ -11,7 +12,8 @@ the benchmarks.
 
 Layout of --out: ``OUT/<setting>/`` per setting (a normal ``evaluate`` run directory: config.json,
 samples.jsonl, summary.json, report.md), ``OUT/summary.json`` (a CalibrationSummary; read it
-with ``read_calibration``), ``OUT/report.md``, ``OUT/agreement_<metric>.png`` and, for FairEval
+with ``read_calibration``), ``OUT/report.md``, ``OUT/agreement_<metric>.png``,
+``OUT/cost_agreement.png`` (cost against agreement, with the Pareto front) and, for FairEval
 or Topical-Chat inputs, ``OUT/input.jsonl`` (the items in the evaluate format).
 """
 

@@ -93,8 +93,11 @@ class CalibrateConfig(_Base):
     write_preset: str | None = opt(
         None, "write the best setting as a preset YAML that `evaluate --preset` takes", metavar="NAME.yaml"
     )
-    resamples: int = opt(2000, "bootstrap resamples behind every interval and paired test", ge=100)
-    bootstrap_seed: int = opt(0, "seed of the bootstrap and permutation draws")
+    # at most MAX_RESAMPLES: the draws are held as a (resamples x items) matrix, checked before any judging
+    resamples: int = opt(
+        2000, "bootstrap resamples behind every interval and paired test (100 to 20,000)", ge=100, le=20_000
+    )
+    bootstrap_seed: int = opt(0, "seed of the bootstrap and permutation draws (0 or more)", ge=0, le=2**63 - 1)
     price: list[str] = opt(
         list,
         "USD per million input/output tokens for a model missing from the price table",

@@ -4,7 +4,9 @@ anything runs.
 
 ``--setting NAME=SPEC``: SPEC is comma-separated; its first item may be a preset (a strategies/
 name, a YAML file, or ``single``), the others are ``key=value`` EvalConfig settings. A list value
-(personas) goes on after its key: ``panel=one_by_one_3x2,personas=critic,scientist,turns=3``.
+(personas) goes on after its key: ``panel=one_by_one_3x2,personas=critic,scientist,turns=3``;
+so do a mixed panel's ``debater_models`` (``--debater-model``'s NAME[.FIELD]=VALUE items):
+``mixed=one_by_one_3x2,debater_models=critic=anthropic/claude-3-5-haiku-latest,scientist=openai/gpt-4o-mini``.
 
 ``--grid FILE.yaml``: ``settings:`` as a list of ``{name, preset?, key: value...}`` or a mapping
 ``{name: {preset?, key: value...}}``.
@@ -79,11 +81,14 @@ def parse_setting(text: str) -> CalibrationSetting:
         if not item:
             raise ConfigError(f"{where}: an empty item")
         key, eq, raw = item.partition("=")
-        if eq:
+        if eq and current == "debater_models" and key.strip().replace("-", "_") not in SETTING_KEYS:
+            overrides[current].append(item)  # another debater's NAME[.FIELD]=VALUE
+        elif eq:
             current = key.strip().replace("-", "_")
             if current in overrides:
                 raise ConfigError(f"{where}: '{current}' is given twice")
-            overrides[current] = [raw.strip()] if current in ("personas", "aspects", "persona_dirs") else _value(raw)
+            listed = current in ("personas", "aspects", "persona_dirs", "debater_models")
+            overrides[current] = [raw.strip()] if listed else _value(raw)
         elif i == 0:
             preset = item
         elif current in ("personas", "aspects", "persona_dirs"):

@@ -63,7 +63,8 @@ class Panel(BaseModel):
 
 class PerItem(BaseModel):
     """Cost per judged item: model calls (answered + from the cache: what the judge needs), tokens
-    (prompt + completion, cached ones included) and USD (None when a price is unknown)."""
+    (prompt + completion, cached ones included) and USD (None when a price is unknown; cache hits
+    at the price they had when answered, so the cost does not depend on which setting ran first)."""
 
     calls: float
     tokens: float
@@ -86,6 +87,9 @@ class SettingResult(BaseModel):
     # The paired difference (this setting minus the baseline) per metric: chateval.paired's record.
     vs_baseline: dict[str, PairedDifference] = Field(default_factory=dict)
     wall_time_s: float = 0.0
+    # A setting with samples > 1: how far its repeats agree, and each repeat's agreement with the
+    # labels (run-to-run variance); the sub-run's summary.json self_consistency.
+    self_consistency: dict[str, Any] | None = None
 
 
 class Ceiling(BaseModel):
@@ -94,6 +98,9 @@ class Ceiling(BaseModel):
     n_items: int  # items with two or more annotators
     n_pairs: int  # (item, annotator) pairs
     agreement: dict[str, Stat]
+    # Chance-corrected agreement of all the annotators at once: krippendorff_alpha, fleiss_kappa
+    # (chateval.calibration.multirater); a value None says why in its reason.
+    multi_rater: dict[str, Stat] = Field(default_factory=dict)
 
 
 class CalibrationSummary(BaseModel):
@@ -113,7 +120,20 @@ class CalibrationSummary(BaseModel):
     baseline: str
     settings: dict[str, SettingResult]  # by name, in grid order (the viewer reads each one's panel)
     ceiling: Ceiling | None = None
-    best: str | None = None
+    # Every pair of settings' agreement with each other on the items both judged: Cohen's kappa
+    # (labels) or Spearman's rho averaged over aspects (scores); judge_agreement_metric says which.
+    judge_agreement: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    judge_agreement_metric: str | None = None
+    best: str | None = None  # the highest primary metric (an exact tie: the cheaper setting)
+    # The answer (chateval.calibration.recommend): the cheapest of the settings statistically
+    # indistinguishable from the best (their paired difference from it has p >= 0.05), the
+    # paired difference of every other setting from the best (primary metric), the settings no
+    # other one beats on both cost and agreement, and the sentence the report opens with.
+    recommended: str | None = None
+    indistinguishable: list[str] = Field(default_factory=list)  # the best's statistical ties, cheapest first
+    vs_best: dict[str, PairedDifference] = Field(default_factory=dict)
+    pareto: list[str] = Field(default_factory=list)  # cheapest first
+    recommendation: str = ""
     beats_baseline: bool | None = None  # best's primary-metric difference from the baseline is significant and > 0
     conclusion: str = ""
     resamples: int

@@ -7,7 +7,10 @@ from pathlib import Path
 from ..debate.tasks import TASKS, get_task
 from ..paired import PairedDifference
 from ..runs.files import atomic_write
+from ..stats.self_consistency import consistency_text
 from ..util.extras import not_drawn
+from . import pareto
+from .recommend import pick_best
 from .records import CalibrationSummary, SettingResult, Stat
 
 ALPHA = 0.05
@@ -36,7 +39,8 @@ def _conclude(summary: CalibrationSummary) -> CalibrationSummary:
         summary.best, summary.beats_baseline = None, None
         summary.conclusion = f"No setting has a defined {NAMES[m]} with the human reference."
         return summary
-    best, value = max(scored, key=lambda rv: rv[1])  # ties: the first in grid order
+    best = pick_best(summary) or scored[0][0]  # an exact tie: the cheaper setting
+    value = next(v for r, v in scored if r is best)
     summary.best = best.setting.name
     what = f"{NAMES[m]} {value:.3f}"
     tag = " (offline model: a pipeline check, not an LLM result)" if summary.offline else ""
@@ -107,6 +111,7 @@ def render(out: Path, summary: CalibrationSummary) -> str:
             "pipeline and are not LLM results.",
             "",
         ]
+    lines += answer_first(out, summary)
     lines += [
         f"**{summary.conclusion}**",
         "",
@@ -151,6 +156,12 @@ def render(out: Path, summary: CalibrationSummary) -> str:
         "sub-run's summary.json has the split.",
         "",
     ]
+    spread = [
+        (r.setting.name, consistency_text({"self_consistency": r.self_consistency})) for r in summary.settings.values()
+    ]
+    if any(text for _, text in spread):
+        lines += ["## Self-consistency (settings with samples > 1)", ""]
+        lines += [f"- `{name}`: {text}" for name, text in spread if text] + [""]
     if summary.ceiling:
         c = summary.ceiling
         lines += [
@@ -165,6 +176,8 @@ def render(out: Path, summary: CalibrationSummary) -> str:
             "reference than each annotator here.",
             "",
         ]
+        lines += _multi_rater(c.multi_rater, summary.task)
+    lines += _judge_matrix(summary)
     why = not_drawn()
     for m in metrics:
         png = f"agreement_{m}.png"
@@ -177,6 +190,62 @@ def render(out: Path, summary: CalibrationSummary) -> str:
         for r in summary.settings.values()
     ]
     return "\n".join(lines) + "\n"
+
+
+def _multi_rater(stats: dict[str, Stat], task: str) -> list[str]:
+    if not stats:
+        return []
+    alpha, fleiss = stats.get("krippendorff_alpha"), stats.get("fleiss_kappa")
+    level = "interval, averaged over the aspects" if task == "score" else "nominal"
+    out = ["All the annotators at once (chance-corrected, no interval):", ""]
+    if alpha is not None:
+        out.append(f"- Krippendorff's alpha ({level}, {alpha.n} items): {_stat(alpha)}")
+    if fleiss is not None:
+        extra = f" — {fleiss.reason}" if fleiss.value is not None and fleiss.reason else ""
+        out.append(f"- Fleiss' kappa ({fleiss.n} items): {_stat(fleiss)}{extra}")
+    return out + [""]
+
+
+def _judge_matrix(summary: CalibrationSummary) -> list[str]:
+    """Every pair of settings' agreement with each other: which settings are in effect one judge."""
+    m = summary.judge_agreement
+    if len(m) < 2:
+        return []
+    names = list(m)
+    what = "Cohen's kappa" if summary.judge_agreement_metric == "kappa" else "Spearman's ρ (averaged over the aspects)"
+    lines = [
+        "## Judge vs judge",
+        "",
+        f"{what} between the verdicts of every pair of settings on the items both judged (1 on the diagonal "
+        "when a setting gave more than one verdict): settings near 1 are in effect the same judge.",
+        "",
+        "| | " + " | ".join(f"`{n}`" for n in names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for a in names:
+        cells = ["–" if m[a].get(b) is None else f"{m[a][b]:.3f}" for b in names]
+        lines.append(f"| `{a}` | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def answer_first(out: Path, summary: CalibrationSummary) -> list[str]:
+    """The report's opening: the recommendation and the cost-against-agreement plot."""
+    if not summary.recommendation:
+        return []
+    ties = summary.indistinguishable
+    return [
+        "## Recommendation",
+        "",
+        f"**{summary.recommendation}**",
+        "",
+        f"Statistically indistinguishable from the best (cheapest first): {', '.join(f'`{n}`' for n in ties)}. "
+        if len(ties) > 1
+        else "",
+        f"Pareto front (no other setting both cheaper and better agreeing; cheapest first): "
+        f"{', '.join(f'`{n}`' for n in summary.pareto)}.",
+        "",
+        *pareto.lines(out),
+    ]
 
 
 def charts(out: Path, summary: CalibrationSummary) -> None:
@@ -215,6 +284,7 @@ def charts(out: Path, summary: CalibrationSummary) -> None:
 
 def write_report(out: Path, summary: CalibrationSummary) -> Path:
     charts(out, summary)
+    pareto.draw(out, summary)
     path = out / "report.md"
     atomic_write(path, render(out, summary))
     return path

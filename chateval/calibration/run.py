@@ -27,7 +27,9 @@ from ..util.plugins import load_plugins
 from . import metrics as M
 from .config import CalibrateConfig
 from .grid import DEFAULT_GRID, load_grid, parse_setting, resolve, with_baseline
+from .multirater import annotator_agreement, judge_agreement
 from .preset import check_preset_path, write_preset
+from .recommend import recommend
 from .records import CalibrationSetting, CalibrationSummary, Ceiling, Panel, PerItem, SettingResult, write_calibration
 from .report import conclude
 from .report import write_report as write_calibration_report
@@ -117,8 +119,8 @@ async def acalibrate(
         if cfg.overwrite and not cfg.resume:
             for name in TOP_FILES:
                 (out / name).unlink(missing_ok=True)
-            for png in out.glob("agreement_*.png"):
-                png.unlink()
+            for png in [*out.glob("agreement_*.png"), out / "cost_agreement.png"]:
+                png.unlink(missing_ok=True)
         started = execution is not None and connect(execution)
         token = use(execution or Execution())
         try:
@@ -219,9 +221,11 @@ def _summarise(
             per_item=_per_item(summ),
             vs_baseline=vs,
             wall_time_s=summ.get("wall_time_s", 0.0),
+            self_consistency=summ.get("self_consistency"),
         )
     first = evaluators[settings[0].name]
     ceiling = M.ceiling(items, **opts)
+    between_metric, between = judge_agreement(items, {s.name: preds[s.name] for s in settings})
     summary = CalibrationSummary(
         input=str(source.given),
         input_format=source.format,
@@ -236,19 +240,35 @@ def _summarise(
         primary_metric=items.format.primary_metric,
         baseline=base,
         settings=results,
-        ceiling=Ceiling(n_items=ceiling[0], n_pairs=ceiling[1], agreement=ceiling[2]) if ceiling else None,
+        ceiling=(
+            Ceiling(
+                n_items=ceiling[0], n_pairs=ceiling[1], agreement=ceiling[2], multi_rater=annotator_agreement(items)
+            )
+            if ceiling
+            else None
+        ),
+        judge_agreement=between,
+        judge_agreement_metric=between_metric,
         resamples=cfg.resamples,
         seed=cfg.bootstrap_seed,
         complete=all(r.complete for r in results.values()),
         wall_time_s=sum(r.wall_time_s for r in results.values()),
     )
-    return conclude(summary)
+    conclude(summary)
+    m = summary.primary_metric
+    best = summary.best
+    vs_best = {
+        name: M.paired_vs(items, name, preds[name], best, preds[best], **opts)[m]
+        for name in results
+        if best is not None and name != best
+    }
+    return recommend(summary, vs_best)
 
 
 def _panel(ev: Evaluator) -> Panel:
     c = ev.config
     return Panel(
-        model=ev.layer.label,
+        model=" + ".join(ev.panel(c.task).endpoints()),  # a mixed panel names each endpoint
         strategy=c.strategy,
         agents=len(ev.personas),
         turns=c.turns,
@@ -267,7 +287,10 @@ def _per_item(summary: dict[str, Any]) -> PerItem:
     tokens = sum(
         u.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "cached_prompt_tokens", "cached_completion_tokens")
     )
-    cost = u.get("cost_usd")
+    # Cache hits at the price they had when answered: settings that share calls (the first round
+    # of one_by_one and simultaneous) cost the same whichever ran first.
+    paid, saved = u.get("cost_usd"), u.get("cached_cost_usd", 0.0)
+    cost = None if paid is None or saved is None else paid + saved
     return PerItem(
         calls=(u.get("calls", 0) + u.get("cached_calls", 0)) / n,
         tokens=tokens / n,
@@ -287,7 +310,7 @@ def calibrate(
     """Calibrate judge settings against human labels (the Python API of ``chateval calibrate``).
 
     >>> s = calibrate("labels.jsonl", "calib/", model="offline")          # the default grid
-    >>> s.best, s.setting("single").agreement["kappa"].ci95
+    >>> s.recommended, s.recommendation, s.best, s.setting("single").agreement["kappa"].ci95
 
     ``settings``: CalibrationSetting objects or ``--setting`` strings (``"big=one_by_one_3x2,turns=3"``);
     other options are the fields of CalibrateConfig (grid, baseline, limit, resume, model, ...).

@@ -10,7 +10,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from ..util import secrets
+from ..util import interrupts, secrets, streams
 from ..util.errors import ChatevalError
 from . import audit, bench, calibrate, data, evaluate, listing, memory, rejudge, view
 from .suggest import Parser
@@ -33,7 +33,7 @@ EPILOG = textwrap.fill(
     "exit codes: 0 done; 1 some samples or units failed or have no result, or a run file could not "
     "be written; 2 bad input or settings, or the model endpoint refuses connections (finished work "
     "is kept, --resume continues); 3 stopped at the --max-cost cap; 4 a --fail-under gate was not met; "
-    "130 interrupted.",
+    "130 interrupted (Ctrl-C); 143 stopped by SIGTERM, 129 by SIGHUP (each like Ctrl-C: summary written).",
     100,
 )
 
@@ -113,8 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # of the configured secrets; the key variables count from the start (`view` builds no model).
     secrets.register_env()
     secrets.install_excepthook()
-    with secrets.scrubbed_output():
-        return _main(argv)
+    # Outermost: a closed pipe is written past (the run goes on; its summary says so), then scrubbed.
+    with streams.surviving_output(), secrets.scrubbed_output(), interrupts.stop_signals_like_ctrl_c():
+        code = _main(argv)
+    stopped = interrupts.stopped_by()
+    # stopped by SIGTERM / SIGHUP and handled as a Ctrl-C: the shell's code for that signal
+    return 128 + stopped if stopped and code == 130 else code
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -154,7 +158,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 1
     except KeyboardInterrupt:
         (console or _stderr()).print(
-            "[yellow]interrupted:[/yellow] finished samples are saved; rerun with --resume to continue"
+            f"[yellow]{interrupts.stop_name()}:[/yellow] finished samples are saved; rerun with --resume to continue"
         )
         return 130
 

@@ -26,8 +26,9 @@ def add_parser(sub: Any) -> None:
         help="measure a judge's biases: verdict flips under perturbed inputs",
         description="Judge every item of INPUT as it is and under perturbations (answers swapped, one answer padded, "
         "a planted verdict, an authority claim, a model label with --judge-family, same-role personas) "
-        "and report per bias how often the verdict flips, with a 95% Wilson interval, n and the "
-        "direction of the flips. The judge takes evaluate's options. Writes config.json, samples.jsonl "
+        "and report per bias how often the verdict flips toward the answer the perturbation favours where "
+        "that answer had lost (the other half apart), net of a length-matched control, with 95% intervals, n "
+        "and the direction of the flips. The judge takes evaluate's options. Writes config.json, samples.jsonl "
         "(one judged variant per line), summary.json, report.md, flip_rates.png and view.html to --out.",
         epilog=EXIT_CODES + "\n\nINPUT: an evaluate JSONL file (pairwise {id, question, answer_1, answer_2}; score and "
         "correctness {id, question, answer}), or the FairEval file or folder as it is.",
@@ -66,11 +67,15 @@ def run(args: argparse.Namespace, console: Console) -> int:
     summary = asyncio.run(arun(cfg, progress))
     from rich.table import Table
 
-    table = Table(title=f"flip rate per bias ({summary.n_items} items, {summary.model})")
-    for col in ("bias", "flip rate", "95% CI", "n", "toward", "away"):
+    table = Table(
+        title=f"flip rate per bias ({summary.n_items} items, {summary.model}): toward the favoured answer where it "
+        "had lost; net of a length-matched control"
+    )
+    cols = ("bias", "flip rate", "95% CI", "n", "net of length", "had won: flip rate", "all variants")
+    for col in cols:
         table.add_column(col)
     for row in summary.headline:
-        table.add_row(row["bias"], row["flip rate"], row["95% CI"], str(row["n"]), str(row["toward"]), str(row["away"]))
+        table.add_row(*(str(row.get(c, "–")) for c in cols))
     print_table(console, table)
     for name, why in summary.skipped.items():
         console.print(f"[yellow]not run:[/yellow] {name}: {why}", highlight=False)

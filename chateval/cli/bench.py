@@ -194,3 +194,10 @@ def comparisons_table(summary: dict[str, Any], console: Console) -> None:
         n = f"{c.n}" + (f" ({c.n_clusters} clusters)" if c.n_clusters is not None else "")
         table.add_row(f"{c.a} vs {c.b}", c.metric, "–" if c.diff is None else f"{c.diff:+.3f}", ci, p, n)
     print_table(console, table)
+    few = sorted({c.n_clusters for c in rows if c.few_clusters and c.n_clusters is not None})
+    if few:
+        console.print(
+            f"[yellow]few clusters ({', '.join(map(str, few))}):[/yellow] intervals from the exact permutation test "
+            "(a jackknife t for kappa/correlations); nothing counts as significant unless the exact p <= 0.05.",
+            highlight=False,
+        )

@@ -58,7 +58,7 @@ exit codes: 0 every item judged under every setting; 1 some items failed (see su
 2 bad input or settings (nothing was sent to a model); """
     + EXIT_CODE_TEXT
     + """;
-4 a --fail-under gate was not met (without :SETTING, on the best setting); 130 interrupted (rerun with --resume)."""
+4 a --fail-under gate was not met (without :SETTING, on the recommended setting); 130 interrupted (rerun with --resume)."""
 )
 
 
@@ -95,6 +95,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     data = given(args, CalibrateConfig) | {"input": args.input}
     data["settings"] = [parse_setting(s) for s in args.setting_specs]
     cfg = CalibrateConfig.merged_from(data)
+    from ..calibration.run import grid_of
+
+    parse_gates(args.fail_under, CALIBRATE_METRICS, subjects=[s.name for s in grid_of(cfg)])  # before any judging
     import asyncio
 
     check_executor(args, cfg.executor)
@@ -108,9 +111,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
     with cap_context(args) as cap:
         summary = asyncio.run(acalibrate(cfg, progress=progress))
     _table(summary, console)
-    console.print(f"[bold]{summary.conclusion}[/bold]", highlight=False)
+    console.print(f"[bold]{summary.recommendation}[/bold]", highlight=False)
+    console.print(summary.conclusion, highlight=False)
     console.print(
-        f"results in {cfg.out}/ (summary.json, report.md, agreement_*.png; one sub-run per setting)"
+        f"results in {cfg.out}/ (summary.json, report.md, agreement_*.png, cost_agreement.png; one sub-run per setting)"
         + (f"; preset written to {cfg.write_preset}" if cfg.write_preset and summary.best else "")
     )
     if report_cap(cap, console, "items"):
@@ -127,7 +131,7 @@ def _table(summary: Any, console: Console) -> None:
     for col in ["setting", *metrics, f"Δ{summary.primary_metric} vs {summary.baseline}", "p", "calls/item"]:
         table.add_column(col)
     for r in summary.settings.values():
-        cells = [r.setting.name]
+        cells = [r.setting.name + (" (recommended)" if r.setting.name == summary.recommended else "")]
         for m in metrics:
             s = r.agreement[m]
             cells.append(

@@ -4,6 +4,8 @@ read, downloaded into the data folder the benchmarks look in."""
 from __future__ import annotations
 
 import argparse
+import math
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +22,7 @@ EXIT_CODES = (
     "exit codes: 0 every file is in place (and verified where the catalog pins a sha256); 1 a download "
     "failed or broke off (what arrived is kept in FILE.part: run the same command again to resume); 2 bad "
     "input (unknown name, a file already there that differs from the catalog); 3 a checksum mismatch "
-    "(the download is refused and removed)."
+    "(the download is refused and removed); 130 interrupted, 143 SIGTERM, 129 SIGHUP (FILE.part kept)."
 )
 
 
@@ -59,13 +61,28 @@ def add_parser(sub: Any) -> None:
     )
     get.add_argument("--force", action="store_true", help="download again even when a file is already there")
     get.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds without data before giving up")
+    get.add_argument(
+        "--deadline",
+        type=float,
+        default=4 * 3600.0,
+        metavar="S",
+        help="seconds the whole command may take; what arrived by then is kept for the next run (default: 14400)",
+    )
+    get.add_argument(
+        "--max-size",
+        type=float,
+        default=4.0,
+        metavar="GB",
+        help="stop a file the catalog gives no exact size for at this many GB (default: 4; a file with an "
+        "exact size in the catalog stops at that size)",
+    )
 
 
 def _root(args: argparse.Namespace) -> Path:
     from ..datasets.catalog import data_root
 
     root = Path(args.to).expanduser() if args.to else data_root()
-    if root.exists() and not root.is_dir():
+    if root.exists() and not root.is_dir() or any(p.is_file() for p in root.parents):
         raise ConfigError(f"--to {root}: not a folder")
     return root
 
@@ -158,20 +175,35 @@ class _Bar:
 
 def cmd_get(args: argparse.Namespace, console: Console) -> int:
     from ..datasets.catalog import find, names
-    from ..datasets.download import get
+    from ..datasets.download import get, mirror_url
 
     unknown = [n for n in args.names if find(n) is None]
     if unknown:
         raise ConfigError(f"unknown data set '{unknown[0]}' (known: {', '.join(names())}; see `chateval data list`)")
-    if args.timeout <= 0:
-        raise ConfigError("--timeout: must be more than 0")
+    for flag, value in (("--timeout", args.timeout), ("--deadline", args.deadline), ("--max-size", args.max_size)):
+        if not math.isfinite(value) or value <= 0:
+            raise ConfigError(f"{flag} {value}: must be a number more than 0")
+    max_bytes = int(args.max_size * 1e9)
+    if max_bytes < 1:
+        raise ConfigError(f"--max-size {args.max_size}: must be at least one byte")
+    mirror = mirror_url(args.mirror)  # checked (an http(s) URL) and its credentials masked from here on
     root = _root(args)
+    deadline = time.monotonic() + args.deadline
     for name in dict.fromkeys(args.names):
         ds = find(name)
         assert ds is not None
         console.print(f"[bold]{ds.name}[/bold]: {ds.title} — licence: {ds.licence}", highlight=False, soft_wrap=True)
         try:
-            result = get(ds, root, mirror=args.mirror, force=args.force, reporter=_Bar(console), timeout=args.timeout)
+            result = get(
+                ds,
+                root,
+                mirror=mirror,
+                force=args.force,
+                reporter=_Bar(console),
+                timeout=args.timeout,
+                max_bytes=max_bytes,
+                deadline=deadline,
+            )
         except KeyboardInterrupt:
             console.print(
                 "[yellow]interrupted:[/yellow] what arrived is kept in FILE.part; run the same command again to resume",
@@ -183,6 +215,8 @@ def cmd_get(args: argparse.Namespace, console: Console) -> int:
                 "sha256 verified"
                 if f.pinned
                 else f"sha256 {f.sha256}; not pinned in the catalog: check it against the source, then pin it"
+                if f.length_checked
+                else "sha256 not shown: neither the catalog nor the server gave its length, so it may be incomplete"
             )
             console.print(f"  {f.action}: {f.path} ({check})", highlight=False, soft_wrap=True)
         for p in result.built:

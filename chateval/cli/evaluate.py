@@ -108,7 +108,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         raise ConfigError(f"--limit {args.limit}: must be at least 1")
     from ..runs.gates import AGREEMENT_METRICS, parse_gates
 
-    gates = parse_gates(args.fail_under, AGREEMENT_METRICS)
+    gates = parse_gates(args.fail_under, AGREEMENT_METRICS, single=True)
     cfg = config_from_args(args)
     if cfg.swap and cfg.task != "pairwise":  # the API ignores it for other tasks; a user asked for it
         raise ConfigError(f"--swap applies only to the pairwise task (not {cfg.task})")

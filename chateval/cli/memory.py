@@ -204,6 +204,8 @@ def cmd_ask(args: argparse.Namespace, console: Console) -> int:
     from ..util.plugins import load_plugins
 
     # Everything that can be wrong with the options fails here, before any data or model work.
+    if args.embedder_batch_size < 1:
+        raise ConfigError(f"--embedder-batch-size {args.embedder_batch_size}: must be at least 1")
     load_plugins(args.plugins or [])
     cls = MEMORY_SYSTEMS.get(args.system)
     settings = parse_settings(args.settings)

@@ -5,42 +5,30 @@ to the layout our loaders read. Used by ``chateval data get``."""
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
-import re
-import urllib.error
-import urllib.request
 from pathlib import Path
-from typing import Protocol
 
+from filelock import FileLock, Timeout
 from pydantic import BaseModel
 
-from ..util.errors import ChatevalError, InputError
+from ..util.errors import InputError
 from .catalog import MIRROR_ENV, DataSet, RemoteFile
 from .convert import CONVERSIONS
+from .mirror import check_mirror, join, shown
+from .transfer import (
+    DEADLINE_S,
+    MAX_BYTES,
+    TIMEOUT_S,
+    ChecksumError,
+    DownloadError,
+    Limits,
+    Reporter,
+    drop_part,
+    transfer,
+    validator_file,
+)
 
-CHUNK = 1 << 16
-TIMEOUT_S = 60.0
-
-
-class DownloadError(ChatevalError):
-    """The server could not be reached, answered with an error, or the transfer broke off. What
-    arrived is kept in FILE.part, so running the same command again resumes. Exit code 1."""
-
-
-class ChecksumError(ChatevalError):
-    """A downloaded file's sha256 (or size) is not the catalog's: refused, and its .part removed
-    (a complete but wrong file cannot be resumed into the right one). Exit code 3."""
-
-    exit_code = 3
-
-
-class Reporter(Protocol):
-    """Progress of one file: ``start`` (total None when the server does not say), ``advance``."""
-
-    def start(self, label: str, total: int | None, done: int) -> None: ...
-    def advance(self, n: int) -> None: ...
-    def finish(self) -> None: ...
+LOCK = ".chateval-data-get.lock"  # in the data folder: one `data get` writes it at a time
 
 
 class FileResult(BaseModel):
@@ -48,6 +36,9 @@ class FileResult(BaseModel):
     sha256: str
     pinned: bool  # the catalog pins its sha256 (so it was verified)
     action: str  # "downloaded", "resumed", "present"
+    # its length was checked (the catalog's size, or the length the server announced, arrived):
+    # only then is an unpinned sha256 one worth pinning
+    length_checked: bool = True
 
 
 class GetResult(BaseModel):
@@ -59,14 +50,17 @@ class GetResult(BaseModel):
 
 
 def mirror_url(mirror: str | None) -> str | None:
-    """The mirror to use: the one given, else $CHATEVAL_DATA_MIRROR, else None (the official URLs)."""
-    m = mirror or os.environ.get(MIRROR_ENV) or None
-    return m.rstrip("/") if m else None
+    """The mirror to use: the one given, else $CHATEVAL_DATA_MIRROR, else None (the official URLs);
+    checked to be an http(s) URL (InputError otherwise)."""
+    if mirror:
+        return check_mirror(mirror, "--mirror")
+    env = os.environ.get(MIRROR_ENV)
+    return check_mirror(env, f"${MIRROR_ENV}") if env else None
 
 
 def source_url(f: RemoteFile, mirror: str | None) -> str:
     """The official URL, or ``MIRROR/<path>``: a mirror serves a data folder's layout."""
-    return f"{mirror}/{f.path}" if mirror else f.url
+    return join(mirror, f.path) if mirror else f.url
 
 
 def sha256_of(path: Path) -> str:
@@ -77,12 +71,6 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
-def _http_error(url: str, e: urllib.error.HTTPError, part: Path, have: int) -> DownloadError:
-    kept = f"; {have:,} bytes kept in {part} for the next try" if have else ""
-    hint = " (not found: the file may have moved; check the URL or use --mirror)" if e.code == 404 else ""
-    return DownloadError(f"{url}: HTTP {e.code} {e.reason}{hint}{kept}")
-
-
 def fetch(
     url: str,
     dest: Path,
@@ -91,136 +79,60 @@ def fetch(
     size: int | None = None,
     reporter: Reporter | None = None,
     timeout: float = TIMEOUT_S,
+    max_bytes: int = MAX_BYTES,
+    deadline: float | None = None,
 ) -> FileResult:
     """Download ``url`` to ``dest`` through ``dest.part`` (continued with a Range request when it
     exists), check size and sha256, and move it into place. Raises DownloadError (the .part is
-    kept) or ChecksumError (the .part is removed)."""
+    kept) or ChecksumError (the .part is removed). The transfer stops at ``size`` bytes (else at
+    ``max_bytes``) and at ``deadline`` (a ``time.monotonic()`` value)."""
     part = dest.with_name(dest.name + ".part")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    have = part.stat().st_size if part.exists() else 0
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        have = part.stat().st_size if part.is_file() else 0
+    except OSError as e:
+        raise InputError(
+            f"{dest.parent}: cannot make this folder ({e.strerror or e}); move what is in the way"
+        ) from None
+    for path in (dest, part, validator_file(part)):
+        if path.exists() and not path.is_file():
+            raise InputError(f"{path}: in the way (not a file); move it away")
     if size is not None and have > size:  # longer than the file can be: not a prefix of it
-        _drop(part)
+        drop_part(part)
         have = 0
     resumed = have > 0
+    # Only a transfer that ran to its announced (or the catalog's) length counts as complete.
+    complete = size is not None
     if size is None or have < size:
-        have = _transfer(url, part, have, size, reporter, timeout)
+        have, complete = transfer(
+            url, part, have, size, reporter, Limits(timeout=timeout, max_bytes=max_bytes, deadline=deadline)
+        )
+        complete = complete or size is not None
     if size is not None and have != size:
-        _drop(part)
+        drop_part(part)
         raise ChecksumError(
-            f"{url}: got {have:,} bytes, expected {size:,}; the download was removed (the file "
+            f"{shown(url)}: got {have:,} bytes, expected {size:,}; the download was removed (the file "
             "at the source differs from the catalog's: check it, or use --mirror)"
         )
+    if part.stat().st_size != have:  # written to by something else meanwhile: not this transfer's bytes
+        drop_part(part)
+        raise DownloadError(f"{part}: changed while it was being downloaded (another writer?); removed: run again")
     digest = sha256_of(part)
     if sha256 is not None and digest != sha256:
-        _drop(part)
+        drop_part(part)
         raise ChecksumError(
-            f"{url}: sha256 {digest} does not match the catalog's {sha256}; the download was "
+            f"{shown(url)}: sha256 {digest} does not match the catalog's {sha256}; the download was "
             "removed (the file at the source differs from the catalog's: check it, or use --mirror)"
         )
     os.replace(part, dest)
-    _validator_file(part).unlink(missing_ok=True)
+    validator_file(part).unlink(missing_ok=True)
     return FileResult(
-        path=dest, sha256=digest, pinned=sha256 is not None, action="resumed" if resumed else "downloaded"
+        path=dest,
+        sha256=digest,
+        pinned=sha256 is not None,
+        action="resumed" if resumed else "downloaded",
+        length_checked=complete,
     )
-
-
-def _validator_file(part: Path) -> Path:
-    """Beside FILE.part: the server's ETag (or Last-Modified) for it, sent back as If-Range on a
-    resume so a file that changed at the source is downloaded whole rather than spliced."""
-    return part.with_name(part.name + ".validator")
-
-
-def _drop(part: Path) -> None:
-    part.unlink(missing_ok=True)
-    _validator_file(part).unlink(missing_ok=True)
-
-
-def _transfer(url: str, part: Path, have: int, size: int | None, reporter: Reporter | None, timeout: float) -> int:
-    """Append the rest of ``url`` to ``part`` (from byte ``have``); the bytes it now holds."""
-    headers = {"User-Agent": "chateval-data/1", "Accept-Encoding": "identity"}
-    if have:
-        headers["Range"] = f"bytes={have}-"
-        if _validator_file(part).is_file():
-            headers["If-Range"] = _validator_file(part).read_text(encoding="utf-8").strip()
-    try:
-        resp = urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)
-    except urllib.error.HTTPError as e:
-        if e.code == 416 and have:  # nothing after byte `have`
-            whole = re.fullmatch(r"bytes \*/(\d+)", e.headers.get("Content-Range") or "")
-            if whole and int(whole.group(1)) != have:  # longer than the file: not a prefix of it, start over
-                _drop(part)
-                return _transfer(url, part, 0, size, reporter, timeout)
-            return have  # the .part already holds the whole file
-        raise _http_error(url, e, part, have) from None
-    except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
-        reason = getattr(e, "reason", None) or e
-        raise DownloadError(f"{url}: cannot connect ({reason})" + _kept(part, have)) from None
-    with resp:
-        length = resp.headers.get("Content-Length")
-        remaining = int(length) if length and length.isdigit() else None
-        validator: str | None = None
-        if have and resp.status == 206:
-            start = _range_start(resp.headers.get("Content-Range"))
-            if start != have:
-                raise DownloadError(
-                    f"{url}: the server resumed at byte {start}, not {have}; remove {part} and run the command again"
-                )
-            mode = "ab"
-        elif resp.status == 200:
-            have, mode = 0, "wb"  # a fresh start, or the server ignored Range / the file changed (If-Range)
-            etag, modified = resp.headers.get("ETag"), resp.headers.get("Last-Modified")
-            validator = etag if etag and not etag.startswith("W/") else modified
-        else:
-            raise DownloadError(f"{url}: unexpected HTTP {resp.status}" + _kept(part, have))
-        total = have + remaining if remaining is not None else size
-        if reporter:
-            reporter.start(part.name.removesuffix(".part"), total, have)
-        got = 0
-        try:
-            if mode == "wb":
-                if validator:
-                    _validator_file(part).write_text(validator, encoding="utf-8")
-                else:
-                    _validator_file(part).unlink(missing_ok=True)
-            with open(part, mode) as out:
-                while True:
-                    try:
-                        chunk = resp.read(CHUNK)
-                    except (OSError, http.client.HTTPException) as e:
-                        raise DownloadError(_interrupted(url, part, have + got, total, e)) from None
-                    if not chunk:
-                        break
-                    out.write(chunk)
-                    got += len(chunk)
-                    if reporter:
-                        reporter.advance(len(chunk))
-        except OSError as e:  # the disk, not the network (read errors are caught above)
-            raise DownloadError(
-                f"cannot write {part}: {e.strerror or e}; make room and run the same command again to resume"
-            ) from None
-        finally:
-            if reporter:
-                reporter.finish()
-        if remaining is not None and got < remaining:
-            raise DownloadError(_interrupted(url, part, have + got, total, "connection closed early"))
-    return have + got
-
-
-def _kept(part: Path, have: int) -> str:
-    return f"; {have:,} bytes kept in {part}: run the same command again to resume" if have else ""
-
-
-def _interrupted(url: str, part: Path, have: int, total: int | None, why: object) -> str:
-    of = f" of {total:,}" if total else ""
-    return (
-        f"{url}: download interrupted after {have:,}{of} bytes ({why}); the partial file {part} is kept: "
-        "run the same command again to resume"
-    )
-
-
-def _range_start(value: str | None) -> int | None:
-    m = re.match(r"bytes (\d+)-", value or "")
-    return int(m.group(1)) if m else None
 
 
 def get(
@@ -231,18 +143,44 @@ def get(
     force: bool = False,
     reporter: Reporter | None = None,
     timeout: float = TIMEOUT_S,
+    max_bytes: int = MAX_BYTES,
+    deadline: float | None = None,
 ) -> GetResult:
     """Put ``ds`` in the data folder ``root``: download what is missing (or everything with
-    ``force``), verify it, and build the files the loaders read."""
+    ``force``), verify it, and build the files the loaders read. One ``get`` at a time writes a
+    data folder (a second is refused: InputError). ``deadline``: a ``time.monotonic()`` value."""
     mirror = mirror_url(mirror)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"{root}: cannot create the data folder ({e.strerror or e})") from None
+    lock = FileLock(str(root / LOCK))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise InputError(
+            f"{root}: another `chateval data get` is writing this data folder (lock {root / LOCK}); wait for it to "
+            "finish, then run this again"
+        ) from None
+    except OSError as e:
+        raise InputError(f"{root / LOCK}: cannot lock the data folder ({e.strerror or e})") from None
+    try:
+        return _get(ds, root, mirror, force, reporter, Limits(timeout=timeout, max_bytes=max_bytes, deadline=deadline))
+    finally:
+        lock.release()
+
+
+def _get(
+    ds: DataSet, root: Path, mirror: str | None, force: bool, reporter: Reporter | None, limits: Limits
+) -> GetResult:
     # Check what is already there before anything is downloaded or replaced.
     present: dict[str, str] = {}
     for f in ds.files:
         dest = root / f.path
+        if (root / f.path.partition("/")[0]).is_file():
+            raise InputError(
+                f"{root / f.path.partition('/')[0]}: a file where the data set's folder goes; move it away"
+            )
         if dest.is_file() and not force:
             digest = sha256_of(dest)
             if f.sha256 is not None and digest != f.sha256:
@@ -258,7 +196,16 @@ def get(
             results.append(FileResult(path=dest, sha256=present[f.path], pinned=f.sha256 is not None, action="present"))
             continue
         results.append(
-            fetch(source_url(f, mirror), dest, sha256=f.sha256, size=f.size, reporter=reporter, timeout=timeout)
+            fetch(
+                source_url(f, mirror),
+                dest,
+                sha256=f.sha256,
+                size=f.size,
+                reporter=reporter,
+                timeout=limits.timeout,
+                max_bytes=limits.max_bytes,
+                deadline=limits.deadline,
+            )
         )
     built: list[Path] = []
     unpinned: dict[str, str] = {}
@@ -305,8 +252,10 @@ def _any_part(ds: DataSet, root: Path) -> bool:
 
 __all__ = [
     "ChecksumError",
+    "DEADLINE_S",
     "DownloadError",
     "FileResult",
+    "MAX_BYTES",
     "GetResult",
     "Reporter",
     "fetch",

@@ -9,12 +9,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..models import ModelLayer, ModelSpec, PromptPrefix, UsageTotals
+from ..models import ModelLayer, ModelSpec, PromptPrefix, UsageTotals, register_price
+from ..models.pool import endpoint_name
+from ..util.endpoints import EndpointFields
 from ..util.errors import ChatevalError, ConfigError
 from ..util.interrupts import UserCodeExit, contain_exits
 from ..util.prompts import Prompts
 from . import offline_judge  # noqa: F401  (registers the offline model's debate steps)
 from .aggregate import Method, aggregate, combine_swapped, unswap
+from .consistency import Consistency
 from .debaters import MODERATOR
 from .parsing import DEFAULT_SCALE
 from .personas import NO_PERSONA, Persona
@@ -49,6 +52,10 @@ class JudgeResult(BaseModel):
     orders: dict[str, Verdict | None] | None = None  # with --swap: each order's verdict, original numbering
     order_disagreement: bool | None = None
     usage: UsageTotals = Field(default_factory=UsageTotals)
+    # A panel of several endpoints (debaters with models of their own): the usage per endpoint.
+    usage_by_endpoint: dict[str, UsageTotals] | None = None
+    # --samples N: how the N repeats' verdicts spread (the verdict is their majority)
+    consistency: Consistency | None = None
     calls: int = 0  # model calls made for this sample (answered, cached or failed)
     escalation: Escalation | None = None
     stop_early: EarlyStop | None = None
@@ -135,11 +142,22 @@ class Panel:
             self.layer_for(p)
 
     def layer_for(self, persona: Persona | None) -> ModelLayer:
-        if persona is None or not persona.model:
+        """The model layer of a debater: the panel's, or one for its own model spec (persona
+        file, preset's ``debater_models``, ``--debater-model``), sharing the panel's cache and
+        meter. Its calls are metered under ``provider/model@host:port`` when it has an
+        endpoint of its own, so usage, cost and dry runs show each endpoint apart."""
+        own = persona.endpoint() if persona is not None else None
+        if own is None:
             return self.layer
-        if persona.model not in self._layers:
-            self._layers[persona.model] = self.layer.derive(ModelSpec.parse(persona.model, self.layer.spec.base_url))
-        return self._layers[persona.model]
+        key = own.model_dump_json()
+        if key not in self._layers:
+            self._layers[key] = debater_layer(self.layer, own)
+        return self._layers[key]
+
+    def endpoints(self) -> list[str]:
+        """What the panel's calls are metered under: the panel's label, then each debater's own."""
+        names = [self.layer.label] + [self.layer_for(p).label for p in self.personas]
+        return list(dict.fromkeys(names))
 
     def structured_for(self, persona: Persona | None) -> bool:
         if self.structured == "auto":
@@ -241,6 +259,9 @@ class Panel:
             t.stage = "screen"
         screen_calls = model_calls(first.usage)
         planned = self.planned_calls()
+        mixed = len(self.endpoints()) > 1
+        if mixed:
+            first.usage_by_endpoint = {self.layer.label: first.usage.model_copy()}
         if first.status == "ok" and first.order_disagreement is False:
             first.escalation = Escalation(
                 escalated=False, screen=first.orders or {}, screen_calls=screen_calls, panel_calls_planned=planned
@@ -256,6 +277,8 @@ class Panel:
         )
         result.transcript = first.transcript + result.transcript
         result.usage.merge(first.usage)
+        if mixed and result.usage_by_endpoint is not None:
+            result.usage_by_endpoint.setdefault(self.layer.label, UsageTotals()).merge(first.usage)
         result.calls += screen_calls
         result.latency_s = time.perf_counter() - t0
         return result
@@ -295,6 +318,11 @@ class Panel:
         for r in runs:
             result.usage.merge(r.usage())
         result.calls = model_calls(result.usage)
+        if len(self.endpoints()) > 1:
+            result.usage_by_endpoint = {name: UsageTotals() for name in self.endpoints()}
+            for r in runs:
+                for rec in r.records():
+                    result.usage_by_endpoint.setdefault(rec.model, UsageTotals()).add(rec)
         if self.stop_early and self.turns > 1:
             rounds = {r.order: r.last_round for r in runs}
             skipped = sum(self.turns - n for n in rounds.values())
@@ -306,6 +334,21 @@ class Panel:
             )
         result.latency_s = time.perf_counter() - t0
         return result
+
+
+def debater_layer(panel: ModelLayer, own: EndpointFields) -> ModelLayer:
+    """A layer for one debater's model spec, derived from the panel's. The panel's base URL
+    carries over only to a model of the panel's provider (another provider has its own)."""
+    spec_text = own.model or panel.spec.label
+    provider = spec_text.partition("/")[0]
+    url = own.base_url or (panel.spec.base_url if provider == panel.spec.provider else None)
+    spec = ModelSpec.parse(spec_text, url, own.api_key_env)
+    if own.price is not None:  # before the layer is built: a cost cap asks for the price
+        register_price(spec.model, *own.price)
+    name = None
+    if spec.base_url and spec.base_url != panel.spec.base_url:
+        name = f"{spec.label}@{','.join(endpoint_name(u.strip()) for u in spec.base_url.split(','))}"
+    return panel.derive(spec, max_connections=own.max_connections, name=name)
 
 
 class DebateFailed(ChatevalError):

@@ -1,4 +1,4 @@
-"""Personas: one YAML file each (name, role description, optional model override)."""
+"""Personas: one YAML file each (name, role description, optional model and endpoint of its own)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,23 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import ConfigDict, ValidationError, field_validator
 
+from ..util.endpoints import EndpointFields
 from ..util.errors import ConfigError
 from ..util.paths import search_path
 from ..util.registry import did_you_mean
 from ..util.yamlfiles import load_mapping
 
 
-class Persona(BaseModel):
+class Persona(EndpointFields):
+    """A debater: its name and role, and optionally its own model spec (``model``, ``base_url``,
+    ``api_key_env``, ``price``, ``max_connections``; see ``EndpointFields``)."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str
     role: str
-    model: str | None = None  # model spec override for this debater
     description: str | None = None  # one line for `chateval personas`
 
     @field_validator("name", "role")

@@ -12,7 +12,7 @@ from autogen_core import CancellationToken
 from autogen_core.models import LLMMessage, SystemMessage, UserMessage
 from pydantic import BaseModel
 
-from ..models import CallLog, ModelLayer, PromptPrefix, StepContext, UsageTotals
+from ..models import CallLog, CallRecord, ModelLayer, PromptPrefix, StepContext, UsageTotals
 from ..util.prompts import Prompts
 from .debaters import MODERATOR, SUMMARIZER, Debater
 from .offline_judge import SummaryInputs
@@ -202,6 +202,10 @@ class DebateRun:
         for log in [d.log for d in self.debaters] + [self.summarizer_log]:
             total.merge(log.totals())
         return total
+
+    def records(self) -> list[CallRecord]:
+        """Every call of this debate (debaters' and summarizer's), each under its layer's label."""
+        return [r for log in [d.log for d in self.debaters] + [self.summarizer_log] for r in log.records]
 
     def call_errors(self) -> list[str]:
         return [e for log in [d.log for d in self.debaters] + [self.summarizer_log] for e in log.errors]

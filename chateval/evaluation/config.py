@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from ..util.endpoints import EndpointFields, parse_debater_models
 from ..util.errors import ConfigError
 from ..util.options import check_base_url, check_dir, check_names, merge_layers, opt
 from ..util.paths import search_path
@@ -106,7 +107,22 @@ class EvalConfig(LayerSettings):
     model: str = opt(
         "offline", "offline (default) or PROVIDER/<model>: openai, openai-compatible, azure, gemini, anthropic, ollama"
     )
+    debater_models: dict[str, EndpointFields] = opt(
+        dict,
+        "one debater's own model spec: NAME=PROVIDER/MODEL, or NAME.FIELD=VALUE for its base_url, "
+        "api_key_env (the variable holding its key), price (IN,OUT USD per million tokens) or "
+        "max_connections (NAME: a persona of the panel; a preset gives a mapping)",
+        flags=["--debater-model"],
+        repeat=True,
+        metavar="NAME[.FIELD]=VALUE",
+    )
     temperature: float = opt(0.0, "sampling temperature", ge=0)
+    samples: int = opt(
+        1,
+        "self-consistency: judge each item N times (needs --temperature above 0); the verdict is the "
+        "majority of the N, and each item reports how far its repeats agree",
+        ge=1,
+    )
     max_tokens: int | None = opt(1024, "completion token limit per call", ge=1)
     seed: int | None = opt(None, "sampling seed, where the endpoint supports one")
 
@@ -123,6 +139,12 @@ class EvalConfig(LayerSettings):
 
     _names = field_validator("personas", "aspects")(check_names)
 
+    @field_validator("debater_models", mode="before")
+    @classmethod
+    def _debater_models(cls, v: Any) -> Any:
+        """The command line gives a list of NAME[.FIELD]=VALUE; a preset a mapping."""
+        return parse_debater_models(v) if isinstance(v, list) else v
+
     @model_validator(mode="after")
     def _registered_task(self) -> EvalConfig:
         """The task must be registered: a built-in, or one of the plugins this config loads
@@ -134,6 +156,15 @@ class EvalConfig(LayerSettings):
 
         if self.task not in TASKS:
             raise ConfigError(f"setting 'task' (--task): unknown task '{self.task}' (known: {', '.join(task_names())})")
+        return self
+
+    @model_validator(mode="after")
+    def _samples_need_temperature(self) -> EvalConfig:
+        if self.samples > 1 and self.temperature <= 0:
+            raise ConfigError(
+                f"setting 'samples' (--samples {self.samples}): repeats need --temperature above 0 "
+                "(at temperature 0 they would agree by construction)"
+            )
         return self
 
     @classmethod
@@ -160,7 +191,9 @@ class EvalConfig(LayerSettings):
         "stop_early",
         "model",
         "base_url",
+        "debater_models",
         "temperature",
+        "samples",
         "max_tokens",
         "seed",
     )
@@ -169,13 +202,24 @@ class EvalConfig(LayerSettings):
         data = self.model_dump()
         out = {k: data[k] for k in self.JUDGING_FIELDS}
         out["base_url"] = redact_url(out["base_url"])
+        out["debater_models"] = _redacted(out["debater_models"])
+        # Added in issue 37: hashed only when set, so runs made before keep their hash (--resume)
+        for key, default in (("debater_models", {}), ("samples", 1)):
+            if out[key] == default:
+                del out[key]
         return out
 
     def public(self) -> dict[str, Any]:
         """The config as written to config.json: no secrets (keys live only in the environment)."""
         data = self.model_dump()
         data["base_url"] = redact_url(data["base_url"])
+        data["debater_models"] = _redacted(data["debater_models"])
         return data
+
+
+def _redacted(models: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Debaters' own endpoints without credentials (a key's variable name is no secret)."""
+    return {name: m | {"base_url": redact_url(m.get("base_url"))} for name, m in models.items()}
 
 
 def find_preset(name: str, extra_dirs: list[str] | None = None) -> Path:

@@ -11,6 +11,7 @@ import importlib.metadata as md
 from typing import Any
 
 from ..debate import NO_PERSONA, JudgeResult, Panel, Persona, PersonaLibrary, Sample
+from ..debate.personas import slugify
 from ..debate.tasks import get_task
 from ..models import CompletionCache, GenParams, ModelLayer, ModelSpec, RetryPolicy
 from ..models.providers import env_secrets
@@ -18,6 +19,7 @@ from ..util.errors import ConfigError
 from ..util.plugins import load_plugins
 from ..util.prompts import get_prompts
 from .config import DEFAULT_PERSONAS, EvalConfig, config_hash, find_preset, load_preset, redact_url
+from .repeats import judge_repeated
 
 
 def resolve_personas(cfg: EvalConfig, library: PersonaLibrary) -> list[Persona]:
@@ -37,7 +39,37 @@ def resolve_personas(cfg: EvalConfig, library: PersonaLibrary) -> list[Persona]:
         names += [p for p in DEFAULT_PERSONAS if p not in names][: n - len(names)]
         if len(names) < n:
             raise ConfigError(f"--agents {n} needs {n} personas; give them with --personas a,b,...")
-    return [library.get(name) for name in names[:n]]
+    return with_debater_models([library.get(name) for name in names[:n]], cfg)
+
+
+def with_debater_models(personas: list[Persona], cfg: EvalConfig) -> list[Persona]:
+    """The panel's personas with the model specs ``debater_models`` gives them (over their files')."""
+    if not cfg.debater_models:
+        return personas
+    by_slug = {slugify(name): name for name in cfg.debater_models}
+    unknown = sorted(set(by_slug) - {p.slug for p in personas} - {slugify(p.name) for p in personas})
+    if unknown:
+        raise ConfigError(
+            f"--debater-model '{by_slug[unknown[0]]}': no such debater on the panel "
+            f"(debaters: {', '.join(p.slug for p in personas)})"
+        )
+    out = []
+    for p in personas:
+        own = cfg.debater_models.get(by_slug.get(p.slug, ""))
+        out.append(p.model_copy(update=own.model_dump(exclude_none=True)) if own else p)
+    return out
+
+
+def persona_payload(p: Persona) -> dict[str, Any]:
+    """A persona as the config hash covers it: its own endpoint's fields only when set (runs made
+    before they existed keep their hash), the base URL without credentials."""
+    data = p.model_dump()
+    for key in ("base_url", "api_key_env", "price", "max_connections"):
+        if data[key] is None:
+            del data[key]
+    if "base_url" in data:
+        data["base_url"] = redact_url(data["base_url"])
+    return data
 
 
 def layer_from_config(cfg: EvalConfig) -> ModelLayer:
@@ -79,6 +111,7 @@ class Judges:
         self.prompts = get_prompts(tuple(config.prompt_dirs))
         self.layer = layer or layer_from_config(config)
         self._panels: dict[str, Panel] = {}
+        self._repeats: dict[str, list[Panel]] = {}
         self.panel(config.task)  # validate the configured task's panel now, not at the first sample
 
     @classmethod
@@ -97,34 +130,51 @@ class Judges:
 
     def panel(self, task: str) -> Panel:
         if task not in self._panels:
-            cfg = self.config
-            fmt = get_task(task)
-            method = cfg.aggregate or fmt.default_aggregate
-            self._panels[task] = Panel(
-                task=task,
-                personas=self.personas,
-                strategy=cfg.strategy,
-                turns=cfg.turns,
-                aggregate=method,
-                layer=self.layer,
-                prompts=self.prompts,
-                swap=cfg.swap and task == "pairwise",
-                keep_raw_history=cfg.keep_raw_history,
-                structured=cfg.structured,
-                summary_mode=cfg.summary_mode,
-                hold_scores=cfg.hold_scores,
-                framing=cfg.framing,
-                layout=cfg.prompt_layout,
-                # --escalate is refused for a configured task it does not apply to; the API's other
-                # tasks (score/check on a pairwise judge) simply run without it, like --swap.
-                escalate=cfg.escalate and (task == "pairwise" or task == cfg.task),
-                stop_early=cfg.stop_early,
-            )
+            self._panels[task] = self._build(task, self.layer)
         return self._panels[task]
 
+    def repeats(self, task: str) -> list[Panel]:
+        """--samples N: the panel and N-1 repeats of it, each keeping its own replies in the cache
+        (the first shares the plain judge's, so a run without --samples is its first repeat)."""
+        if task not in self._repeats:
+            self._repeats[task] = [self.panel(task)] + [
+                self._build(task, self.layer.derive(cache_salt=f"sample {i + 1}"))
+                for i in range(1, self.config.samples)
+            ]
+        return self._repeats[task]
+
+    def _build(self, task: str, layer: ModelLayer) -> Panel:
+        cfg = self.config
+        fmt = get_task(task)
+        method = cfg.aggregate or fmt.default_aggregate
+        return Panel(
+            task=task,
+            personas=self.personas,
+            strategy=cfg.strategy,
+            turns=cfg.turns,
+            aggregate=method,
+            layer=layer,
+            prompts=self.prompts,
+            swap=cfg.swap and task == "pairwise",
+            keep_raw_history=cfg.keep_raw_history,
+            structured=cfg.structured,
+            summary_mode=cfg.summary_mode,
+            hold_scores=cfg.hold_scores,
+            framing=cfg.framing,
+            layout=cfg.prompt_layout,
+            # --escalate is refused for a configured task it does not apply to; the API's other
+            # tasks (score/check on a pairwise judge) simply run without it, like --swap.
+            escalate=cfg.escalate and (task == "pairwise" or task == cfg.task),
+            stop_early=cfg.stop_early,
+        )
+
     async def judge(self, sample: Sample, task: str | None = None) -> JudgeResult:
-        """One sample judged by the panel of ``task`` (default: the configured task)."""
-        return await self.panel(task or self.config.task).judge(sample)
+        """One sample judged by the panel of ``task`` (default: the configured task); with
+        --samples N by N repeats of it, the majority verdict with their spread."""
+        task = task or self.config.task
+        if self.config.samples > 1:
+            return await judge_repeated(self.repeats(task), sample)
+        return await self.panel(task).judge(sample)
 
     def run_config(self) -> dict[str, Any]:
         """What config.json records: resolved settings, versions and the config hash (over
@@ -134,7 +184,7 @@ class Judges:
         judging = cfg.judging_payload() | {
             "base_url": redact_url(self.layer.spec.base_url),  # the effective one (CHATEVAL_BASE_URL too)
             "aggregate": panel.aggregate,
-            "personas": [p.model_dump() for p in self.personas],
+            "personas": [persona_payload(p) for p in self.personas],
             "templates": panel.prompts.source_digest(panel.templates()),  # with the task's own templates
         }
         return {
@@ -154,4 +204,4 @@ def _rebuilt(config: EvalConfig, layer: ModelLayer) -> Judges:
     return Judges(config, layer=layer)
 
 
-__all__ = ["Judges", "layer_from_config", "package_versions", "resolve_personas"]
+__all__ = ["Judges", "layer_from_config", "package_versions", "resolve_personas", "with_debater_models"]

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from ..debate.tasks import TASKS, TaskFormat, get_task
-from ..models.usage import cost_text, prompt_cache_text
+from ..models.usage import cost_text, endpoint_usage_rows, prompt_cache_text
 from ..runs.files import atomic_write
 from ..runs.savings import savings_lines
 from ..stats.agreement import baseline_text
+from ..stats.self_consistency import consistency_text
 from ..util.text import md, md_all
 
 REPORT_FILE = "report.md"
@@ -61,6 +62,8 @@ def render_report(summary: dict[str, Any], run_path: Path) -> str:
         f"| parse failures | {summary.get('parse_errors', 0)} of {summary.get('agent_verdicts', 0)} agent verdicts"
         f" ({summary.get('reasked', 0)} re-asked) |"
     ]
+    if spread := consistency_text(summary):
+        lines.append(f"| self-consistency (--samples) | {spread} |")
     if "order_disagreement_rate" in summary:
         lines.append(f"| order disagreement (--swap) | {100 * summary['order_disagreement_rate']:.1f}% of samples |")
     lines += [
@@ -69,6 +72,7 @@ def render_report(summary: dict[str, Any], run_path: Path) -> str:
         f"{' (approximate: counted locally)' if u.get('tokens_approx') else ''} |",
         f"| provider prompt cache | {prompt_cache_text(u) or 'no cached input tokens reported'} |",
         f"| cost | {cost_text(u)} |",
+        *(f"| {name.strip()} | {text} |" for name, text in endpoint_usage_rows(summary.get("usage_by_endpoint"))),
         f"| wall time | {summary.get('wall_time_s', 0.0):.1f} s |",
         "",
     ]

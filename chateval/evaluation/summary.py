@@ -9,6 +9,7 @@ from ..debate.tasks import get_task
 from ..models import UsageTotals
 from ..runs.savings import savings
 from ..stats.labels import normalise_label
+from ..stats.self_consistency import repeat_accuracy, summarize_consistency
 
 __all__ = ["OFFLINE_NOTE", "normalise_label", "summarize_judged"]
 
@@ -33,6 +34,8 @@ def summarize_judged(records: list[dict[str, Any]], *, task: str, model: str, of
         "parse_errors": sum(1 for a in agents if a.get("parse_error")),
         "reasked": sum(1 for a in agents if a.get("reasked")),
         "usage": usage.model_dump(),
+        **by_endpoint(records),
+        **summarize_consistency(records),
         "mean_latency_s": mean(r.get("latency_s", 0.0) for r in records) if records else None,
     }
     if offline:
@@ -44,4 +47,21 @@ def summarize_judged(records: list[dict[str, Any]], *, task: str, model: str, of
     labelled = [(r, lab) for r, lab in labelled if lab is not None and r.get("verdict")]
     if labelled:
         out["label_accuracy"] = fmt.label_accuracy(labelled)
+        # --samples: each repeat's own agreement with the labels (run-to-run variance)
+        repeats = [
+            (r["consistency"]["verdicts"], lab)
+            for r, lab in labelled
+            if r.get("consistency") and not isinstance(lab, (dict, list, float))
+        ]
+        if repeats and (spread := repeat_accuracy(repeats)):
+            out["self_consistency"]["repeat_accuracy"] = spread
     return out
+
+
+def by_endpoint(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """A panel of several endpoints: ``usage_by_endpoint``, each endpoint's usage totalled."""
+    out: dict[str, UsageTotals] = {}
+    for r in records:
+        for name, u in (r.get("usage_by_endpoint") or {}).items():
+            out.setdefault(name, UsageTotals()).merge(UsageTotals.model_validate(u))
+    return {"usage_by_endpoint": {k: v.model_dump() for k, v in out.items()}} if out else {}

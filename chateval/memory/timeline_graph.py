@@ -53,6 +53,12 @@ class TimelineGraph:
         self._oldest: dict[str, str] = {}  # component root -> its oldest memory
         self._next = 0  # insertion order, the tie-break between memories of the same time
         self.meta: dict[str, Any] = {}  # saved with the graph (e.g. the ingested sessions)
+        # Path counts per memory, valid for one version of the graph (every added memory or edge
+        # is a new version): a reply samples and lists timelines through the same memories, and
+        # replies between two sessions ask again.
+        self._version = 0
+        self._walks: dict[str, tuple[str, dict[str, int], dict[str, int]]] = {}
+        self._walks_version = 0
 
     # --- nodes and edges ----------------------------------------------------------------
     def add_memory(
@@ -79,6 +85,7 @@ class TimelineGraph:
             **extra,
         )
         self._next += 1
+        self._version += 1
         self._parent[mid] = mid
         self._oldest[mid] = mid
 
@@ -88,6 +95,7 @@ class TimelineGraph:
         if self.key(old) >= self.key(new):
             raise ValueError(f"edge {old} -> {new} would point back in time")
         self.g.add_edge(old, new, relation=relation, kind=kind, **extra)
+        self._version += 1
         self._union(old, new)
 
     def key(self, mid: str) -> tuple[datetime, int]:
@@ -157,11 +165,28 @@ class TimelineGraph:
         # at the oldest memory that does lead here.
         oldest = self.component_oldest(through)
         start = oldest if oldest in anc or oldest == through else min(anc | {through}, key=self.key)
-        prefix = (nx.descendants(self.g, start) | {start}) & (anc | {through})
+        # The memories on a path start -> through: those of its ancestors that start reaches. A
+        # path from start to an ancestor runs through ancestors only, so the search stays there.
+        inside = anc | {through}
+        prefix, todo = {start}, [start]
+        while todo:
+            for w in self.g.successors(todo.pop()):
+                if w in inside and w not in prefix:
+                    prefix.add(w)
+                    todo.append(w)
         suffix = nx.descendants(self.g, through) | {through}
         return start, sorted(prefix, key=self.key), sorted(suffix, key=self.key, reverse=True)
 
     def _counts(self, through: str) -> tuple[str, dict[str, int], dict[str, int]]:
+        """(start, paths start -> v for the prefix, paths v -> an end for the suffix), computed
+        once per memory and graph version (callers only read them)."""
+        if self._walks_version != self._version:
+            self._walks, self._walks_version = {}, self._version
+        if through not in self._walks:
+            self._walks[through] = self._count_paths(through)
+        return self._walks[through]
+
+    def _count_paths(self, through: str) -> tuple[str, dict[str, int], dict[str, int]]:
         start, prefix, suffix = self._regions(through)
         inside = set(prefix)
         p: dict[str, int] = {}  # paths start -> v

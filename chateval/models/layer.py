@@ -103,6 +103,8 @@ class ModelLayer:
         register(*self._secrets)
         register_url(spec.base_url)
         self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self.name: str | None = None  # metered under this instead of the spec's label (derive)
+        self.cache_salt: str | None = None  # in the cache key when set: a repeat's own replies (derive)
         self._watch_cap()
 
     def _build_backend(self) -> Backend:
@@ -155,11 +157,16 @@ class ModelLayer:
         *,
         params: GenParams | None = None,
         step_temperatures: Mapping[str, float] | None = None,
+        max_connections: int | None = None,
+        name: str | None = None,
+        cache_salt: str | None = None,
     ) -> ModelLayer:
         """A layer for another model (a persona's override) or other generation parameters
         (a step that needs longer outputs), sharing this one's cache, concurrency limit,
         totals and observers: still one limit for every call. Per-step temperatures carry
-        over unless given."""
+        over unless given. ``max_connections``: a limit of its own instead (a debater on its
+        own server); ``name``: what its calls are metered under (default: the spec's label);
+        ``cache_salt``: keeps its replies apart in the cache (a repeat of the same judge, --samples)."""
         other = ModelLayer(
             spec or self.spec,
             params=params or self.params,
@@ -170,7 +177,12 @@ class ModelLayer:
             structured=self.structured,
             step_temperatures=self.step_temperatures if step_temperatures is None else step_temperatures,
         )
-        other._semaphores = self._semaphores
+        if max_connections is None:
+            other._semaphores = self._semaphores
+        else:
+            other.max_connections = max(1, max_connections)
+        other.name = name
+        other.cache_salt = self.cache_salt if cache_salt is None else cache_salt
         other.schema_rejected = self.schema_rejected
         other.totals = self.totals
         other._watch_cap()  # the shared totals (already watched), after the price check of its model
@@ -179,7 +191,7 @@ class ModelLayer:
 
     @property
     def label(self) -> str:
-        return self.spec.label
+        return self.name or self.spec.label
 
     @property
     def model_info(self) -> ModelInfo:
@@ -242,6 +254,7 @@ class ModelLayer:
                 "structured": self.supports_structured,
                 "response_format": json_schema(response_format) if response_format else None,
                 "messages": [_message_key(m) for m in messages],
+                **({"repeat": self.cache_salt} if self.cache_salt else {}),
             }
         )
 

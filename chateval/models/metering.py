@@ -19,7 +19,8 @@ from .usage import CallLog, CallRecord, UsageTotals, approx_tokens
 
 
 def cached_record(model: str, price_model: str, step: str | None, agent: str | None, comp: Completion) -> CallRecord:
-    """A reply served from the cache: the tokens it first used, at no cost (unknown without a price)."""
+    """A reply served from the cache: the tokens it first used, at no cost (unknown without a price),
+    and what it cost when answered (``cached_cost_usd``: the cost on a cold cache)."""
     return CallRecord(
         model=model,
         step=step,
@@ -29,6 +30,13 @@ def cached_record(model: str, price_model: str, step: str | None, agent: str | N
         completion_tokens=comp.completion_tokens,
         tokens_approx=comp.tokens_approx,
         cost_usd=cost_usd(price_model, 0, 0),
+        cached_cost_usd=cost_usd(
+            price_model,
+            comp.prompt_tokens,
+            comp.completion_tokens,
+            cache_read=comp.cache_read_tokens,
+            cache_write=comp.cache_write_tokens,
+        ),
     )
 
 

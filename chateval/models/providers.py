@@ -68,6 +68,8 @@ def env_secrets() -> list[str]:
 
 
 def key(spec: ModelSpec, env: str, required: bool = True) -> str | None:
+    if spec.api_key_env:  # the spec names its own variable: it must be set
+        env, required = spec.api_key_env, True
     value = os.environ.get(env)
     secrets.register(value)
     if not value and required:

@@ -79,9 +79,12 @@ class ModelSpec(BaseModel):
     provider: str  # "offline" or a registered provider (PROVIDERS below)
     model: str
     base_url: str | None = None  # the effective endpoint: given, from the provider's variable, or its default
+    # The variable holding the API key, instead of the provider's own (a debater on its own
+    # server, with its own key); the value is read when the backend is built, never stored.
+    api_key_env: str | None = None
 
     @classmethod
-    def parse(cls, spec: str, base_url: str | None = None) -> ModelSpec:
+    def parse(cls, spec: str, base_url: str | None = None, api_key_env: str | None = None) -> ModelSpec:
         spec = spec.strip()
         if spec == "offline":
             return cls(provider="offline", model="offline")
@@ -96,7 +99,7 @@ class ModelSpec(BaseModel):
         if entry.needs_url and not url:
             where = " or ".join(["--base-url", *entry.url_env])
             raise ConfigError(f"model spec '{spec}' needs {where} (e.g. http://localhost:8000/v1)")
-        return cls(provider=provider, model=model, base_url=url)
+        return cls(provider=provider, model=model, base_url=url, api_key_env=api_key_env)
 
     @property
     def label(self) -> str:

@@ -23,6 +23,7 @@ class CallRecord(BaseModel):
     failed: bool = False  # gave up after ``attempts`` tries: no reply, no tokens
     attempts: int = 1
     cost_usd: float | None = None  # a cache hit costs 0 if the model's price is known, else None
+    cached_cost_usd: float | None = 0.0  # a cache hit: what it cost when answered (None: price unknown)
     # The provider's prompt cache (not our on-disk reply cache, which is ``cached``): input
     # tokens of this call read from it and written to it, both part of ``prompt_tokens``.
     # OpenAI and vLLM report reads (prompt_tokens_details.cached_tokens), Anthropic both;
@@ -48,6 +49,9 @@ class UsageTotals(BaseModel):
     # models whose calls had no price: a total shows what is known and names what is not.
     known_cost_usd: float = 0.0
     unpriced: list[str] = []
+    # Of cache hits: what they cost when first answered (the cost on a cold cache is
+    # cost_usd + cached_cost_usd); None as soon as one hit had an unknown price.
+    cached_cost_usd: float | None = 0.0
     latency_s: float = 0.0
     tokens_approx: bool = False  # some counts were estimated locally
 
@@ -67,6 +71,7 @@ class UsageTotals(BaseModel):
                 cost_usd=rec.cost_usd,
                 known_cost_usd=rec.cost_usd or 0.0,
                 unpriced=[] if rec.cost_usd is not None else [rec.model],
+                cached_cost_usd=rec.cached_cost_usd if rec.cached else 0.0,
                 latency_s=0.0 if rec.cached else rec.latency_s,
                 tokens_approx=rec.tokens_approx,
             )
@@ -92,6 +97,10 @@ class UsageTotals(BaseModel):
             self.cost_usd = None if other.cost_usd is None else self.cost_usd + other.cost_usd
         self.known_cost_usd += other.known_cost_usd
         self.unpriced = sorted(set(self.unpriced) | set(other.unpriced))
+        if self.cached_cost_usd is not None:
+            self.cached_cost_usd = (
+                None if other.cached_cost_usd is None else self.cached_cost_usd + other.cached_cost_usd
+            )
 
     @classmethod
     def of(cls, records: Iterable[CallRecord]) -> UsageTotals:
@@ -157,3 +166,19 @@ def prompt_cache_text(usage: UsageTotals | dict) -> str:
         f" ({read / prompt:.0%} of prompt tokens)" if prompt else ""
     )
     return text + (f", {write:,} written to it" if write else "")
+
+
+def endpoint_usage_rows(by_endpoint: dict[str, dict] | None) -> list[tuple[str, str]]:
+    """One row per endpoint of a mixed panel: (endpoint, 'calls, tokens, cost'), for summaries."""
+    rows = []
+    for name, u in sorted((by_endpoint or {}).items()):
+        cost = u.get("cost_usd")
+        rows.append(
+            (
+                f"  {name}",
+                f"{u.get('calls', 0)} calls (+{u.get('cached_calls', 0)} from cache, {u.get('failed_calls', 0)} failed); "
+                f"{u.get('prompt_tokens', 0):,} + {u.get('completion_tokens', 0):,} tokens; "
+                + ("cost unknown" if cost is None else f"${cost:.4f}"),
+            )
+        )
+    return rows

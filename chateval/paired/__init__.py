@@ -9,7 +9,11 @@ difference is computed, written to ``summary.json`` and read back the same way:
   the questions of one conversation). The p-value is McNemar's exact test for 0/1 values without
   clusters (statsmodels), otherwise a sign-flip permutation test (each item's, or each cluster's,
   difference keeps or flips its sign under the null), exact when the units that differ are few
-  enough to enumerate (``2**k <= resamples``), Monte-Carlo otherwise.
+  enough to enumerate (up to 2**16 patterns, or ``resamples`` if larger: :mod:`.patterns`),
+  Monte-Carlo otherwise. One code path, so one comparison has one p-value in every command.
+- Fewer than ``FEW_CLUSTERS`` (20) clusters: the interval is the inverted exact permutation test
+  (a mean) or a delete-one-cluster jackknife t (a statistic) instead of the bootstrap
+  (:mod:`.few`). Everywhere ``excludes_zero`` needs the paired test's p <= 0.05 as well.
 - :func:`paired_metric_difference` — a whole-sample statistic against a reference (Cohen's kappa
   or accuracy against human labels, Spearman or Kendall against human scores). The same bootstrap
   index vector is applied to both sides; the p-value comes from a paired permutation test that
@@ -24,7 +28,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..util.lazy import lazy_exports
-from .model import MAX_ALL_PAIRS, MIN_ITEMS, RESAMPLES, SEED, PairedDifference, dump_comparisons, read_comparisons
+from .model import (
+    FEW_CLUSTERS,
+    MAX_ALL_PAIRS,
+    MIN_ITEMS,
+    RESAMPLES,
+    SEED,
+    PairedDifference,
+    dump_comparisons,
+    read_comparisons,
+)
 
 # The computing half loads numpy on first use: the records (``PairedDifference``) are read by
 # config modules that `chateval ... --help` imports.
@@ -44,6 +57,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "FEW_CLUSTERS",
     "MAX_ALL_PAIRS",
     "MIN_ITEMS",
     "RESAMPLES",

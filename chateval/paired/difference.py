@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .model import MIN_ITEMS, RESAMPLES, SEED, PairedDifference
+from .few import inverted_permutation_interval, jackknife_t_interval
+from .model import FEW_CLUSTERS, MIN_ITEMS, RESAMPLES, SEED, PairedDifference
+from .patterns import null_values, p_two_sided
 from .statistics import MIN_FOR, STATISTICS, BatchStatistic
-
-_TOL = np.finfo(float).eps * 100  # relative tolerance for "as extreme as observed" (as scipy's)
-
 
 # ---------------------------------------------------------------------------------------------
 # Inputs
@@ -63,29 +61,6 @@ def _percentile_ci(values: np.ndarray) -> tuple[float, float] | None:
         return None
     lo, hi = np.percentile(values, [2.5, 97.5])
     return float(lo), float(hi)
-
-
-# ---------------------------------------------------------------------------------------------
-# Sign patterns for the permutation tests
-
-
-def _patterns(k: int, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
-    """(rows of k booleans, exact): every pattern when 2**k <= resamples (scipy's rule), else
-    ``resamples`` random ones. True = that unit's two sides are swapped (its sign flipped)."""
-    if k <= 20 and 2**k <= resamples:
-        return np.array(list(itertools.product((False, True), repeat=k)), dtype=bool).reshape(2**k, k), True
-    return rng.random((resamples, k)) < 0.5, False
-
-
-def _p_two_sided(null: np.ndarray, observed: float, exact: bool) -> float | None:
-    """Share of the null distribution at least as far from 0 as observed (the sign-flip and swap
-    distributions are symmetric about 0, so this equals scipy's 2 * min(one-sided))."""
-    null = null[~np.isnan(null)]
-    if not len(null):
-        return None
-    hits = int((np.abs(null) >= abs(observed) - _TOL * abs(observed)).sum())
-    # Monte-Carlo: count the observed arrangement itself so p is never 0 (as scipy does).
-    return hits / len(null) if exact else (hits + 1) / (len(null) + 1)
 
 
 def _test_name(base: str, clustered: bool, exact: bool) -> str:
@@ -147,6 +122,17 @@ def paired_difference(
             return PairedDifference(**out, reason=f"{n_clusters} cluster: an interval needs at least {MIN_ITEMS}")
         sums = np.bincount(ids, weights=d, minlength=n_clusters)
         counts = np.bincount(ids, minlength=n_clusters).astype(float)
+        if n_clusters < FEW_CLUSTERS:
+            # Few clusters: the interval is the inverted exact test, and the p its value at 0.
+            ci, p0, exact, why = inverted_permutation_interval(sums, counts, resamples=resamples, rng=rng)
+            return PairedDifference(
+                **out,
+                ci95=ci,
+                interval="inverted_permutation" if ci else None,
+                p_value=p0,
+                test=_test_name("permutation", True, exact),
+                reason=why,
+            )
         pick = rng.integers(0, n_clusters, size=(resamples, n_clusters))
         boots = sums[pick].sum(axis=1) / counts[pick].sum(axis=1)
         units = sums
@@ -156,20 +142,33 @@ def paired_difference(
         boots = d[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
         units = d
     out["ci95"] = _percentile_ci(boots)
+    out["interval"] = "percentile_bootstrap"
     out["resamples_used"] = resamples
     binary = bool(np.isin(xa, (0.0, 1.0)).all() and np.isin(xb, (0.0, 1.0)).all())
     if binary and clusters is None:
         return PairedDifference(**out, p_value=_mcnemar_p(xa, xb), test="mcnemar_exact")
     # Units whose difference is 0 do not move the statistic under a flip: enumerate only the rest.
     moving = units[units != 0]
-    signs, exact = _patterns(len(moving), resamples, rng)
-    null = np.where(signs, -moving, moving).sum(axis=1) / n
-    p = _p_two_sided(null, float(d.sum() / n), exact)
+    null, exact = null_values(
+        len(moving), resamples, rng, lambda signs: np.where(signs, -moving, moving).sum(axis=1) / n, width=len(moving)
+    )
+    p = p_two_sided(null, float(d.sum() / n), exact)
     return PairedDifference(**out, p_value=p, test=_test_name("permutation", clusters is not None, exact))
 
 
 def _stat_rows(stat: BatchStatistic, gold: np.ndarray, pred: np.ndarray) -> np.ndarray:
     return np.asarray(stat(gold, pred), dtype=float).reshape(len(gold))
+
+
+def _jackknife(
+    stat: BatchStatistic, g: np.ndarray, pa: np.ndarray, pb: np.ndarray, ids: np.ndarray, k: int, diff: float
+) -> tuple[float, float] | None:
+    """The delete-one-cluster jackknife t interval of the difference (few clusters)."""
+    loo = np.empty(k)
+    for c in range(k):
+        keep = ids != c
+        loo[c] = (_stat_rows(stat, g[keep][None], pa[keep][None]) - _stat_rows(stat, g[keep][None], pb[keep][None]))[0]
+    return jackknife_t_interval(diff, loo)
 
 
 def _undefined_reason(
@@ -263,20 +262,26 @@ def paired_metric_difference(
                 idx = np.concatenate([members[c] for c in row])[None]
                 boots[r] = _stat_rows(statistic, g[idx], pa[idx])[0] - _stat_rows(statistic, g[idx], pb[idx])[0]
     used = int((~np.isnan(boots)).sum())
-    out.update(ci95=_percentile_ci(boots), resamples_used=used)
+    out.update(ci95=_percentile_ci(boots), interval="percentile_bootstrap", resamples_used=used)
+    if n_clusters is not None and n_clusters < FEW_CLUSTERS:
+        assert ids is not None
+        out.update(ci95=_jackknife(statistic, g, pa, pb, ids, n_clusters, va - vb), interval="cluster_jackknife_t")
 
     # Permutation: swap the two sides' predictions in a random (or every) subset of units.
     unit = np.arange(n) if ids is None else ids
     differs = np.bincount(unit, weights=(pa != pb).astype(float)) > 0
     moving = np.flatnonzero(differs)
-    swaps, exact = _patterns(len(moving), resamples, rng)
-    mask = np.zeros((len(swaps), int(unit.max()) + 1), dtype=bool)
-    mask[:, moving] = swaps
-    mask = mask[:, unit]  # unit -> item
-    sa, sb = np.where(mask, pb, pa), np.where(mask, pa, pb)
-    gg = np.broadcast_to(g, sa.shape)
-    null = _stat_rows(statistic, gg, sa) - _stat_rows(statistic, gg, sb)
-    p = _p_two_sided(null, va - vb, exact)
+
+    def swapped(swaps: np.ndarray) -> np.ndarray:
+        mask = np.zeros((len(swaps), int(unit.max()) + 1), dtype=bool)
+        mask[:, moving] = swaps
+        mask = mask[:, unit]  # unit -> item
+        sa, sb = np.where(mask, pb, pa), np.where(mask, pa, pb)
+        gg = np.broadcast_to(g, sa.shape)
+        return _stat_rows(statistic, gg, sa) - _stat_rows(statistic, gg, sb)
+
+    null, exact = null_values(len(moving), resamples, rng, swapped, width=n)
+    p = p_two_sided(null, va - vb, exact)
     return PairedDifference(
         **out,
         p_value=p,

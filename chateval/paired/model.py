@@ -11,6 +11,10 @@ RESAMPLES = 2000  # bootstrap resamples and Monte-Carlo permutations behind ever
 SEED = 0  # fixed, so a rerun over the same records reports the same interval and p-value
 MIN_ITEMS = 2  # one item gives a degenerate interval: not a measurement
 MAX_ALL_PAIRS = 4  # up to this many systems every pair is compared; beyond, each against the first
+# Below this many clusters a cluster bootstrap undercovers: the interval is the inverted exact
+# permutation test (means) or a jackknife t (other statistics), see chateval.paired.few.
+FEW_CLUSTERS = 20
+ALPHA = 0.05  # the level "excludes zero" and "significant" refer to
 
 
 class PairedDifference(BaseModel):
@@ -25,7 +29,10 @@ class PairedDifference(BaseModel):
     value_a: float | None = None
     value_b: float | None = None
     diff: float | None = None
-    ci95: tuple[float, float] | None = None  # percentile bootstrap of the difference
+    ci95: tuple[float, float] | None = None  # 95% interval of the difference (``interval`` says which)
+    # "percentile_bootstrap", or with fewer than FEW_CLUSTERS clusters "inverted_permutation"
+    # (a mean) / "cluster_jackknife_t" (a whole-sample statistic)
+    interval: str | None = None
     p_value: float | None = None  # two-sided
     test: str | None = None  # "mcnemar_exact", "permutation_exact", "cluster_permutation_mc", ...
     resamples: int = RESAMPLES
@@ -35,11 +42,25 @@ class PairedDifference(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def few_clusters(self) -> bool:
+        """Resampled in fewer than FEW_CLUSTERS clusters: a report must say so."""
+        return self.n_clusters is not None and self.n_clusters < FEW_CLUSTERS
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def excludes_zero(self) -> bool | None:
-        """Whether the 95% interval lies wholly on one side of 0 (None without an interval)."""
+        """Whether the 95% interval lies wholly on one side of 0 *and* the paired test agrees
+        (p <= 0.05; None without an interval). A bootstrap over many units of which only a few
+        differ (or over few clusters) can exclude 0 while the exact test cannot reject: a
+        difference is never called when the test does not call it."""
         if self.ci95 is None:
             return None
-        return self.ci95[0] > 0 or self.ci95[1] < 0
+        outside = self.ci95[0] > 0 or self.ci95[1] < 0
+        if self.p_value is not None and self.p_value > ALPHA:
+            return False
+        if self.few_clusters and self.p_value is None:
+            return False
+        return outside
 
 
 def dump_comparisons(comparisons: Sequence[PairedDifference]) -> list[dict[str, Any]]:

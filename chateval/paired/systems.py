@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Hashable, Mapping, Sequence
 
 from .difference import paired_difference
+from .model import FEW_CLUSTERS as FEW_CLUSTER_LIMIT
 from .model import MAX_ALL_PAIRS, RESAMPLES, SEED, PairedDifference
 
 FEW_CLUSTERS = 5  # at or below, the report notes the smallest p-value a cluster test can reach
@@ -109,5 +110,14 @@ def comparisons_markdown(
             f"With {' or '.join(map(str, few))} clusters the permutation test has only 2^k sign patterns: "
             f"the smallest p it can give is {', '.join(f'{2 / 2**k:.3g}' for k in few)}, and the "
             "interval rests on that many independent units.",
+        ]
+    sparse = sorted({c.n_clusters for c in comparisons if c.few_clusters and c.n_clusters is not None})
+    if sparse:
+        lines += [
+            "",
+            f"**Few clusters** ({', '.join(map(str, sparse))}; fewer than {FEW_CLUSTER_LIMIT}): a bootstrap over so "
+            "few units is too narrow, so these intervals are the inverted exact permutation test (a mean) or a "
+            "delete-one-cluster jackknife t (kappa, correlations), and a difference counts as excluding zero "
+            "only when the exact test's p is at most 0.05 too.",
         ]
     return lines + [""]

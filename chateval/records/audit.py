@@ -15,12 +15,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from ..debate.panel import JudgeResult
+from ..paired import PairedDifference
 from ..runs.envelope import check
 from ..runs.folder import SUMMARY
 from ..util.errors import InputError
 from .run import read_run
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1  # fields added since are optional: version-1 readers still read them
 ORIGINAL = "original"
 # Which answer a variant favours: a pairwise side, the single answer of a score/correctness
 # item, or none (a change of judge, not of the input).
@@ -48,6 +49,9 @@ class AuditUnit(JudgeResult):
     favours: Favours = None
     swapped: bool = False  # the answers were swapped: the verdict is read back in the original numbering
     judge: dict[str, Any] = Field(default_factory=dict)  # judge settings the variant changes (personas)
+    # The length-matched control of the variant ``variant``: the words it added replaced by as many
+    # neutral words in the same answers (key ``ITEM::PERTURBATION::VARIANT~length``).
+    control: bool = False
     format_version: int = FORMAT_VERSION
 
 
@@ -64,6 +68,11 @@ class AuditedVariant(BaseModel):
     perturbed: Any = None  # in the original numbering
     flipped: bool
     direction: Direction = None
+    # The favoured answer had not won the original verdict (pairwise: lost or tied; correctness:
+    # not judged correct; score: always, no answer had won), so obeying the perturbation changes
+    # the verdict; None when the variant favours no answer.
+    lost: bool | None = None
+    control: bool = False  # a length-matched control, not a variant of the perturbation itself
 
 
 class BiasSummary(BaseModel):
@@ -81,6 +90,27 @@ class BiasSummary(BaseModel):
     away: int
     by_variant: dict[str, dict[str, Any]] = Field(default_factory=dict)  # variant -> {n, flips, rate}
     not_compared: int = 0  # variants (or their originals) that failed or gave no verdict
+    # The headline: among variants favouring the answer that had lost (``lost``), the share whose
+    # verdict flipped toward it. A judge that always obeys the perturbation reads 100%.
+    n_lost: int = 0
+    toward_lost: int = 0
+    rate_lost: float | None = None
+    ci95_lost: tuple[float, float] | None = None
+    # The other half: variants favouring the answer that had already won (any flip counts).
+    n_won: int = 0
+    flips_won: int = 0
+    rate_won: float | None = None
+    ci95_won: tuple[float, float] | None = None
+    # Net of length (perturbations that add words): the headline's variants against their
+    # length-matched controls, paired (chateval.paired: rate_lost minus the controls' rate).
+    control_rate_lost: float | None = None
+    net_of_length: PairedDifference | None = None
+
+    @property
+    def headline_rate(self) -> float | None:
+        """What the report leads with: ``rate_lost``, or the plain flip rate when no variant
+        favours an answer (persona)."""
+        return self.rate_lost if self.n_lost else self.rate
 
 
 class AuditSummary(BaseModel):

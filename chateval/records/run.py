@@ -163,6 +163,9 @@ def _files(path: Path) -> list[str]:
 def _read(path: Path, *, setting_of: str | None = None, with_files: bool = True, samples: bool = True) -> Run:
     config = _json(path / CONFIG) if (path / CONFIG).is_file() else None
     summary = _json(path / SUMMARY) if (path / SUMMARY).is_file() else None
+    for data, model, name in ((config, ConfigRecord, CONFIG), (summary, SummaryRecord, SUMMARY)):
+        if data is not None:  # the envelope (format version, field types) before its kind is read from it
+            check(model, data, str(path / name))
     kind = setting_of or run_kind(config or {}, summary or {})
     types = run_types(kind)
     # A benchmark's setting (a sub-run, or one read on its own) has the per-setting summary.

@@ -12,7 +12,6 @@ never summarised away. A failed write stops the run with one line (:class:`RunWr
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -20,10 +19,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..util.errors import ConfigError, RunWriteError
+from ..util.errors import ConfigError, InputError, RunWriteError
 from ..util.jsonl import dumps_line, read_records
 from ..util.secrets import scrub_obj
-from .envelope import ConfigRecord, Envelope, SampleRecord, SummaryRecord, stamp
+from ..util.streams import lost_output
+from .envelope import ConfigRecord, Envelope, SampleRecord, SummaryRecord, check, stamp
 from .files import WRITE_ERRNOS, atomic_write, write_json
 from .folder import (
     CONFIG,
@@ -35,13 +35,23 @@ from .folder import (
     restore,
     run_path,
 )
+from .readable import read_json_object, regular_size
 
 MISSING_SHOWN = 20  # missing keys listed in a summary (the count is always whole)
 
 
 def write_summary_file(path: Path, summary: dict[str, Any], model: type[Envelope] = SummaryRecord) -> None:
     """summary.json of a run or a benchmark's top folder: checked and versioned (:func:`stamp`)."""
+    note_lost_output(summary)
     write_json(path, stamp(summary, model))
+
+
+def note_lost_output(summary: dict[str, Any]) -> None:
+    """``output_lost`` in a summary when stdout or stderr was closed during the run (the run went
+    on without printing: :mod:`chateval.util.streams`)."""
+    lost = lost_output()
+    if lost:
+        summary["output_lost"] = lost
 
 
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -103,6 +113,8 @@ class RunDir:
             raise
 
     def _open(self, config: dict[str, Any], *, resume: bool, overwrite: bool) -> None:
+        if (self.path / CONFIG).exists() or (self.path / CONFIG).is_symlink():
+            regular_size(self.path / CONFIG)  # a folder or a device named config.json: not a run's
         check_not_foreign(self.path)
         existing = (self.path / CONFIG).exists() or self.samples_path.exists()
         if existing and not resume and not overwrite:
@@ -118,8 +130,13 @@ class RunDir:
         aside = move_aside(self.path) if overwrite else None
         try:
             if resume and existing:
+                for name in (CONFIG, SAMPLES, SUMMARY):  # a directory, or /dev/zero (read for ever)
+                    if (self.path / name).exists() or (self.path / name).is_symlink():
+                        regular_size(self.path / name)
                 self._check_config(config)
                 records, self.dropped_torn = read_jsonl(self.samples_path)
+                for no, rec in enumerate(records, 1):
+                    check(self.record_type, rec, f"{self.samples_path}: record {no}")  # a version we read
                 for rec in records:
                     if rec.get("status") == "ok":
                         self.done[str(rec.get(self.key))] = rec
@@ -136,12 +153,12 @@ class RunDir:
             shutil.rmtree(aside, ignore_errors=True)  # the new run has started: the old one goes
 
     def _check_config(self, config: dict[str, Any]) -> None:
-        try:
-            old = json.loads((self.path / CONFIG).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            raise ConfigError(
-                f"{self.path / CONFIG}: unreadable; cannot check that --resume uses the same settings"
-            ) from None
+        if not (self.path / CONFIG).exists():
+            raise ConfigError(f"{self.path / CONFIG}: missing; cannot check that --resume uses the same settings")
+        old = read_json_object(self.path / CONFIG)
+        check(ConfigRecord, old, str(self.path / CONFIG))  # a format version this chateval reads
+        if not isinstance(old.get("judging", {}), dict):
+            raise ConfigError(f"{self.path / CONFIG}: field 'judging': not an object")
         if old.get("config_hash") != config.get("config_hash"):
             diff = [k for k in config.get("judging", {}) if old.get("judging", {}).get(k) != config["judging"][k]]
             what = f" (changed: {', '.join(diff)})" if diff else " (personas or prompt templates changed)"
@@ -180,10 +197,10 @@ class RunDir:
     def _earlier_wall_times(self) -> list[float]:
         """Wall times of the attempts before this --resume, from the last summary written."""
         try:
-            old = json.loads((self.path / SUMMARY).read_text(encoding="utf-8"))
+            old = read_json_object(self.path / SUMMARY)
             times = old.get("wall_time_attempts_s") or [old["wall_time_s"]]
             return [float(t) for t in times]
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        except (InputError, OSError, ValueError, TypeError, KeyError, AttributeError):
             return []  # no summary (killed before one was written): that attempt's time is unknown
 
     def accounting(self) -> dict[str, Any]:
@@ -216,6 +233,7 @@ class RunDir:
             if cap is not None and cap.stopped and summary["n_missing"]:
                 # Why the run is incomplete: --max-cost left its missing units unstarted.
                 summary["stopped"] = cap.record() | {"n_not_run": summary["n_missing"]}
+        note_lost_output(summary)
         stamped = stamp(summary, self.summary_type)
         summary.clear()  # the caller's summary (returned by the run) is the one written, version and all
         summary.update(stamped)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from ..util.errors import InputError
 
@@ -33,6 +33,18 @@ class Envelope(BaseModel):
 
     format_version: int = 0  # 0: written before run files carried a version
     _order: tuple[str, ...] = PrivateAttr(default=())  # the keys' order in the file (see data())
+
+    @field_validator("format_version", mode="before")
+    @classmethod
+    def _known_version(cls, value: Any) -> Any:
+        # An integer this chateval knows, exactly: "1" or 1.0 is not a version it wrote, and a
+        # newer version may mean fields this one would misread.
+        if type(value) is not int or not 0 <= value <= FORMAT_VERSION:
+            raise ValueError(
+                f"{value!r} is not a format version this chateval reads (it reads {FORMAT_VERSION}, and files "
+                "written before versions, without one); was it written by a newer chateval?"
+            )
+        return value
 
     def get(self, name: str, default: Any = None) -> Any:
         """A field or extra field by name (a payload's optional fields, one call for both)."""

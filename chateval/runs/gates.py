@@ -30,9 +30,35 @@ class Gate(BaseModel):
     spec: str  # as given, for messages
 
 
-def parse_gates(specs: list[str] | None, known: list[str], *, flag: str = "--fail-under") -> list[Gate]:
-    """Check every spec before anything runs: syntax, a finite number, a metric this command
-    measures (the error lists the ones it does). ``known`` may hold patterns like ``recall_all@K``."""
+# The values a metric can take: a threshold outside can never be met (or is always met), a typo
+# that would only show after the whole run. Metrics not listed here are not range-checked.
+RANGES: dict[str, tuple[float, float]] = {
+    "accuracy": (0.0, 1.0),
+    "kappa": (-1.0, 1.0),
+    "spearman": (-1.0, 1.0),
+    "kendall": (-1.0, 1.0),
+    "rouge_l": (0.0, 1.0),
+    "recall_all@K": (0.0, 1.0),
+    "recall_any@K": (0.0, 1.0),
+    "success_rate": (0.0, 1.0),
+    "f1": (0.0, 1.0),
+    "evidence_recall": (0.0, 1.0),
+    "win_rate": (0.0, 1.0),
+}
+
+
+def parse_gates(
+    specs: list[str] | None,
+    known: list[str],
+    *,
+    flag: str = "--fail-under",
+    subjects: list[str] | None = None,
+    single: bool = False,
+) -> list[Gate]:
+    """Check every spec before anything runs: syntax, a finite number within the metric's range,
+    a metric this command measures (the error lists the ones it does). ``known`` may hold patterns
+    like ``recall_all@K``. ``single``: the command measures one value (no ``:NAME``);
+    ``subjects``: the systems or settings a ``:NAME`` may name, when known before the run."""
     gates = []
     for spec in specs or []:
         m = _SPEC.match(spec.strip())
@@ -50,6 +76,15 @@ def parse_gates(specs: list[str] | None, known: list[str], *, flag: str = "--fai
         if not any(_matches(metric, k) for k in known):
             raise ConfigError(f"{flag} '{spec}': unknown metric '{metric}' (metrics: {', '.join(known)})")
         subject = m["subject"].strip() if m["subject"] else None
+        lo, hi = next((r for k, r in RANGES.items() if _matches(metric, k)), (-math.inf, math.inf))
+        if not lo <= value <= hi:
+            raise ConfigError(f"{flag} '{spec}': {metric} lies between {lo:g} and {hi:g}; {value:g} is outside")
+        if m["subject"] is not None and not subject:
+            raise ConfigError(f"{flag} '{spec}': an empty name after ':'")
+        if subject is not None and single:
+            raise ConfigError(f"{flag} '{spec}': this command measures one {metric}; give {metric}=VALUE (no :NAME)")
+        if subject is not None and subjects is not None and subject not in subjects:
+            raise ConfigError(f"{flag} '{spec}': no setting or system '{subject}' in this run ({', '.join(subjects)})")
         gates.append(Gate(metric=metric, subject=subject, threshold=value, spec=spec))
     return gates
 
@@ -78,7 +113,7 @@ def check(gates: list[Gate], measures: Measures, *, flag: str = "--fail-under", 
                 lines.append(f"{flag} {g.spec}: no system or setting '{g.subject}' in this run ({names})")
                 continue
             picked: dict[str | None, float | None] = {g.subject: values[g.subject]}
-        else:  # the run's own value (evaluate; calibrate's best setting), else every system's
+        else:  # the run's own value (evaluate; calibrate's recommended setting), else every system's
             picked = {None: values[None]} if None in values else values
         for subject, v in picked.items():
             who = f"{g.metric}" + (f" of {subject}" if subject is not None else "")
@@ -106,13 +141,14 @@ CALIBRATE_METRICS = ["accuracy", "kappa", "spearman", "kendall"]  # labels (pair
 
 
 def calibrate_measures(summary: dict[str, Any]) -> Measures:
-    """Per judge setting; a gate without a setting is checked on the best one (what
-    ``--write-preset`` writes), not on every setting of the grid."""
+    """Per judge setting; a gate without a setting is checked on the recommended one (what
+    ``--write-preset`` writes; the best one in a summary from before recommendations), not on
+    every setting of the grid."""
     out: Measures = {}
     for name, s in (summary.get("settings") or {}).items():
         for m, stat in (s.get("agreement") or {}).items():
             out.setdefault(m, {})[name] = (stat or {}).get("value")
-    best = summary.get("best")
+    best = summary.get("recommended") or summary.get("best")
     return {m: ({None: vals[best], **vals} if best in vals else vals) for m, vals in out.items()}
 
 
@@ -121,4 +157,11 @@ AUDIT_METRICS = ["flip_rate"]  # per perturbation; without one, every perturbati
 
 
 def audit_measures(summary: dict[str, Any]) -> Measures:
-    return {"flip_rate": {b["perturbation"]: b.get("rate") for b in summary.get("biases") or []}}
+    """The audit's headline flip rate per perturbation: toward the favoured answer where it had
+    lost (the plain flip rate for a perturbation favouring no answer)."""
+    return {
+        "flip_rate": {
+            b["perturbation"]: b.get("rate_lost") if b.get("n_lost") else b.get("rate")
+            for b in summary.get("biases") or []
+        }
+    }

@@ -10,7 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.table import Column, Table
 
 from ..models import UsageTotals, cost_text, prompt_cache_text
+from ..models.usage import endpoint_usage_rows
 from ..stats.agreement import baseline_text
+from ..stats.self_consistency import consistency_text
 from ..util.tables import print_table
 from .savings import calls_saved_text
 
@@ -154,6 +156,8 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
         la = summary["label_accuracy"]
         base = baseline_text(summary.get("agreement") or {})
         rows.append(("agreement with labels", f"{la['accuracy']:.1%} of {la['n']}" + (f" ({base})" if base else "")))
+    if spread := consistency_text(summary):
+        rows.append(("self-consistency", spread))
     u = summary.get("usage", {})
     rows += [
         (
@@ -172,6 +176,7 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
         ),
         ("provider prompt cache", prompt_cache_text(u) or "no cached input tokens reported"),
         ("cost", cost_text(u)),
+        *endpoint_usage_rows(summary.get("usage_by_endpoint")),
         (
             "wall time",
             f"{summary.get('wall_time_s', 0):.1f} s"

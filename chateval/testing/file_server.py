@@ -10,14 +10,16 @@ HTTP Range support (206 + Content-Range, 416 past the end), and misbehaves on re
 A truncation or a status applies once (to the next request for that path) unless its path is
 also in ``sticky``. ``ignore_range`` answers every request with the whole file (200), as
 servers without Range support do. Each file has an ETag; a Range request whose If-Range differs
-from it gets the whole file (200), as RFC 9110 says. ``/redirect/<path>`` answers 302 to ``/<path>``.
+from it gets the whole file (200), as RFC 9110 says. ``/redirect/<path>`` answers 302 to ``/<path>`` (on ``redirect_base``, another server, when set).
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
@@ -33,6 +35,11 @@ class FileServer:
         self.sticky: set[str] = set()
         self.ignore_range = False
         self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
+        self.headers: list[dict[str, str]] = []
+        self.auth: tuple[str, str] | None = None
+        self.trickle: dict[str, float] = {}
+        self.no_length: set[str] = set()
+        self.redirect_base = ""  # where /redirect/<path> points: "" this server, or another's base_url
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -58,13 +65,18 @@ class FileServer:
             def do_GET(self) -> None:
                 rng = self.headers.get("Range")
                 server.requests.append((self.path, rng))
+                server.headers.append(dict(self.headers.items()))
+                if server.auth is not None:
+                    want = "Basic " + base64.b64encode(":".join(server.auth).encode()).decode()
+                    if self.headers.get("Authorization") != want:
+                        return self._reply(401, b"authentication required")
                 if self.path.startswith("/redirect/"):
                     self.send_response(302)
-                    self.send_header("Location", self.path.removeprefix("/redirect"))
+                    self.send_header("Location", server.redirect_base + self.path.removeprefix("/redirect"))
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
-                rel = self.path.lstrip("/")
+                rel = self.path.partition("?")[0].lstrip("/")
                 code = server._take(server.status, rel)
                 if code is not None:
                     return self._reply(code, f"error {code}".encode())
@@ -88,7 +100,10 @@ class FileServer:
                 self.send_response(206 if start else 200)
                 if start:
                     self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
-                self.send_header("Content-Length", str(len(body)))
+                if rel in server.no_length:
+                    self.close_connection = True
+                else:
+                    self.send_header("Content-Length", str(len(body)))
                 self.send_header("Accept-Ranges", "bytes")
                 self.send_header("ETag", etag)
                 self.end_headers()
@@ -98,7 +113,19 @@ class FileServer:
                     self.wfile.flush()
                     self.close_connection = True
                     return
-                self.wfile.write(body)
+                if rel in server.trickle:
+                    try:
+                        for i in range(0, len(body), 64):
+                            self.wfile.write(body[i : i + 64])
+                            self.wfile.flush()
+                            time.sleep(server.trickle[rel])
+                    except OSError:  # the client gave up
+                        self.close_connection = True
+                    return
+                try:
+                    self.wfile.write(body)
+                except OSError:  # the client stopped reading (a size cap)
+                    self.close_connection = True
 
             def _reply(self, code: int, body: bytes) -> None:
                 self.send_response(code)

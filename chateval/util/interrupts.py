@@ -84,3 +84,55 @@ def watch_sigint() -> Iterator[None]:
         _watching -= 1
         if signal.getsignal(signal.SIGINT) is noted:
             signal.signal(signal.SIGINT, prev)
+
+
+# --- SIGTERM and SIGHUP stop a command as Ctrl-C does ---------------------------------------------
+STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+_stopped_by: int | None = None
+
+
+def stopped_by() -> int | None:
+    """The stop signal (SIGTERM, SIGHUP) that stopped this command, if one did."""
+    return _stopped_by
+
+
+def stop_name() -> str:
+    """How the command was stopped, for its last line: 'interrupted', or 'stopped by SIGTERM'."""
+    return f"stopped by {signal.Signals(_stopped_by).name}" if _stopped_by else "interrupted"
+
+
+@contextlib.contextmanager
+def stop_signals_like_ctrl_c() -> Iterator[None]:
+    """While inside, SIGTERM and SIGHUP are handed to the SIGINT handler in place at that moment
+    (asyncio's, which cancels the run, or Python's, which raises KeyboardInterrupt), so a run
+    stopped by ``kill``, a closed terminal or a batch scheduler writes its summary like a Ctrl-C.
+    A signal that is ignored on entry (``nohup`` ignores SIGHUP) stays ignored. The caller maps
+    the result to exit 128 + the signal's number (``stopped_by``)."""
+    global _stopped_by
+    _stopped_by = None
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def forward(signum: int, frame: Any) -> Any:
+        global _stopped_by
+        if _stopped_by is None:
+            _stopped_by = signum
+        handler = signal.getsignal(signal.SIGINT)
+        if not callable(handler):  # SIGINT ignored (a background job): still stop
+            handler = signal.default_int_handler
+        return handler(signal.SIGINT, frame)
+
+    before: dict[int, Any] = {}
+    for name in STOP_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is None or signal.getsignal(sig) == signal.SIG_IGN:
+            continue
+        before[sig] = signal.getsignal(sig)
+        signal.signal(sig, forward)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            if signal.getsignal(sig) is forward:
+                signal.signal(sig, handler)

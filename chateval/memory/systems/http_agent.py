@@ -1,11 +1,16 @@
 """http: a memory agent running as a service, in any language, behind protocol v1 (JSON over
 HTTP POST). Each system instance is one *case* (a fresh memory): ``/reset`` once, ``/ingest``
-per session in date order, ``/respond`` per question or dialogue turn. What the agent returns
-as ``retrieved`` is scored exactly like a built-in system's recall; its ``usage`` is metered."""
+per session in date order (or ``/ingest_batch``: many sessions a request, when the agent has
+it), ``/respond`` per question or dialogue turn. What the agent returns as ``retrieved`` is
+scored exactly like a built-in system's recall; its ``usage`` is metered.
+
+One ``httpx.AsyncClient`` per system instance (per event loop) keeps its connections alive
+across requests and cases; ``aclose()``/``close()`` close it."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import random
@@ -46,6 +51,12 @@ class HttpSettings(BaseModel):
         "'Authorization: Bearer ...' (the key itself is never stored)",
     )
     case_prefix: str = Field("chateval", description="readable prefix of the case ids sent to the agent")
+    ingest_batch: int = Field(
+        64,
+        ge=1,
+        description="sessions per POST /ingest_batch when a case's sessions are ingested together; 1: one "
+        "POST /ingest per session. An agent without /ingest_batch (404, 405 or 501) gets /ingest, remembered",
+    )
 
     _url = field_validator("url")(check_base_url)
 
@@ -109,12 +120,35 @@ class HttpAgentError(RuntimeError):
     """The agent kept failing (after the retries); the message quotes what it said."""
 
 
+class _Unsupported(Exception):
+    """An optional endpoint the agent does not have (404, 405 or 501): not retried."""
+
+
+UNSUPPORTED = (404, 405, 501)
+# Base URLs whose agent answered /ingest_batch with UNSUPPORTED: later cases of the run go
+# straight to /ingest (one probe per agent and process, not one per case).
+_NO_BATCH: set[str] = set()
+# Clients closed by a synchronous close() inside a running loop: referenced until done.
+_CLOSING: set[asyncio.Task[None]] = set()
+
+
+@functools.cache
+def _tls() -> Any:
+    """httpx's default verification context, built once: building it (reading the CA bundle)
+    costs ~20 ms of CPU, which every new client would otherwise pay (one per case)."""
+    return httpx.create_ssl_context()
+
+
 def _turn(t: Turn) -> dict[str, str]:
     return {"turn_id": t.id, "role": t.role, "content": t.content}
 
 
 def _iso(when: datetime | None) -> str | None:
     return when.isoformat() if when is not None else None
+
+
+def _session(s: Session) -> dict[str, Any]:
+    return {"session_id": s.id, "date": _iso(s.date), "turns": [_turn(t) for t in s.turns]}
 
 
 @memory_system("http")
@@ -127,6 +161,9 @@ class HttpAgent(MemorySystem[HttpSettings]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._queue: list[Session] | None = None  # sessions held for /ingest_batch (in ingest_all)
         self._new_case()
 
     def _new_case(self) -> None:
@@ -135,8 +172,18 @@ class HttpAgent(MemorySystem[HttpSettings]):
         self._turns = 0
 
     # --- the wire ------------------------------------------------------------------------------
-    async def _post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """POST with bounded retries; a reply that is not a JSON object counts as a failure."""
+    def _http(self) -> httpx.AsyncClient:
+        """This instance's client for the running loop (a client belongs to the loop it was
+        made in: a system used from a new ``asyncio.run`` gets a new one)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop or self._client.is_closed:
+            self._client = httpx.AsyncClient(timeout=self.settings.timeout_s, verify=_tls())
+            self._client_loop = loop
+        return self._client
+
+    async def _post(self, path: str, payload: dict[str, Any], *, optional: bool = False) -> dict[str, Any]:
+        """POST with bounded retries; a reply that is not a JSON object counts as a failure.
+        ``optional``: the endpoint may be missing (404, 405, 501): ``_Unsupported``, no retry."""
         s = self.settings
         url, query, auth, key = s.endpoint(path)
         headers = {"Content-Type": "application/json; charset=utf-8", "X-Chateval-Protocol": PROTOCOL}
@@ -146,22 +193,24 @@ class HttpAgent(MemorySystem[HttpSettings]):
         for attempt in range(1, s.max_retries + 2):
             body = ""
             try:
-                async with httpx.AsyncClient(timeout=s.timeout_s) as client:
-                    # Within timeout_s overall and max_response_bytes: a trickling or endless
-                    # reply stops there (httpx's own timeout bounds each read, not the reply).
-                    reply, raw = await request_capped(
-                        client,
-                        "POST",
-                        url,
-                        deadline_s=s.timeout_s,
-                        max_bytes=s.max_response_bytes,
-                        content=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
-                        params=query,
-                        headers=headers,
-                        # no Basic auth: the client's default, which is none
-                        auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
-                    )
+                # Within timeout_s overall and max_response_bytes: a trickling or endless reply
+                # stops there (httpx's own timeout bounds each read, not the reply); a reply cut
+                # off closes its connection, the others go back to the pool.
+                reply, raw = await request_capped(
+                    self._http(),
+                    "POST",
+                    url,
+                    deadline_s=s.timeout_s,
+                    max_bytes=s.max_response_bytes,
+                    content=json.dumps(payload, ensure_ascii=False).encode("utf-8"),
+                    params=query,
+                    headers=headers,
+                    # no Basic auth: the client's default, which is none
+                    auth=auth if auth is not None else httpx.USE_CLIENT_DEFAULT,
+                )
                 body = raw.decode(reply.encoding or "utf-8", errors="replace")
+                if optional and reply.status_code in UNSUPPORTED:
+                    raise _Unsupported(reply.status_code)
                 if reply.is_success:
                     data = json.loads(body) if body.strip() else {}
                     if isinstance(data, dict):
@@ -191,18 +240,48 @@ class HttpAgent(MemorySystem[HttpSettings]):
             self._reset_sent = True
 
     # --- the MemorySystem interface -------------------------------------------------------------
+    async def ingest_all(self, sessions: list[Session]) -> None:
+        """The base class's checks and order; the sessions then go ``ingest_batch`` at a time."""
+        if self.settings.ingest_batch < 2 or self.settings.url in _NO_BATCH:
+            return await super().ingest_all(sessions)
+        queued: list[Session] = []
+        self._queue = queued
+        try:
+            await super().ingest_all(sessions)  # each _ingest() adds to the queue
+        finally:
+            self._queue = None
+            # Sent even when a later session was refused: those before it count as ingested.
+            t0 = time.perf_counter()
+            await self._send(queued)
+            self._stats.ingest_s += time.perf_counter() - t0
+
     async def _ingest(self, session: Session) -> None:
+        if self._queue is not None:
+            self._queue.append(session)
+        else:
+            await self._send([session])
+
+    async def _send(self, sessions: list[Session]) -> None:
+        if not sessions:
+            return
         await self._ensure_case()
-        await self._post(
-            "/ingest",
-            {
-                "case_id": self.case_id,
-                "session_id": session.id,
-                "date": _iso(session.date),
-                "turns": [_turn(t) for t in session.turns],
-            },
-        )
-        self._turns += len(session.turns)
+        size = self.settings.ingest_batch
+        for lo in range(0, len(sessions), size):
+            chunk = sessions[lo : lo + size]
+            if len(chunk) > 1 and self.settings.url not in _NO_BATCH:
+                try:
+                    await self._post(
+                        "/ingest_batch",
+                        {"case_id": self.case_id, "sessions": [_session(x) for x in chunk]},
+                        optional=True,
+                    )
+                    self._turns += sum(len(x.turns) for x in chunk)
+                    continue
+                except _Unsupported:
+                    _NO_BATCH.add(self.settings.url)  # this agent has the one-session form only
+            for x in chunk:
+                await self._post("/ingest", {"case_id": self.case_id, **_session(x)})
+                self._turns += len(x.turns)
 
     async def respond(self, query: str | list[Turn], now: datetime) -> Response:
         dialogue = None if isinstance(query, str) else list(query)
@@ -281,3 +360,22 @@ class HttpAgent(MemorySystem[HttpSettings]):
 
     def _reset(self) -> None:
         self._new_case()  # a new case id: the agent starts a fresh, empty memory on the next call
+        # (the client stays: its connections serve the next case too)
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._client_loop is asyncio.get_running_loop():
+            await client.aclose()
+
+    def close(self) -> None:
+        """From synchronous code: inside the client's running loop the client is closed by a
+        task; otherwise its loop is gone and so are its connections' transports."""
+        client, self._client = self._client, None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if client is not None and self._client_loop is loop:
+            task = loop.create_task(client.aclose())
+            _CLOSING.add(task)
+            task.add_done_callback(_CLOSING.discard)

@@ -45,11 +45,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from ..answer import AnswerInputs
 from ..base import format_items, memory_system
+from ..cosine_index import CosineIndex
 from ..extract import session_inputs
 from ..timeline_graph import TimelineGraph, window
 from ..types import MemoryItem, Response, Session, Turn
+from ..vector import is_server
 from .retrieval import VectorMemory
 from .theanine_refine import refine_timeline
 from .theanine_settings import TheanineSettings
@@ -117,6 +121,9 @@ class Theanine(VectorMemory[TheanineSettings]):
         self.last_timelines: list[Timeline] = []  # what the latest context() used, for inspection
         self.last_recalled: list[MemoryItem] = []
         self._restored = True
+        # Local Qdrant re-normalises every stored vector per query: the same exact search runs
+        # here, a session's queries as one matrix product (a Qdrant server answers its own).
+        self._index = None if is_server(self.qdrant) else CosineIndex()
         path = self.settings.graph_path
         if path and Path(path).exists():
             self.graph = TimelineGraph.load(path)
@@ -149,6 +156,23 @@ class Theanine(VectorMemory[TheanineSettings]):
             meta=dict(d.get("meta") or {}),
         )
 
+    async def add(self, items: list[MemoryItem], vectors: np.ndarray | None = None) -> None:
+        if items and vectors is None:
+            vectors = await self.embedder.embed([i.text for i in items])
+        await super().add(items, vectors)
+        if self._index is not None and items and vectors is not None:
+            self._index.add([i.id for i in items], vectors)
+
+    async def search_many(self, vectors: list[np.ndarray], k: int) -> list[list[tuple[MemoryItem, float]]]:
+        """``search`` for several queries: one matrix product over the in-memory index."""
+        if self._index is None or len(self._index) != len(self._items):  # (a removal: Qdrant answers)
+            return [await super(Theanine, self).search(v, k) for v in vectors]
+        hits = self._index.search_many(np.asarray(vectors), k)
+        return [[(self._items[m], score) for m, score in row if m in self._items] for row in hits]
+
+    async def search(self, vector: np.ndarray, k: int) -> list[tuple[MemoryItem, float]]:
+        return (await self.search_many([vector], k))[0]
+
     def save(self) -> None:
         if self.settings.graph_path:
             self.graph.save(self.settings.graph_path)
@@ -171,7 +195,7 @@ class Theanine(VectorMemory[TheanineSettings]):
         vectors = await self.embedder.embed([i.text for i in new])
         # Phase I-1: associative memories come from earlier sessions only (nothing of this
         # session is in the store yet), so every edge points forward in time.
-        assoc = [await self.search(v, self.settings.j) for v in vectors]
+        assoc = await self.search_many(list(vectors), self.settings.j)
         targets: list[list[tuple[str, str | None, str]]]  # (earlier memory, relation, explanation)
         if self.settings.relation_aware:
             labels = await asyncio.gather(*(self._relate(session, item, hits) for item, hits in zip(new, assoc)))
@@ -369,5 +393,6 @@ class Theanine(VectorMemory[TheanineSettings]):
         super()._reset()
         self.graph = TimelineGraph()
         self.last_timelines, self.last_recalled = [], []
+        self._index = None if is_server(self.qdrant) else CosineIndex()
         self._restored = True
         self.save()  # the file mirrors the memory: an emptied memory is an emptied file
