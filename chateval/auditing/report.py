@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..bench import plots
 from ..records.audit import AuditSummary, BiasSummary
 from ..runs.files import atomic_write
+from ..util.extras import not_drawn
 from ..view.samples import anchor
 
 REPORT, CHART, VIEW = "report.md", "flip_rates.png", "view.html"
@@ -123,7 +123,7 @@ def render(summary: AuditSummary, out: Path, chart: Path | str | None) -> str:
     if isinstance(chart, Path):
         lines += [f"![flip rates]({chart.name})", ""]
     elif chart:
-        lines += plots.skipped(CHART, chart)
+        lines += [f"*Plot `{CHART}` not drawn: {chart}.*", ""]  # bench.plots.skipped's note
     if s.skipped:
         lines += ["## Not run", ""] + [f"- `{name}`: {why}" for name, why in s.skipped.items()] + [""]
     missing = [b for b in s.biases if b.not_compared]
@@ -172,6 +172,12 @@ def _fmt(v: Any) -> str:
 
 
 def draw(summary: AuditSummary, out: Path) -> Path | str:
+    why = not_drawn()
+    if why:
+        (out / CHART).unlink(missing_ok=True)  # an older run's chart would not match this report
+        return why
+    from ..bench import plots  # matplotlib: only when a figure is drawn (the plots extra)
+
     biases = [b for b in summary.biases]
     if not biases:
         return plots.drop(out / CHART, "no perturbation ran")

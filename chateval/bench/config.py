@@ -127,7 +127,9 @@ class MemoryBenchConfig(BenchConfig, LayerSettings):
         "offline", "model the systems use, and the judges unless --judge-model", flags=["--answer-model", "--model"]
     )
     judge: Literal["single", "debate", "both"] = opt(
-        "single", "single: LongMemEval-style yes/no judge; debate: the panel's correctness task; both"
+        "single",
+        "which judge scores the answers: single (a LongMemEval-style yes/no judge), debate (the panel's "
+        "correctness task) or both (each scores every answer, reported side by side)",
     )
     judge_protocol: Literal["chateval", "official"] = opt(
         "chateval",

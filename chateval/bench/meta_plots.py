@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 from . import plots
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 KAPPA_RANGE = (-1.0, 1.0)
 
 

@@ -17,7 +17,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from ..util.extras import not_drawn
 from .figure_stamps import CURRENT_STAMP, STAMP, inputs_stamp, png_stamp
+
+# matplotlib comes with the memory and plots extras; without it every figure is reported as not
+# drawn (naming the extra) and the reports are written all the same (calibrate, audit).
+MISSING = not_drawn()
 
 if TYPE_CHECKING:  # imported by ``load``: a report whose figures are up to date never imports matplotlib
     import matplotlib.pyplot as plt
@@ -104,6 +109,8 @@ def never_fatal(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(path: Path, *args: Any, **kwargs: Any) -> Any:
+        if MISSING:
+            return drop(Path(path), MISSING)
         token = None
         try:
             if CURRENT_STAMP.get() is None:  # the outermost figure function names the file's inputs

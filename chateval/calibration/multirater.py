@@ -5,7 +5,7 @@ the leave-one-out ceiling), and the judge settings' agreement with each other.
   lazily): nominal for labels, interval for scores (per aspect, averaged over the aspects as the
   other score statistics are). It takes any number of annotators per item; an item's labels are
   one unit's values (alpha does not need to know which annotator gave which label).
-- **Fleiss' kappa** (statsmodels): labels only, and it assumes the same number of raters on every
+- **Fleiss' kappa** (statsmodels, the ``agreement`` extra): labels only, and it assumes the same number of raters on every
   item, so it is computed over the items with the most common number of annotators (at least 2)
   and says how many those are.
 - **Judge vs judge**: Cohen's kappa (labels) or Spearman's rho averaged over the aspects (scores)
@@ -103,7 +103,10 @@ def fleiss(items: Items) -> Stat:
     rows = [labs for labs in multi.values() if len(labs) == m]
     if len(rows) < 2:
         return Stat(value=None, n=len(rows), reason="fewer than 2 items with the same number of annotators")
-    from statsmodels.stats.inter_rater import fleiss_kappa
+    try:
+        from statsmodels.stats.inter_rater import fleiss_kappa
+    except ImportError:  # the judge's core install: the agreement extra brings it
+        return Stat(value=None, n=len(rows), reason="needs statsmodels: pip install 'chateval[agreement]'")
 
     classes = list(items.format.classes)
     table = np.array([[labs.count(c) for c in classes] for labs in rows])
@@ -127,8 +130,9 @@ def annotator_agreement(items: Items) -> dict[str, Stat]:
 
 def judge_agreement(items: Items, preds: dict[str, dict[str, Any]]) -> tuple[str, dict[str, dict[str, float | None]]]:
     """(metric, {setting: {setting: value}}) between every pair of settings on the items both judged."""
-    from scipy.stats import spearmanr
-    from sklearn.metrics import cohen_kappa_score
+    # Ours, not scikit-learn's and scipy's: the judge's core install has neither (spearman is None
+    # without scipy, and so the mean over aspects).
+    from ..stats.agreement import cohen_kappa, spearman
 
     names = list(preds)
     metric = "spearman" if items.scored else "kappa"
@@ -140,7 +144,8 @@ def judge_agreement(items: Items, preds: dict[str, dict[str, Any]]) -> tuple[str
             if not items.scored:
                 x, y = [str(preds[a][i]) for i in ids], [str(preds[b][i]) for i in ids]
                 with np.errstate(all="ignore"):
-                    value = float(cohen_kappa_score(x, y)) if len(ids) >= 2 and len(set(x) | set(y)) > 1 else None
+                    if len(ids) >= 2 and len(set(x) | set(y)) > 1:
+                        value = cohen_kappa(x, y, sorted(set(x) | set(y)))["value"]
             elif len(ids) >= 3:
                 rhos = []
                 for aspect in items.aspects:
@@ -148,7 +153,9 @@ def judge_agreement(items: Items, preds: dict[str, dict[str, Any]]) -> tuple[str
                     fy = [_score(preds[b][i], aspect) for i in ids]
                     pairs = [(u, v) for u, v in zip(fx, fy) if u is not None and v is not None]
                     if len(pairs) >= 3 and len({u for u, _ in pairs}) > 1 and len({v for _, v in pairs}) > 1:
-                        rhos.append(float(spearmanr(*zip(*pairs)).statistic))
+                        rho = spearman([u for u, _ in pairs], [v for _, v in pairs])["value"]
+                        if rho is not None:
+                            rhos.append(rho)
                 value = float(np.mean(rhos)) if rhos and len(rhos) == len(items.aspects) else None
             out[a][b] = None if value is None or math.isnan(value) else value
     return metric, out

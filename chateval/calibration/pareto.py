@@ -16,6 +16,12 @@ PLOT = "cost_agreement.png"
 
 def draw(out: Path, summary: CalibrationSummary) -> Path | str:
     """The plot, or why it was not drawn (the report says so instead of linking a stale file)."""
+    from ..util.extras import not_drawn
+
+    why = not_drawn()
+    if why:  # the judge's core install: no matplotlib (the plots extra)
+        (out / PLOT).unlink(missing_ok=True)
+        return why
     from ..bench.plots import colours, drop, never_fatal, plt, save, whisker  # lazily: matplotlib
 
     @never_fatal

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..bench.meta_plots import KAPPA_RANGE, Chart, chart_bars
 from ..debate.tasks import TASKS, get_task
 from ..paired import PairedDifference
 from ..runs.files import atomic_write
 from ..stats.self_consistency import consistency_text
+from ..util.extras import not_drawn
 from . import pareto
 from .recommend import pick_best
 from .records import CalibrationSummary, SettingResult, Stat
@@ -178,10 +178,13 @@ def render(out: Path, summary: CalibrationSummary) -> str:
         ]
         lines += _multi_rater(c.multi_rater, summary.task)
     lines += _judge_matrix(summary)
+    why = not_drawn()
     for m in metrics:
         png = f"agreement_{m}.png"
         if (out / png).exists():
             lines += [f"![{NAMES[m]} per setting]({png})", ""]
+        elif why:
+            lines += [f"*Plot `{png}` not drawn: {why}.*", ""]
     lines += ["## Sub-runs", ""] + [
         f"- `{r.setting.name}` (`{r.setting.spec()}`): `{out / r.run_dir}` — `chateval view {out / r.run_dir}`"
         for r in summary.settings.values()
@@ -248,8 +251,10 @@ def answer_first(out: Path, summary: CalibrationSummary) -> list[str]:
 def charts(out: Path, summary: CalibrationSummary) -> None:
     for old in out.glob("agreement_*.png"):
         old.unlink()
-    if not summary.settings:
+    if not summary.settings or not_drawn():
         return
+    from ..bench.meta_plots import KAPPA_RANGE, Chart, chart_bars  # matplotlib: the plots extra
+
     names = list(summary.settings)
     for m in next(iter(summary.settings.values())).agreement:
         stats = [r.agreement[m] for r in summary.settings.values()]

@@ -13,6 +13,7 @@ from typing import Any
 from ..util import interrupts, secrets, streams
 from ..util.errors import ChatevalError
 from . import audit, bench, calibrate, data, evaluate, listing, memory, rejudge, view
+from .suggest import Parser
 
 # What `chateval --help` shows a user (the module docstring above is for developers).
 DESCRIPTION = """\
@@ -40,9 +41,10 @@ EPILOG = textwrap.fill(
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser. The benchmarks' subcommands are only built when ``argv`` asks for ``bench``
     (or argv is None), so ``chateval --help`` does not import every benchmark."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="chateval", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.argv = list(argv or ())
     parser.add_argument("--version", action="version", version=f"chateval {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     evaluate.add_parser(sub)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..util.tables import print_table
 from .evaluate import add_judge_options, config_from_args
 from .options import add_model_options, given
 
@@ -75,7 +76,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         table.add_column(col)
     for row in summary.headline:
         table.add_row(*(str(row.get(c, "–")) for c in cols))
-    console.print(table)
+    print_table(console, table)
     for name, why in summary.skipped.items():
         console.print(f"[yellow]not run:[/yellow] {name}: {why}", highlight=False)
     console.print(

@@ -8,6 +8,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..util.tables import print_table
 from .cost import (
     EXIT_CODE_TEXT,
     EXIT_STOPPED,
@@ -78,6 +79,9 @@ def add_parser(sub: Any, *, with_benchmarks: bool = True) -> None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    from ..util.extras import require
+
+    require("memory", "chateval bench")  # before anything is read or written
     from ..bench import BENCHMARKS, arun, config_model
     from ..bench.headline import gate_measures
     from ..bench.registry import describe
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         table = Table("benchmark", "what it measures")
         for name in BENCHMARKS.names():
             table.add_row(name, BENCHMARKS.get(name).description)
-        Console().print(table)
+        print_table(Console(), table)
         return 0 if args.list else 2
     model = config_model(args.benchmark)
     from_file = load_config_file(model, args.config_file) if args.config_file else {}
@@ -171,7 +175,7 @@ def headline_table(rows: list[dict[str, Any]], console: Console, *, rate: bool =
             _fmt(r.get("failed")),
             "unknown" if cost is None else f"${cost:.4f}",
         )
-    console.print(table)
+    print_table(console, table)
 
 
 def comparisons_table(summary: dict[str, Any], console: Console) -> None:
@@ -189,7 +193,7 @@ def comparisons_table(summary: dict[str, Any], console: Console) -> None:
         p = "–" if c.p_value is None else ("<0.001" if c.p_value < 0.001 else f"{c.p_value:.3f}")
         n = f"{c.n}" + (f" ({c.n_clusters} clusters)" if c.n_clusters is not None else "")
         table.add_row(f"{c.a} vs {c.b}", c.metric, "–" if c.diff is None else f"{c.diff:+.3f}", ci, p, n)
-    console.print(table)
+    print_table(console, table)
     few = sorted({c.n_clusters for c in rows if c.few_clusters and c.n_clusters is not None})
     if few:
         console.print(

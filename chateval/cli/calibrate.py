@@ -7,6 +7,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from ..runs.gates import CALIBRATE_METRICS, calibrate_measures, parse_gates
+from ..util.tables import print_table
 from .cost import (
     EXIT_CODE_TEXT,
     EXIT_STOPPED,
@@ -145,4 +146,4 @@ def _table(summary: Any, console: Console) -> None:
             f"{r.per_item.calls:.1f}",
         ]
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)

@@ -9,6 +9,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..util.errors import ConfigError
+from ..util.tables import print_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -96,7 +97,7 @@ def print_estimate(est: DryRunEstimate, console: Console, *, as_json: bool = Fal
         usd(est.cost_if_cached_usd),
         style="bold",
     )
-    console.print(table)
+    print_table(console, table)
     console.print(
         f"{est.units} units; tokens estimated at {est.token_rule}. Output tokens are the offline "
         "model's stand-in replies (a real model's are often longer). Cache-eligible: input tokens that "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..util.tables import print_table
+
 if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console
 
@@ -29,7 +31,7 @@ def personas(args: argparse.Namespace, console: Console) -> int:
     for key in lib.names():
         p = lib.get(key)
         table.add_row(key, p.name, p.description or p.role[:80], p.model or "-")
-    Console().print(table)
+    print_table(Console(), table)
     return 0
 
 
@@ -47,7 +49,7 @@ def strategies(args: argparse.Namespace, console: Console) -> int:
     table = Table("strategy", "description")
     for name in STRATEGIES.names():
         table.add_row(name, STRATEGIES.get(name).description)
-    out.print(table)
+    print_table(out, table)
     presets = Table("preset", "settings")
     for d in search_path("strategies"):
         for f in sorted(d.glob("*.y*ml")) if d.is_dir() else []:
@@ -69,5 +71,5 @@ def perturbations(args: argparse.Namespace, console: Console) -> int:
     for name in PERTURBATIONS.names():
         p = get_perturbation(name)
         table.add_row(name, p.bias, ", ".join(p.tasks), p.description)
-    Console().print(table)
+    print_table(Console(), table)
     return 0

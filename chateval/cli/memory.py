@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..util.errors import ConfigError
 from ..util.secrets import redact_url
+from ..util.tables import print_table
 from .evaluate import add_price_option
 from .options import add_model_options
 
@@ -113,6 +114,9 @@ MODEL_FIELDS = (
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
+    from ..util.extras import require
+
+    require("memory", "chateval memory")
     if args.memory_command == "list":
         return cmd_list(args)
     if args.memory_command == "ask":
@@ -155,7 +159,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     for name in MEMORY_SYSTEMS.names():
         cls = MEMORY_SYSTEMS.get(name)
         table.add_row(name, cls.description or "-", cls.paper or "-", knobs(cls.Settings).replace(", ", "\n"))
-    Console().print(table)
+    print_table(Console(), table)
     return 0
 
 

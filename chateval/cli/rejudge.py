@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..util.tables import print_table
 from .cost import (
     EXIT_CODE_TEXT,
     EXIT_STOPPED,
@@ -68,6 +69,10 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     import asyncio
 
+    from ..util.extras import require
+
+    require("memory", "chateval rejudge")  # it rejudges benchmark runs: their metrics need the extra
+
     from ..models import UsageTotals
     from ..rejudging.config import RejudgeConfig
     from ..rejudging.gates import REJUDGE_METRICS, rejudge_measures
@@ -112,4 +117,4 @@ def _table(summary: Any, console: Console) -> None:
             judge = f"{name} (offline)" if s.offline else name
             what = f"{pct(s.accuracy)}" + (" FA" if r.wrong else "")
             table.add_row(label, judge, what, ci(s.accuracy_ci95), pct(s.mean), str(s.n))
-    console.print(table)
+    print_table(console, table)

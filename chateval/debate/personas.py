@@ -11,6 +11,7 @@ from pydantic import ConfigDict, ValidationError, field_validator
 from ..util.endpoints import EndpointFields
 from ..util.errors import ConfigError
 from ..util.paths import search_path
+from ..util.registry import did_you_mean
 from ..util.yamlfiles import load_mapping
 
 
@@ -86,7 +87,7 @@ class PersonaLibrary:
                 if slugify(self._load(k).name) == key:
                     return self._load(k)
             known = ", ".join(sorted(self._by_key)) or "none"
-            raise ConfigError(f"unknown persona '{name}' (known: {known})")
+            raise ConfigError(f"unknown persona '{name}'{did_you_mean(key, self._by_key)} (known: {known})")
         return self._load(key)
 
     def _load(self, key: str) -> Persona:

@@ -14,6 +14,7 @@ from ..util.errors import ConfigError
 from ..util.options import check_base_url, check_dir, check_names, merge_layers, opt
 from ..util.paths import search_path
 from ..util.plugins import load_plugins
+from ..util.registry import did_you_mean
 from ..util.secrets import redact_url
 from ..util.yamlfiles import load_mapping
 
@@ -233,7 +234,7 @@ def find_preset(name: str, extra_dirs: list[str] | None = None) -> Path:
             if cand.is_file():
                 return cand
     known = sorted({f.stem for d in search_path("strategies", extra_dirs) if d.is_dir() for f in d.glob("*.y*ml")})
-    raise ConfigError(f"unknown preset '{name}' (known: {', '.join(known)})")
+    raise ConfigError(f"unknown preset '{name}'{did_you_mean(name, known)} (known: {', '.join(known)})")
 
 
 def load_preset(path: Path) -> dict[str, Any]:

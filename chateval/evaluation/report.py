@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..debate.tasks import TASKS, TaskFormat, get_task
-from ..models.usage import endpoint_usage_rows, prompt_cache_text
+from ..models.usage import cost_text, endpoint_usage_rows, prompt_cache_text
 from ..runs.files import atomic_write
 from ..runs.savings import savings_lines
 from ..stats.agreement import baseline_text
@@ -71,9 +71,7 @@ def render_report(summary: dict[str, Any], run_path: Path) -> str:
         f"| tokens | {u.get('prompt_tokens', 0):,} prompt + {u.get('completion_tokens', 0):,} completion"
         f"{' (approximate: counted locally)' if u.get('tokens_approx') else ''} |",
         f"| provider prompt cache | {prompt_cache_text(u) or 'no cached input tokens reported'} |",
-        "| cost | "
-        + ("unknown (a price is not known; see --price)" if u.get("cost_usd") is None else f"${u['cost_usd']:.4f}")
-        + " |",
+        f"| cost | {cost_text(u)} |",
         *(f"| {name.strip()} | {text} |" for name, text in endpoint_usage_rows(summary.get("usage_by_endpoint"))),
         f"| wall time | {summary.get('wall_time_s', 0.0):.1f} s |",
         "",

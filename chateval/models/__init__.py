@@ -16,7 +16,7 @@ from .offline import offline_step, offline_steps
 from .prices import PRICES, cost_usd, register_price
 from .retry import RetryPolicy
 from .spec import ModelSpec
-from .usage import CallLog, CallRecord, UsageTotals, approx_tokens, prompt_cache_text
+from .usage import CallLog, CallRecord, UsageTotals, approx_tokens, cost_text, prompt_cache_text
 
 __all__ = [
     "AutogenBackend",
@@ -42,5 +42,6 @@ __all__ = [
     "offline_steps",
     "parse_json_reply",
     "prompt_cache_text",
+    "cost_text",
     "register_price",
 ]

@@ -45,6 +45,10 @@ class UsageTotals(BaseModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float | None = 0.0  # None as soon as one call (cache hits too) had an unknown price
+    # The priced calls' part of the cost (equal to cost_usd while every price is known), and the
+    # models whose calls had no price: a total shows what is known and names what is not.
+    known_cost_usd: float = 0.0
+    unpriced: list[str] = []
     # Of cache hits: what they cost when first answered (the cost on a cold cache is
     # cost_usd + cached_cost_usd); None as soon as one hit had an unknown price.
     cached_cost_usd: float | None = 0.0
@@ -65,6 +69,8 @@ class UsageTotals(BaseModel):
                 cache_read_tokens=0 if rec.cached else rec.cache_read_tokens,
                 cache_write_tokens=0 if rec.cached else rec.cache_write_tokens,
                 cost_usd=rec.cost_usd,
+                known_cost_usd=rec.cost_usd or 0.0,
+                unpriced=[] if rec.cost_usd is not None else [rec.model],
                 cached_cost_usd=rec.cached_cost_usd if rec.cached else 0.0,
                 latency_s=0.0 if rec.cached else rec.latency_s,
                 tokens_approx=rec.tokens_approx,
@@ -89,6 +95,8 @@ class UsageTotals(BaseModel):
         self.tokens_approx = self.tokens_approx or other.tokens_approx
         if self.cost_usd is not None:
             self.cost_usd = None if other.cost_usd is None else self.cost_usd + other.cost_usd
+        self.known_cost_usd += other.known_cost_usd
+        self.unpriced = sorted(set(self.unpriced) | set(other.unpriced))
         if self.cached_cost_usd is not None:
             self.cached_cost_usd = (
                 None if other.cached_cost_usd is None else self.cached_cost_usd + other.cached_cost_usd
@@ -130,6 +138,21 @@ def reported(name: str, value: Any) -> int:
 def approx_tokens(text: str) -> int:
     """Local token estimate (about 4 characters a token); named 'approx' wherever reported."""
     return max(1, math.ceil(len(text) / 4)) if text else 0
+
+
+def cost_text(usage: UsageTotals | dict) -> str:
+    """'$0.0123', or, when some calls had no price, the known part and the unpriced models:
+    '$0.0123 for the priced calls; no price for my-model (give --price)'."""
+    u = usage.model_dump() if isinstance(usage, UsageTotals) else usage
+    if u.get("cost_usd") is not None:
+        return f"${u['cost_usd']:.4f}"
+    unpriced = u.get("unpriced") or []
+    if not unpriced:  # a summary written before the known part was recorded
+        return "unknown (a price is not known; give --price)"
+    known = u.get("known_cost_usd") or 0.0
+    what = f"no price for {', '.join(unpriced)} (give --price)"
+    # Nothing priced was spent: a "$0.0000" would read as a free run.
+    return f"${known:.4f} for the priced calls; {what}" if known else f"unknown: {what}"
 
 
 def prompt_cache_text(usage: UsageTotals | dict) -> str:

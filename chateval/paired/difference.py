@@ -72,13 +72,14 @@ def _test_name(base: str, clustered: bool, exact: bool) -> str:
 
 
 def _mcnemar_p(a: np.ndarray, b: np.ndarray) -> float:
-    from statsmodels.stats.contingency_tables import mcnemar
-
-    table = [
-        [int(((a == 1) & (b == 1)).sum()), int(((a == 1) & (b == 0)).sum())],
-        [int(((a == 0) & (b == 1)).sum()), int(((a == 0) & (b == 0)).sum())],
-    ]
-    return float(mcnemar(table, exact=True).pvalue)
+    """McNemar's exact test, as statsmodels' ``mcnemar(table, exact=True)``: the discordant counts
+    follow Binomial(b + c, 1/2) under the null; p = min(1, 2 * P(X <= min(b, c))). Summed in exact
+    integers (the tests compare with statsmodels), so the judge install needs no statsmodels."""
+    only_a = int(((a == 1) & (b == 0)).sum())
+    only_b = int(((a == 0) & (b == 1)).sum())
+    n, k = only_a + only_b, min(only_a, only_b)
+    tail = sum(math.comb(n, i) for i in range(k + 1))
+    return min(1.0, 2 * tail / 2**n)
 
 
 def paired_difference(

@@ -94,6 +94,9 @@ def kendall_statistic() -> BatchStatistic:
 def _kendall_loop(gold: np.ndarray, pred: np.ndarray) -> np.ndarray:
     import warnings
 
+    from ..util.extras import require
+
+    require("stats", "Kendall's tau over near-continuous scores")
     from scipy.stats import kendalltau
 
     out = np.empty(len(gold))

@@ -9,10 +9,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
-from ..models import UsageTotals, prompt_cache_text
+from ..models import UsageTotals, cost_text, prompt_cache_text
 from ..models.usage import endpoint_usage_rows
 from ..stats.agreement import baseline_text
 from ..stats.self_consistency import consistency_text
+from ..util.tables import print_table
+from .savings import calls_saved_text
 
 
 def _cost(c: float | None) -> str:
@@ -139,7 +141,7 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
         rows.append(
             (
                 "escalated (--escalate)",
-                f"{e['n_escalated']} of {e['n_items']} to the panel; {e['calls_saved']:.0f} calls saved",
+                f"{e['n_escalated']} of {e['n_items']} to the panel; {calls_saved_text(e)}",
             )
         )
     if summary.get("stop_early"):
@@ -173,7 +175,7 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
             f"{u.get('cached_prompt_tokens', 0):,} prompt + {u.get('cached_completion_tokens', 0):,} completion",
         ),
         ("provider prompt cache", prompt_cache_text(u) or "no cached input tokens reported"),
-        ("cost", _cost(u.get("cost_usd"))),
+        ("cost", cost_text(u)),
         *endpoint_usage_rows(summary.get("usage_by_endpoint")),
         (
             "wall time",
@@ -183,6 +185,6 @@ def summary_table(summary: dict[str, Any], console: Console) -> None:
     ]
     for k, v in rows:
         table.add_row(k, str(v))
-    console.print(table)
+    print_table(console, table)
     if summary.get("note"):
         console.print(f"[yellow]note:[/yellow] {summary['note']}")

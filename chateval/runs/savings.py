@@ -59,18 +59,27 @@ def savings(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def calls_saved_text(e: dict[str, Any]) -> str:
+    """'12 calls saved (30%)', or '40 more calls (25% more)' when escalating cost more calls than
+    the panel on every item would have (a negative saving reads wrong)."""
+    saved, rate = e["calls_saved"], e.get("calls_saved_rate")
+    if round(saved) < 0:
+        more = "" if rate is None else f" ({100 * -rate:.0f}% more)"
+        return f"{-saved:.0f} more calls than the panel on every item{more}"
+    return f"{saved:.0f} calls saved" + ("" if rate is None else f" ({100 * rate:.0f}%)")
+
+
 def savings_lines(summary: dict[str, Any]) -> list[str]:
     """Report lines (markdown bullets) for a summary holding ``savings()``'s keys."""
     lines = []
     e = summary.get("escalation")
     if e:
-        rate = "" if e["calls_saved_rate"] is None else f" ({100 * e['calls_saved_rate']:.0f}%)"
         lines.append(
             f"- escalation: {e['n_escalated']} of {e['n_items']} items went to the panel "
             f"({100 * e['escalated_rate']:.0f}%); {e['calls_used']} calls ({e['screen_calls']} single-judge, "
             f"{e['panel_calls']} panel) against {e['panel_only_calls']:.0f} for the panel on every item "
             f"({e['panel_calls_per_item']:.2f} per item, {e['panel_calls_basis']}): "
-            f"{e['calls_saved']:.0f} calls saved{rate}"
+            f"{calls_saved_text(e)}"
         )
     s = summary.get("stop_early")
     if s:

@@ -3,11 +3,12 @@ benchmarks), filled by decorators, by plugin files and by installed packages' en
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata as md
 import importlib.util
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
 from .errors import ConfigError
@@ -176,8 +177,10 @@ class Registry(Generic[T]):
         try:
             return self._items[name]
         except KeyError:
-            known = ", ".join(sorted(self._items)) or "none"
-            raise ConfigError(f"unknown {self.kind} '{name}' (known: {known})") from None
+            known = sorted(set(self._items) | {n for n in self._lazy if self._lazy_available(n)})
+            raise ConfigError(
+                f"unknown {self.kind} '{name}'{did_you_mean(name, known)} (known: {', '.join(known) or 'none'})"
+            ) from None
 
     def names(self) -> list[str]:
         self._entry_points()
@@ -193,6 +196,15 @@ class Registry(Generic[T]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """'; did you mean 'x'?' for the closest known names (difflib, case-insensitive), or ''."""
+    names = {str(k).lower(): str(k) for k in known}
+    close = difflib.get_close_matches(name.lower(), list(names), n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(f"'{names[c]}'" for c in close) + "?"
 
 
 def _importable(package: str) -> bool:
