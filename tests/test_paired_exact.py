@@ -193,3 +193,14 @@ def test_a_bootstrap_over_sparse_differences_never_outvotes_the_exact_test():
     r = paired_difference(a, b, metric="f1")
     assert r.test == "permutation_exact" and r.p_value == pytest.approx(0.0625)
     assert r.ci95[0] > 0 and r.excludes_zero is False
+
+
+def test_t_quantile_needs_no_scipy_and_matches_it():
+    """The jackknife's t quantile is computed in closed form (the core install has no scipy)."""
+    stats = pytest.importorskip("scipy.stats")
+    from chateval.paired.few import t_quantile
+
+    for df in (1, 2, 3, 4, 7, 18, 19, 40):
+        for q in (0.9, 0.975, 0.995):
+            assert t_quantile(q, df) == pytest.approx(stats.t.ppf(q, df), rel=1e-10)
+    assert t_quantile(0.975, 1) == pytest.approx(12.706204736174707, rel=1e-12)  # tables: t(0.975, 1)

@@ -18,6 +18,8 @@ extreme), so no finite 95% interval exists and none is reported.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .patterns import TOL, is_exact, null_values
@@ -89,8 +91,39 @@ def jackknife_t_interval(
     g = len(leave_one_out)
     if g < 2 or np.isnan(leave_one_out).any():
         return None
-    from scipy.stats import t
-
     se = float(np.sqrt((g - 1) / g * ((leave_one_out - leave_one_out.mean()) ** 2).sum()))
-    half = float(t.ppf(1 - alpha / 2, g - 1)) * se
+    half = t_quantile(1 - alpha / 2, g - 1) * se
     return estimate - half, estimate + half
+
+
+def _t_central(x: float, df: int) -> float:
+    """P(|T| <= x) for Student's t with an integer df, in closed form (Abramowitz & Stegun
+    26.7.3-4): the jackknife needs no scipy, so the core install gets few-cluster intervals too."""
+    theta = math.atan(x / math.sqrt(df))
+    c2, s = math.cos(theta) ** 2, math.sin(theta)
+    if df % 2:  # odd: (2/pi) [theta + sin cos (1 + 2/3 c^2 + (2*4)/(3*5) c^4 + ...)]
+        term, total = 1.0, 1.0 if df > 1 else 0.0
+        for k in range(1, (df - 1) // 2):
+            term *= c2 * (2 * k) / (2 * k + 1)
+            total += term
+        return 2 / math.pi * (theta + (s * math.cos(theta) * total if df > 1 else 0.0))
+    term, total = 1.0, 1.0  # even: sin (1 + 1/2 c^2 + (1*3)/(2*4) c^4 + ...)
+    for k in range(1, df // 2):
+        term *= c2 * (2 * k - 1) / (2 * k)
+        total += term
+    return s * total
+
+
+def t_quantile(q: float, df: int) -> float:
+    """The q-quantile (q > 0.5) of Student's t with an integer df >= 1, by bisection on the CDF."""
+    central = 2 * q - 1  # P(|T| <= x) at the quantile
+    lo, hi = 0.0, 1.0
+    while _t_central(hi, df) < central:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if _t_central(mid, df) < central:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
