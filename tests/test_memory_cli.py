@@ -91,9 +91,10 @@ def test_ask_full_context_show_context(capsys):
     assert ask("--system", "full_context", "--show-context") == 0
     out = capsys.readouterr().out
     assert "recalled  - (this system recalls no items" in out
-    # Oldest first: the sessions are rendered in date order, not the file's order.
-    order = [out.index(f"## Session answer_aaf71ce2_{n}") for n in (3, 1, 2)]
-    assert order == sorted(order)
+    # Oldest first, by position and date: the file's ids (answer_aaf71ce2_3, _1, _2 in date order)
+    # never reach the reader's context (issue 34).
+    order = [out.index(f"## Session {n} (") for n in (1, 2, 3)]
+    assert order == sorted(order) and "## Session answer_" not in out
     assert "llm calls 1 (0 ingesting, 1 answering), 0 cached" in out
 
 
@@ -178,6 +179,6 @@ def test_ask_against_an_openai_compatible_server(capsys):
     out = capsys.readouterr().out
     assert request["model"] == "chat-model"
     prompt = "\n".join(m["content"] for m in request["messages"])
-    assert "## Session answer_aaf71ce2_3" in prompt and "Rachel get engaged?" in prompt
+    assert "## Session 3 (" in prompt and "Rachel get engaged?" in prompt and "answer_aaf71ce2" not in prompt
     assert re.search(r"^answer    Rachel got engaged 2 months before\.$", out, re.M)
     assert "llm calls 1 (0 ingesting, 1 answering), 0 cached" in out and "(approx.)" not in out.split("llm calls")[1]
