@@ -349,7 +349,8 @@ def test_http_agent_credentials_and_an_agent_that_echoes_them(tmp_path, capsys, 
     expected = (f"Bearer {key}" if auth == "key"
                 else "Basic " + base64.b64encode(f"agent-user:{password}".encode()).decode())
     assert sent == {expected}
-    assert {p for p, _ in echo_agent.requests} == {f"/{e}?tenant=t1&token={token}" for e in ("reset", "ingest",
+    # (a history arrives in one /ingest_batch: the protocol's batch form)
+    assert {p for p, _ in echo_agent.requests} == {f"/{e}?tenant=t1&token={token}" for e in ("reset", "ingest_batch",
                                                                                               "respond")}
     assert code == 1 and view[0] == 0  # the car question failed; the others were answered
     rows = read_jsonl(run / "samples.jsonl")
