@@ -4,7 +4,8 @@ One offline ``chateval evaluate`` record (a real run's, with its debate transcri
 ``--records`` times with new ids into a run directory beside the real config and summary. Then,
 in this one process and alternating ``--repeats`` times: ``read_run(run)`` (the typed run, as a
 notebook or the viewer reads it) and ``json.loads`` of each samples.jsonl line (the file read and
-split at ``\\n`` as read_run does). Also timed: reading every record after read_run (records validate when first touched). Medians and their ratio:
+split at ``\\n`` as read_run does). Also timed: read_run and then reading every record (each
+record is validated when first read). Medians and their ratios:
 
     python benchmarks/read_run.py [--records 10000] [--repeats 7] [--out benchmarks/results/read_run.json]
 """
