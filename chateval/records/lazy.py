@@ -39,7 +39,10 @@ def _plainly_valid(data: dict[str, Any]) -> bool:
     version = data.get("format_version", 0)
     if type(version) is not int or not 0 <= version <= FORMAT_VERSION:
         return False
-    return all(type(data[k]) in types for k, types in FAST_TYPES.items() if k in data)
+    for k, types in FAST_TYPES.items():
+        if k in data and type(data[k]) not in types:
+            return False
+    return True
 
 
 def check_envelope(data: dict[str, Any], where: str) -> None:

@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..runs.envelope import ConfigRecord, SampleRecord, SummaryRecord, check
 from ..runs.folder import CONFIG, SAMPLES, SUMMARY
 from ..util.errors import InputError
-from ..util.jsonl import split_lines
 from .judged import EvaluateSummary, JudgedRecord
 from .lazy import LazyRecords, check_envelope
 
@@ -136,7 +135,10 @@ def read_samples(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
         raise InputError(f"{path}: cannot read it ({e.strerror or e})") from None
     records: list[tuple[int, dict[str, Any]]] = []
     bad: list[int] = []
-    for no, line in split_lines(raw):
+    lines = raw.split(b"\n")  # at "\n" only (see chateval.util.jsonl), once for both uses
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
         try:
             rec = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
@@ -145,7 +147,6 @@ def read_samples(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
             records.append((no, rec))
         else:
             bad.append(no)
-    lines = raw.split(b"\n")
     # Torn: the last line, not ended by a newline, and the start of a record (not binary junk).
     torn = len(lines) if lines[-1].strip() and lines[-1].lstrip().startswith(b"{") else None
     rest = [no for no in bad if no != torn]
@@ -194,9 +195,10 @@ def _read(
     )
     if samples and (path / SAMPLES).is_file():
         records, run.unreadable_lines = read_samples(path / SAMPLES)
+        where = str(path / SAMPLES)
         for no, rec in records:  # the envelope now (resume, gates and counts rely on it); the payload when read
-            check_envelope(rec, f"{path / SAMPLES}:{no}")
-        run.records = lazy_records = LazyRecords(types.record, str(path / SAMPLES), records)
+            check_envelope(rec, f"{where}:{no}")
+        run.records = lazy_records = LazyRecords(types.record, where, records)
         if not lazy:
             lazy_records.check_all()
     return run
