@@ -74,3 +74,10 @@ def test_the_envelope_fast_path_agrees_with_the_model():
             assert str(e).startswith(f"samples.jsonl:7: field '{field}'")
             passed = False
         assert passed == valid, (field, value)
+
+
+def test_a_run_dumps_its_records_as_a_list(copy):
+    run = chateval.read_run(copy)
+    dumped = run.model_dump()["records"]
+    assert isinstance(dumped, list) and [r["id"] for r in dumped] == [r.id for r in run.records]
+    assert json.loads(run.model_dump_json())["records"] == json.loads(json.dumps(dumped, default=str))

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer
 
 from ..runs.envelope import ConfigRecord, SampleRecord, SummaryRecord, check
 from ..runs.folder import CONFIG, SAMPLES, SUMMARY
@@ -64,6 +64,10 @@ class Run(BaseModel):
     files: list[str] = Field(default_factory=list)  # every file of the run, relative to ``path``
     runs: dict[str, Run] = Field(default_factory=dict)
     unreadable_lines: int = 0  # a torn last line (a run killed mid-write), skipped
+
+    @field_serializer("records", mode="wrap")
+    def _records_as_list(self, records: Sequence[SampleRecord], handler: SerializerFunctionWrapHandler) -> Any:
+        return handler(list(records))  # dumped as the list it was before records were lazy
 
     @property
     def format_version(self) -> int:
