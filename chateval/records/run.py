@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_serializer
 
 from ..runs.envelope import ConfigRecord, SampleRecord, SummaryRecord, check
 from ..runs.folder import CONFIG, SAMPLES, SUMMARY
 from ..util.errors import InputError
-from ..util.jsonl import read_records
 from .judged import EvaluateSummary, JudgedRecord
+from .lazy import LazyRecords, check_envelope
 
 RUN_FILES = (SUMMARY, SAMPLES, CONFIG)
 
@@ -59,10 +59,15 @@ class Run(BaseModel):
     kind: str  # "evaluate", a benchmark's name, "calibrate", "audit"; "run" when it cannot tell
     config: ConfigRecord | None = None  # None: the run has no config.json (a benchmark's top folder)
     summary: SummaryRecord | None = None  # None: stopped before its first summary
-    records: list[SampleRecord] = Field(default_factory=list)  # samples.jsonl, in file order
+    # samples.jsonl, in file order: a LazyRecords when read, each record typed on first access
+    records: Sequence[SampleRecord] = Field(default_factory=list)
     files: list[str] = Field(default_factory=list)  # every file of the run, relative to ``path``
     runs: dict[str, Run] = Field(default_factory=dict)
     unreadable_lines: int = 0  # a torn last line (a run killed mid-write), skipped
+
+    @field_serializer("records", mode="wrap")
+    def _records_as_list(self, records: Sequence[SampleRecord], handler: SerializerFunctionWrapHandler) -> Any:
+        return handler(list(records))  # dumped as the list it was before records were lazy
 
     @property
     def format_version(self) -> int:
@@ -129,11 +134,23 @@ def read_samples(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
     """(line number, record) of a samples.jsonl split at "\\n" only (as the run writer reads it),
     and 1 if a torn last line of a killed run was skipped; any other bad line is an error naming it."""
     try:
-        records, bad = read_records(path)
-        raw = path.read_bytes()
+        raw = path.read_bytes()  # read once: parsed here, its last line checked for a torn write
     except OSError as e:
         raise InputError(f"{path}: cannot read it ({e.strerror or e})") from None
-    lines = raw.split(b"\n")
+    records: list[tuple[int, dict[str, Any]]] = []
+    bad: list[int] = []
+    lines = raw.split(b"\n")  # at "\n" only (see chateval.util.jsonl), once for both uses
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            rec = None
+        if isinstance(rec, dict):
+            records.append((no, rec))
+        else:
+            bad.append(no)
     # Torn: the last line, not ended by a newline, and the start of a record (not binary junk).
     torn = len(lines) if lines[-1].strip() and lines[-1].lstrip().startswith(b"{") else None
     rest = [no for no in bad if no != torn]
@@ -160,7 +177,9 @@ def _files(path: Path) -> list[str]:
     return out
 
 
-def _read(path: Path, *, setting_of: str | None = None, with_files: bool = True, samples: bool = True) -> Run:
+def _read(
+    path: Path, *, setting_of: str | None = None, with_files: bool = True, samples: bool = True, lazy: bool = True
+) -> Run:
     config = _json(path / CONFIG) if (path / CONFIG).is_file() else None
     summary = _json(path / SUMMARY) if (path / SUMMARY).is_file() else None
     for data, model, name in ((config, ConfigRecord, CONFIG), (summary, SummaryRecord, SUMMARY)):
@@ -180,20 +199,27 @@ def _read(path: Path, *, setting_of: str | None = None, with_files: bool = True,
     )
     if samples and (path / SAMPLES).is_file():
         records, run.unreadable_lines = read_samples(path / SAMPLES)
-        run.records = [check(types.record, rec, f"{path / SAMPLES}:{no}") for no, rec in records]
+        where = str(path / SAMPLES)
+        for no, rec in records:  # the envelope now (resume, gates and counts rely on it); the payload when read
+            check_envelope(rec, f"{where}:{no}")
+        run.records = lazy_records = LazyRecords(types.record, where, records)
+        if not lazy:
+            lazy_records.check_all()
     return run
 
 
-def read_run(path: str | Path, *, samples: bool = True, subruns: bool = True) -> Run:
+def read_run(path: str | Path, *, samples: bool = True, subruns: bool = True, lazy: bool = True) -> Run:
     """A run directory (``--out`` of evaluate, bench, calibrate or audit) and its sub-runs, typed.
     ``samples=False`` reads config and summary only (a run list). A bad run directory is an
-    InputError of one line naming the file (and line)."""
+    InputError of one line naming the file (and line): config, summary, a samples.jsonl line
+    that is not JSON and a record's envelope are checked here; a record's own fields when it is
+    first read (``run.records[i]``, iterating), or here too with ``lazy=False`` (see .lazy)."""
     path = Path(path)
     if not path.is_dir():
         raise NotARunDir(f"{path}: no such run directory")
     if not is_run(path):
         raise NotARunDir(f"{path}: not a run directory (none of {', '.join(RUN_FILES)})")
-    run = _read(path, with_files=samples, samples=samples)
+    run = _read(path, with_files=samples, samples=samples, lazy=lazy)
     if not subruns:
         return run
     subs = [p for p in sorted(path.iterdir()) if p.is_dir() and not p.name.startswith(".") and is_run(p)]
@@ -201,5 +227,5 @@ def read_run(path: str | Path, *, samples: bool = True, subruns: bool = True) ->
         # A sub-run is a setting of the run above: read with its kind's types (calibrate's
         # settings are evaluate runs, a benchmark's are its own).
         of = "evaluate" if run.kind == "calibrate" else run.kind if run.kind != "run" else None
-        run.runs[sub.name] = _read(sub, setting_of=of, with_files=False, samples=samples)
+        run.runs[sub.name] = _read(sub, setting_of=of, with_files=False, samples=samples, lazy=lazy)
     return run
