@@ -155,3 +155,25 @@ def test_bench_longmemeval_with_mem0_and_full_context(tmp_path):
     leaked = [sid for d in data for sid in d["haystack_session_ids"] if any(sid in e for e in extractions)]
     assert any(sid.startswith("answer_") for d in data for sid in d["haystack_session_ids"]) and not leaked
     assert all("Conversation date: 20" in e for e in extractions)
+
+
+def test_mem0_refuses_the_offline_model_unless_it_stores_turns_verbatim():
+    from chateval.util.errors import ConfigError
+
+    offline = ModelLayer(ModelSpec.parse("offline"))
+    with pytest.raises(ConfigError, match="mem0.infer=false"):
+        MEMORY_SYSTEMS.get("mem0")(offline, embedder=make_embedder("hash", cache=False))
+    system = MEMORY_SYSTEMS.get("mem0")(offline, settings={"infer": False}, embedder=make_embedder("hash", cache=False))
+
+    async def run():
+        await system.ingest(SESSION)
+        return await system.recall("adopted a dog Rex", datetime(2023, 6, 1, tzinfo=UTC))
+
+    try:
+        items = asyncio.run(run())
+    finally:
+        system.close()
+    # infer=false: no extraction call, each turn stored verbatim with its session
+    assert system.log.records == [] and system.item_count() == 2
+    assert {i.text for i in items} <= {t.content for t in SESSION.turns} and items
+    assert all(i.session_id == "answer_s1" for i in items)

@@ -31,6 +31,7 @@ from mem0 import Memory  # noqa: E402
 from mem0.configs.base import MemoryConfig  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field  # noqa: E402
 
+from ...util.errors import ConfigError  # noqa: E402
 from ..base import MemorySystem, memory_system  # noqa: E402
 from ..types import MemoryItem, Session, as_utc  # noqa: E402
 from .mem0_adapters import LayerEmbedding, LayerLLM  # noqa: E402
@@ -67,6 +68,13 @@ class Mem0(MemorySystem[Mem0Settings]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if self.layer.spec.is_offline and self.settings.infer:
+            # mem0's extraction prompt is mem0's, not one of our typed steps: the offline model
+            # has no answer for it, and every ingest would fail.
+            raise ConfigError(
+                "mem0: the offline model cannot answer mem0's own extraction prompt; give a model endpoint "
+                "(e.g. --answer-model openai-compatible/NAME --base-url URL) or --set mem0.infer=false"
+            )
         self.user_id = f"chateval-{uuid4().hex[:12]}"
         self._memory: Memory | None = None
         self._dir: str | None = None
