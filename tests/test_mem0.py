@@ -177,3 +177,38 @@ def test_mem0_refuses_the_offline_model_unless_it_stores_turns_verbatim():
     assert system.log.records == [] and system.item_count() == 2
     assert {i.text for i in items} <= {t.content for t in SESSION.turns} and items
     assert all(i.session_id == "answer_s1" for i in items)
+
+
+def test_bench_locomo_with_mem0_names_speakers(tmp_path):
+    out = tmp_path / "run"
+    with FakeOpenAIServer(responder=responder) as server:
+        rc = main(
+            [
+                "bench",
+                "locomo",
+                "--data",
+                str(FIXTURES / "locomo_tiny.json"),
+                "--systems",
+                "mem0",
+                "--answer-model",
+                "openai-compatible/m",
+                "--base-url",
+                server.base_url,
+                "--judge-model",
+                "offline",
+                "--embedder",
+                "hash",
+                "--limit",
+                "1",
+                "--no-cache",
+                "--out",
+                str(out),
+            ]
+        )
+        extractions = extraction_requests(server)
+    summary = json.loads((out / "summary.json").read_text())
+    conv = json.loads((FIXTURES / "locomo_tiny.json").read_text())[0]["conversation"]
+    assert rc == 0 and summary["n_failed"] == 0 and extractions
+    # LoCoMo's speakers reach mem0 by name (mem0 itself knows only user/assistant)
+    assert any(f"user: {conv['speaker_a']}: " in e for e in extractions)
+    assert any(f"user: {conv['speaker_b']}: " in e for e in extractions)
