@@ -20,6 +20,7 @@ from chateval.models import ModelLayer, ModelSpec  # noqa: E402
 from chateval.testing.fake_openai import FakeOpenAIServer  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
+EXAMPLES = Path(__file__).parent.parent / "examples"
 FACT = "User adopted a dog named Rex in May"
 
 
@@ -128,7 +129,9 @@ def test_bench_longmemeval_with_mem0_and_full_context(tmp_path):
                 "--data",
                 str(FIXTURES / "lme_tiny.json"),
                 "--systems",
-                "mem0,full_context",
+                "mem0,full_context,my_memory",  # beside a built-in and a user's own agent, in one command
+                "--plugin",
+                str(EXAMPLES / "my_memory.py"),
                 "--answer-model",
                 "openai-compatible/m",
                 "--base-url",
@@ -147,7 +150,7 @@ def test_bench_longmemeval_with_mem0_and_full_context(tmp_path):
         extractions = extraction_requests(server)
     summary = json.loads((out / "summary.json").read_text())
     assert rc == 0 and summary["n_failed"] == 0
-    assert set(summary["methods"]) == {"mem0", "full_context"}
+    assert set(summary["methods"]) == {"mem0", "full_context", "my_memory"}
     data = json.loads((FIXTURES / "lme_tiny.json").read_text())[:2]
     sessions = sum(len(d["haystack_sessions"]) for d in data)
     assert len(extractions) == sessions  # one mem0 add per (non-empty) session
