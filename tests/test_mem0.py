@@ -65,6 +65,7 @@ def test_mem0_extracts_through_our_layer_and_recalls_with_provenance():
         try:
             resp = asyncio.run(run())
             tmp_dir = system._dir
+            exported = system.export()
         finally:
             system.close()
         (extraction,) = extraction_requests(server)
@@ -80,6 +81,8 @@ def test_mem0_extracts_through_our_layer_and_recalls_with_provenance():
     # the shared answer step over the recalled memory
     assert f"[2023-05-01] {FACT}" in answer_prompt and resp.answer == "Rex"
     assert system.item_count() == 1 and system.stats().llm_calls == 2
+    assert exported is not None and exported["library"].startswith("mem0ai 2.")
+    assert [(m["memory"], m["chateval_session"]) for m in exported["memories"]] == [(FACT, "answer_s1")]
     assert tmp_dir and not os.path.exists(tmp_dir)  # the local Qdrant folder is removed on close
 
 

@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 from datetime import datetime
+from importlib.metadata import version
 from typing import Any, Literal
 from uuid import uuid4
 
@@ -151,6 +152,18 @@ class Mem0(MemorySystem[Mem0Settings]):
 
     async def context(self, question: str, now: datetime, items: list[MemoryItem]) -> str:
         return "\n".join(f"[{i.time:%Y-%m-%d}] {i.text}" for i in sorted(items, key=lambda i: i.time))
+
+    def export(self) -> dict[str, Any] | None:
+        """mem0's stored memories for this case (text, session, date), with the library's version."""
+        if self._memory is None:
+            return None
+        # every ADD is counted, so the count bounds what is stored (updates and deletes never add)
+        found = self._memory.get_all(filters={"user_id": self.user_id}, top_k=max(self._count, 1))
+        memories = [
+            {"id": r["id"], "memory": r["memory"], **{k: v for k, v in (r.get("metadata") or {}).items()}}
+            for r in found.get("results", [])
+        ]
+        return {"library": f"mem0ai {version('mem0ai')}", "memories": memories}
 
     def item_count(self) -> int:
         return self._count
