@@ -58,8 +58,9 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("CHATEVAL_BASE_URL", raising=False)
 
 
-# Built-in systems that need an outside service to talk to (test_http_agent.py covers them).
-NEEDS_SERVICE = {"http"}
+# Built-in systems that need an outside service to talk to (test_http_agent.py covers them), or a
+# model endpoint rather than the offline model (mem0's own prompts: test_mem0.py, a fake server).
+NEEDS_SERVICE = {"http", "mem0"}
 
 
 def local_systems() -> list[str]:

@@ -19,3 +19,5 @@ from . import (
 # zep needs the optional extra (pip install "chateval[zep]"): listed only when graphiti-core and
 # kuzu are installed, and imported (about a second: graphiti, neo4j, openai) only when asked for.
 MEMORY_SYSTEMS.register_lazy("zep", "chateval.memory.zep.system", requires=("graphiti_core", "kuzu"), extra="zep")
+# mem0 likewise (pip install "chateval[mem0]"): the open-source mem0ai Memory, imported when asked for.
+MEMORY_SYSTEMS.register_lazy("mem0", "chateval.memory.systems.mem0_system", requires=("mem0",), extra="mem0")
