@@ -77,14 +77,24 @@ class GroupWriter:
             start = os.lseek(fd, 0, os.SEEK_END)
         except OSError as e:
             return e
+        written = 0
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view) :]
+                n = os.write(fd, view)
+                written += n
+                view = view[n:]
             os.fsync(fd)
         except OSError as e:
+            # A write that failed part way (a full disk, ``ulimit -f``) keeps the batch's whole lines
+            # that reached the file, as one write per line did before group commit; a failed fsync
+            # drops the batch (none of it is known to be on disk). Never a half line for readers
+            # or a resume.
+            keep = data.rfind(b"\n", 0, written) + 1 if written < len(data) else 0
             try:
-                os.ftruncate(fd, start)  # no half line left behind for readers or a resume
+                os.ftruncate(fd, start + keep)
+                if keep:
+                    os.fsync(fd)
             except OSError:
                 pass  # a resume drops the torn line and says so
             return e
