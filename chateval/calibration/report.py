@@ -10,11 +10,10 @@ from ..runs.files import atomic_write
 from ..stats.self_consistency import consistency_text
 from ..util.extras import not_drawn
 from . import pareto
-from .recommend import pick_best
+from .recommend import NAMES, pick_best  # NAMES: the metrics' display names, one copy
 from .records import CalibrationSummary, SettingResult, Stat
 
 ALPHA = 0.05
-NAMES = {"accuracy": "accuracy", "kappa": "Cohen's kappa", "spearman": "Spearman ρ", "kendall": "Kendall τ-b"}
 OFFLINE_JUDGE = "offline (heuristic, not an LLM)"
 
 
