@@ -31,10 +31,10 @@ def calls(monkeypatch) -> list[tuple[str, list[str]]]:
         log.append((phase[0], list(texts)))
         return await embed(self, texts)
 
-    async def in_prefill(self, texts, chunk=4096):
+    async def in_prefill(self, texts, chunk=4096, on_chunk=None):
         phase[0] = "pre"
         try:
-            return await prefill(self, texts, chunk)
+            return await prefill(self, texts, chunk, on_chunk)
         finally:
             phase[0] = "units"
 
@@ -120,6 +120,15 @@ async def test_prefill_skips_cached_texts_and_counts_each_once(tmp_path):
     assert (await again.embed(["aaa", "b"])).shape == (2, 256) and again.computed == 1  # cached by the pass
 
 
+async def test_prefill_reports_each_chunk_kept(tmp_path):
+    """A cold pass can take an hour: the caller hears after each chunk, counting new texts only."""
+    seen: list[tuple[int, int]] = []
+    emb = make_embedder("hash", cache_dir=tmp_path)
+    await emb.embed(["cached"])
+    await emb.prefill(["a", "bb", "cached", "ccc", "a", "dddd", "eeeee"], chunk=2, on_chunk=lambda d, t: seen.append((d, t)))
+    assert seen == [(2, 5), (4, 5), (5, 5)]
+
+
 async def test_skipped_under_ray_and_without_a_cache(tmp_path):
     cfg = LongMemEvalConfig(data=str(LME), out=str(tmp_path / "o"), retrieval_only=True, embedder="hash")
     bench = MemoryBench(cfg, need_judges=False)
@@ -131,3 +140,10 @@ async def test_skipped_under_ray_and_without_a_cache(tmp_path):
     uncached = MemoryBench(cfg.model_copy(update={"cache": False}), need_judges=False)
     assert "--no-cache" in (await pre_embed(uncached, [], [], enabled=True, progress=None))["skipped"]
     assert bench.embedder.computed == uncached.embedder.computed == 0
+
+
+def test_the_pass_prints_its_progress(tmp_path, capsys):
+    summary = run(tmp_path / "r", tmp_path / "c")
+    err = capsys.readouterr().err
+    n = summary["embeddings"]["pre_embed"]["texts"]
+    assert n and "embedding up to" in err and f"embedded {n:,} of {n:,} new texts" in err

@@ -84,9 +84,14 @@ async def pre_embed(
     if progress:
         progress.note(f"embedding up to {len(texts):,} unique texts in one pass before the units")
     t0, before = time.perf_counter(), bench.embedder.computed
+
+    def chunk_done(done: int, total: int) -> None:
+        if progress:
+            progress.note(f"  embedded {done:,} of {total:,} new texts ({time.perf_counter() - t0:,.0f} s)")
+
     out: dict[str, Any] = {}
     try:
-        await bench.embedder.prefill(texts)
+        await bench.embedder.prefill(texts, on_chunk=chunk_done)
     except Exception as e:  # the units embed what is missing themselves, and fail on their own
         out["error"] = error_text(e)
     return {"texts": bench.embedder.computed - before, "s": round(time.perf_counter() - t0, 3)} | out

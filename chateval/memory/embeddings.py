@@ -19,7 +19,7 @@ import threading
 import time
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -102,10 +102,13 @@ class Embedder(ABC):
         """Whether embedded texts are kept on disk (what ``prefill`` needs to be of use)."""
         return self._cache_dir is not None
 
-    async def prefill(self, texts: Iterable[str], chunk: int = 4096) -> int:
+    async def prefill(
+        self, texts: Iterable[str], chunk: int = 4096, on_chunk: Callable[[int, int], None] | None = None
+    ) -> int:
         """Embed the texts not in the cache yet, each unique one once, longest first in chunks of
         ``chunk`` (one length-sorted batch, as sentence-transformers sorts one call, without
-        holding every vector at once), and keep them in the cache; returns how many were embedded."""
+        holding every vector at once), and keep them in the cache; returns how many were embedded.
+        ``on_chunk(done, total)`` after each chunk is kept (a cold pass can take an hour)."""
         cache = self._open_cache()
         unique = list(dict.fromkeys(texts))
         if cache is not None:
@@ -114,6 +117,8 @@ class Embedder(ABC):
         before = self.computed
         for i in range(0, len(unique), chunk):
             await self.embed(unique[i : i + chunk])
+            if on_chunk is not None:
+                on_chunk(min(i + chunk, len(unique)), len(unique))
         return self.computed - before
 
     def _key(self, text: str) -> str:
