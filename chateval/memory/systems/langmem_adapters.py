@@ -57,14 +57,20 @@ class LayerChatOpenAI(ChatOpenAI):
         raise NotImplementedError("LangMem through chateval's model layer runs async only")
 
 
-def chat_model(layer: ModelLayer, log: CallLog) -> LayerChatOpenAI:
-    """The run's answer model as LangMem's LLM (an OpenAI-wire endpoint: LangMem needs tool calls)."""
+def openai_client(layer: ModelLayer) -> openai.AsyncOpenAI:
+    """The layer's OpenAI client, or a one-line error: LangMem needs tool calls on the OpenAI wire."""
     client = getattr(layer.backend, "client", None)
     if not isinstance(client, openai.AsyncOpenAI):
         raise ConfigError(
             f"langmem: LangMem extracts memories by tool calls, which chateval sends over the OpenAI wire "
             f"format only; {layer.spec.label} is not an openai/, openai-compatible/, azure/ or gemini/ model"
         )
+    return client
+
+
+def chat_model(layer: ModelLayer, log: CallLog) -> LayerChatOpenAI:
+    """The run's answer model as LangMem's LLM."""
+    client = openai_client(layer)
     return LayerChatOpenAI(
         model=layer.spec.model,
         api_key="unused",

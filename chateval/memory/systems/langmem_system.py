@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...util.errors import ConfigError
 from ..base import MemorySystem, memory_system
 from ..types import MemoryItem, Session
-from .langmem_adapters import chat_model, embed_function
+from .langmem_adapters import chat_model, embed_function, openai_client
 
 _ALL = 100_000  # "every item" for the store's listing (a case holds far fewer)
 
@@ -55,7 +55,7 @@ class LangMem(MemorySystem[LangMemSettings]):
                 "langmem: the offline model cannot answer LangMem's tool calls; give a model endpoint "
                 "(e.g. --answer-model openai-compatible/NAME --base-url URL)"
             )
-        self._model = chat_model(self.layer, self.log)
+        openai_client(self.layer)  # the wrong kind of endpoint fails here, before any unit
         self._start()
 
     def _start(self) -> None:
@@ -69,8 +69,9 @@ class LangMem(MemorySystem[LangMemSettings]):
         if self._store is None:
             dim = self.embedder.dim or len((await self.embedder.embed(["dimension probe"]))[0])
             self._store = InMemoryStore(index=IndexConfig(dims=dim, embed=embed_function(self.embedder)))
+            # made on first use, as the store is: an instance that never ingests holds no client
             self._manager = create_memory_store_manager(
-                self._model,
+                chat_model(self.layer, self.log),
                 namespace=self.namespace,
                 store=self._store,
                 query_limit=self.settings.query_limit,
