@@ -59,8 +59,8 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
 
 
 # Built-in systems that need an outside service to talk to (test_http_agent.py covers them), or a
-# model endpoint rather than the offline model (mem0's own prompts: test_mem0.py, a fake server).
-NEEDS_SERVICE = {"http", "mem0"}
+# model endpoint rather than the offline model (mem0's and LangMem's own prompts: test_mem0.py, test_langmem.py).
+NEEDS_SERVICE = {"http", "mem0", "langmem"}
 
 
 def local_systems() -> list[str]:

@@ -75,3 +75,12 @@ def test_msc_response_bertscore_without_the_extra(tmp_path):
         "--answer-model", "offline", "--no-helpfulness", "--out", str(tmp_path / "m")])
     assert_one_line(proc, "pip install 'chateval[local]'")
     assert not (Path(tmp_path / "m") / "samples.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_langmem_without_its_extra_names_the_extra(tmp_path):
+    proc = run_without(["langmem"], [
+        "bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--systems", "langmem",
+        "--answer-model", "offline", "--embedder", "hash", "--out", str(tmp_path / "l")])
+    assert_one_line(proc, "memory system 'langmem' needs the langmem extra: pip install 'chateval[langmem]'",
+                    "missing module 'langmem'")

@@ -339,11 +339,11 @@ class ModelLayer:
         model: str,
         step: str,
         price_model: str,
-        tokens: Callable[[T], int],
+        tokens: Callable[[T], int | tuple[int, int]],
         log: CallLog | None = None,
     ) -> T:
         """One non-chat request (an embedding batch) under this layer's concurrency limit, retry
-        policy and metering: ``attempt`` makes the request; ``tokens`` reads its input tokens."""
+        policy and metering: ``attempt`` makes the request; ``tokens`` reads its (input, output) tokens."""
         if active_dry_run() is not None:  # dry runs embed with the hash embedder: no request may leave
             raise ModelCallError(f"--dry-run: {model} ({step}) would be called; dry runs do not simulate it")
         n = 0

@@ -78,16 +78,19 @@ def completed_record(
 
 
 def request_record(
-    model: str, price_model: str, step: str, input_tokens: int, latency: float, attempts: int
+    model: str, price_model: str, step: str, tokens: int | tuple[int, int], latency: float, attempts: int
 ) -> CallRecord:
-    """A non-chat request (an embedding batch) that succeeded: its input tokens and their cost."""
+    """A request made outside the chat path that succeeded (an embedding batch: its input tokens;
+    a library's own chat request, e.g. LangMem's tool calls: input and output tokens) and its cost."""
+    input_tokens, output_tokens = tokens if isinstance(tokens, tuple) else (tokens, 0)
     return CallRecord(
         model=model,
         step=step,
         prompt_tokens=input_tokens,
+        completion_tokens=output_tokens,
         latency_s=latency,
         attempts=attempts,
-        cost_usd=cost_usd(price_model, input_tokens, 0),
+        cost_usd=cost_usd(price_model, input_tokens, output_tokens),
     )
 
 

@@ -1,11 +1,15 @@
 """The wire formats the fake server speaks besides OpenAI's Chat Completions: Anthropic's
 Messages API (``POST /v1/messages``) and Ollama's native chat (``POST /api/chat``). Azure
 OpenAI's ``/openai/deployments/{name}/chat/completions?api-version=...`` is the OpenAI format
-on another path; ``POST /v1/embeddings`` answers with hashed pseudo-embeddings. Each function builds one payload; the server adds faults around them."""
+on another path; ``POST /v1/embeddings`` answers with hashed pseudo-embeddings. Each function builds one payload; the server adds faults around them.
+A Chat Completions request that offers ``tools`` is answered with calls of them when the reply
+text is a JSON object ``{"tool_calls": [{"name": ..., "arguments": {...}}, ...]}`` (LangMem's
+extraction calls tools; the project's own steps never send any)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import time
 from typing import Any
@@ -129,6 +133,7 @@ def completion(
             "total_duration": 1,
             "eval_duration": 1,
         }
+    calls = tool_calls(body, text)
     return {
         "id": f"chatcmpl-fake-{n}",
         "object": "chat.completion",
@@ -138,9 +143,10 @@ def completion(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": None},
+                "message": {"role": "assistant", "content": None if calls else text, "refusal": None}
+                | ({"tool_calls": calls} if calls else {}),
                 "logprobs": None,
-                "finish_reason": "stop",
+                "finish_reason": "tool_calls" if calls else "stop",
             }
         ],
         "usage": {
@@ -150,6 +156,26 @@ def completion(
             "prompt_tokens_details": {"cached_tokens": min(cache_read, prompt)},
         },
     }
+
+
+def tool_calls(body: dict[str, Any], text: str) -> list[dict[str, Any]] | None:
+    """The tool calls a reply text asks for (see the module doc), or None for a plain reply."""
+    if not body.get("tools"):
+        return None
+    try:
+        wanted = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(wanted, dict) or not isinstance(wanted.get("tool_calls"), list):
+        return None
+    return [
+        {
+            "id": f"call_fake_{i}",
+            "type": "function",
+            "function": {"name": str(c["name"]), "arguments": json.dumps(c.get("arguments", {}))},
+        }
+        for i, c in enumerate(wanted["tool_calls"])
+    ]
 
 
 def error(protocol: str, message: str, type_: str, code: str | None = None) -> dict[str, Any]:

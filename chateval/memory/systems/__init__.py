@@ -21,3 +21,7 @@ from . import (
 MEMORY_SYSTEMS.register_lazy("zep", "chateval.memory.zep.system", requires=("graphiti_core", "kuzu"), extra="zep")
 # mem0 likewise (pip install "chateval[mem0]"): the open-source mem0ai Memory, imported when asked for.
 MEMORY_SYSTEMS.register_lazy("mem0", "chateval.memory.systems.mem0_system", requires=("mem0",), extra="mem0")
+# LangMem likewise (pip install "chateval[langmem]"): LangChain's open-source memory manager.
+MEMORY_SYSTEMS.register_lazy(
+    "langmem", "chateval.memory.systems.langmem_system", requires=("langmem", "langchain_openai"), extra="langmem"
+)
