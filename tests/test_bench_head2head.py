@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench.head2head_pairs import load_cases, verdict_record
-from chateval.bench.head2head_report import outcome_table, summarize_head2head
+from chateval.bench.head2head.pairs import load_cases
+from chateval.bench.records import verdict_record
+from chateval.bench.head2head.report import outcome_table, summarize_head2head
 from chateval.bench.stats import wilson
 from chateval.cli import main
 from chateval.debate.panel import JudgeResult

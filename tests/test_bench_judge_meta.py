@@ -11,12 +11,11 @@ import numpy as np
 import pytest
 
 from chateval.stats.agreement import kappa_ci95
-from chateval.bench.agreement import accuracy, cohen_kappa, confusion, correlations, kendall, spearman
-from chateval.bench.faireval import faireval_items as load_faireval
-from chateval.bench.judge_meta import parse_sweep
+from chateval.bench.judge_meta.agreement import accuracy, cohen_kappa, confusion, correlations, kendall, spearman
+from chateval.bench.judge_meta.faireval import faireval_items as load_faireval
+from chateval.bench.judge_meta.judge_meta import parse_sweep
 from chateval.bench.text_metrics import bleu4, greedy_match, rouge_l
-from chateval.bench.topical_chat import (ASPECTS, GROUND_TRUTH, NEW_HUMAN, assign_references, build_sample,
-                                         load_topical_chat)
+from chateval.bench.judge_meta.topical_chat import ASPECTS, GROUND_TRUTH, NEW_HUMAN, assign_references, build_sample, load_topical_chat
 from chateval.cli import main
 from chateval.util.errors import ConfigError, InputError
 
@@ -93,7 +92,7 @@ def test_kappa_bootstrap_skips_undefined_resamples_and_gives_none_when_undefined
 def test_faireval_metrics_do_not_depend_on_the_order_records_finished_in():
     """Concurrent, resumed and Ray runs append records in different orders; the bootstrap draws
     by position, so the metrics must read the records in item order."""
-    from chateval.bench.faireval import FairEval
+    from chateval.bench.judge_meta.faireval import FairEval
 
     rng = np.random.default_rng(1)
     labels = ["1", "2", "tie"]

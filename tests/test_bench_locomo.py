@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from chateval.bench import BENCHMARKS
-from chateval.bench import locomo as lc
-from chateval.bench import locomo_metrics as lm
+from chateval.bench.locomo import locomo as lc
+from chateval.bench.locomo import metrics as lm
 from chateval.cli import main
 from chateval.datasets import DatasetError, load_locomo
 

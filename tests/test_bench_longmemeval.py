@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from chateval.bench.lme_judge import ABSTENTION, GUIDELINES, SINGLE_JUDGE, JudgeInputs, guidelines_for
-from chateval.bench.lme_retrieval import gold_evidence, retrieval_record, source_ids
-from chateval.bench.longmemeval import LongMemEval
-from chateval.bench.rankers import RRF_K, rank_bm25, rank_dense, rrf
+from chateval.bench.judge import ABSTENTION, GUIDELINES, SINGLE_JUDGE, JudgeInputs, guidelines_for
+from chateval.bench.longmemeval.retrieval import gold_evidence, retrieval_record, source_ids
+from chateval.bench.longmemeval.longmemeval import LongMemEval
+from chateval.bench.longmemeval.rankers import RRF_K, rank_bm25, rank_dense, rrf
 from chateval.bench.retrieval_metrics import (dcg, metrics_at, ndcg_any, recall_all, recall_any,
                                              session_metrics_from_turns, to_sessions)
 from chateval.bench.setup import MemoryBench

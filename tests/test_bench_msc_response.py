@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chateval.bench import run as bench_run
-from chateval.bench.msc_response import turns_to_predict
+from chateval.bench.msc.msc_response import turns_to_predict
 from chateval.bench.text_metrics import bleu4, rouge_l
 from chateval.cli import main
 from chateval.datasets import DatasetError, load_msc_release

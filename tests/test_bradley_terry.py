@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from chateval.bench.bradley_terry import PRIOR, fit, rank
+from chateval.bench.head2head.bradley_terry import PRIOR, fit, rank
 
 
 def test_two_systems_match_the_win_fraction():

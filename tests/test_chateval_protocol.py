@@ -12,7 +12,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from chateval import Evaluator
-from chateval.bench.faireval import FairEval
+from chateval.bench.judge_meta.faireval import FairEval
 from chateval.calibration.grid import DEFAULT_GRID, resolve
 from chateval.cli import main
 from chateval.evaluation.config import EvalConfig

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from chateval.bench.settings.longmemeval import LongMemEvalConfig
+from chateval.bench.longmemeval.settings import LongMemEvalConfig
 from chateval.testing.fake_openai import FakeOpenAIServer
 from chateval.testing.protocols import requested_schema
 

@@ -105,7 +105,7 @@ def test_errata_of_another_file_are_refused(tmp_path, capsys):
 def test_the_published_audit_places_on_the_dev_file():
     """The real audit against the shared two-conversation dev file: every entry about its
     conversations matches the file's question at its index; the other eight are counted."""
-    from chateval.bench.locomo_errata import match_errata
+    from chateval.bench.locomo.errata import match_errata
     from chateval.datasets import load_locomo
     from chateval.datasets.errata import load_errata
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench.msc_response import turns_to_predict
+from chateval.bench.msc.msc_response import turns_to_predict
 from chateval.cli import main
 from chateval.datasets import load_msc_release
 from chateval.memory import MEMORY_SYSTEMS, Session, Turn

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench.msc_episodes import PROTOCOLS, msc_episodes, msc_protocol, sample_ids, session_paths
-from chateval.bench.settings.msc_response import MSCResponseConfig
+from chateval.bench.msc.episodes import PROTOCOLS, msc_episodes, msc_protocol, sample_ids, session_paths
+from chateval.bench.msc.settings import MSCResponseConfig
 from chateval.cli import main
 from chateval.util.errors import ConfigError
 

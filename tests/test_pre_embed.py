@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chateval.bench.executor import Execution, reset, use
-from chateval.bench.longmemeval import LongMemEvalConfig, pre_embed
+from chateval.bench.longmemeval.longmemeval import LongMemEvalConfig, pre_embed
 from chateval.bench.setup import MemoryBench
 from chateval.cli import main
 from chateval.memory.embeddings import Embedder, HashingEmbedder, make_embedder

@@ -124,7 +124,7 @@ def test_score_parsing_and_schema_follow_the_scale():
 
 def test_judge_benchmarks_take_a_pool_of_base_urls(tmp_path):
     """--base-url repeated on faireval/topical-chat forms one pool, as on every other command."""
-    from chateval.bench.topical_chat import TopicalChatConfig
+    from chateval.bench.judge_meta.topical_chat import TopicalChatConfig
 
     cfg = TopicalChatConfig(base_url=["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"], out=str(tmp_path))
     assert cfg.base_url == "http://127.0.0.1:1/v1,http://127.0.0.1:2/v1"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chateval.bench.style_control import FEATURES, fit, style, styled_ranking, two_system
+from chateval.bench.head2head.style_control import FEATURES, fit, style, styled_ranking, two_system
 
 
 def words(n: int, prefix: str = "") -> str:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench import plots, teabag as tb
+from chateval.bench import plots
+from chateval.bench.teafarm import teabag as tb
 from chateval.datasets.conversations import load_conversations
 from chateval.datasets.teabag import TEABAG_FILE, TEABAG_FORMAT
 from chateval.cli import main
@@ -241,7 +242,7 @@ def test_questions_file_of_the_wrong_shape_is_refused_not_regenerated(tmp_path, 
 
 # --- issue 16: the paper's success rate, the judge choice, current-state questions ---------------
 def test_success_rate_is_over_all_questions_and_ties_are_not_passed():
-    from chateval.bench.teafarm_report import success_table, summarize_teafarm
+    from chateval.bench.teafarm.report import success_table, summarize_teafarm
 
     rows = [{"correct": True, "tie": False}, {"correct": False, "tie": False},
             {"correct": None, "tie": True}, {"correct": True, "tie": False}]
@@ -292,7 +293,7 @@ def test_judge_debate_and_both(tmp_path):
 def test_single_judge_request_on_the_wire(tmp_path):
     """The single judge gets TeaFarm's rule, the question, the true answer and the response (not the
     summaries); its verdict is the score."""
-    from chateval.bench.teafarm import JUDGE_RULE
+    from chateval.bench.teafarm.teafarm import JUDGE_RULE
     from chateval.testing.fake_openai import FakeOpenAIServer
 
     with FakeOpenAIServer(responder=lambda body: '{"correct": false, "reason": "accepted the premise"}') as server:

@@ -29,8 +29,17 @@ from ..util.plugins import import_object
 from ..util.prompts import get_prompts
 from .config import MemoryBenchConfig
 from .executor import current
-from .lme_judge import OFFICIAL_JUDGE, OFFICIAL_MAX_TOKENS, SINGLE_JUDGE, JudgeInputs, guidelines_for, official_correct
-from .lme_zep import ZEP_JUDGE, zep_correct, zep_inputs
+from .judge import (
+    OFFICIAL_JUDGE,
+    OFFICIAL_MAX_TOKENS,
+    SINGLE_JUDGE,
+    ZEP_JUDGE,
+    JudgeInputs,
+    guidelines_for,
+    official_correct,
+    zep_correct,
+    zep_inputs,
+)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ..bench.locomo_metrics import locomo_f1, token_f1
+from ..bench.locomo.metrics import locomo_f1, token_f1
 from ..util.errors import ConfigError
 from .sets import GradedItem
 
