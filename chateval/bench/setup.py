@@ -319,7 +319,7 @@ class MemoryBench:
             if self.judge_protocol == "official":
                 reply = await OFFICIAL_JUDGE.run(self.official_judge_layer, inputs, log=log, prompts=self.prompts)
                 out["single"] = {"correct": official_correct(reply), "reason": reply[:200], "protocol": "official"}
-            elif self.judge_protocol == "zep":  # Zep's own LongMemEval grader (lme_zep)
+            elif self.judge_protocol == "zep":  # Zep's own LongMemEval grader (judge.py, below the default judge)
                 grade = await ZEP_JUDGE.run(self.judge_layer, zep_inputs(inputs), log=log, prompts=self.prompts)
                 out["single"] = {"correct": zep_correct(grade), "reason": grade.is_correct[:200], "protocol": "zep"}
             else:

@@ -1,7 +1,7 @@
 """The head-to-head pair format, shared by the two-system run (head2head.py) and the run with
-more systems (head2head_multi.py): the cases read from a LongMemEval or LoCoMo file, what the
-panel sees for a pair of answers (with ``--context gold``: the gold answer and a checking rule),
-and a pair's verdict in A/B terms."""
+more systems (multi.py): the cases read from a LongMemEval or LoCoMo file, what the
+panel sees for a pair of answers (with ``--context gold``: the gold answer and a checking rule).
+A pair's verdict in A/B terms is ``bench.records.verdict_record`` (msc-response writes it too)."""
 
 from __future__ import annotations
 

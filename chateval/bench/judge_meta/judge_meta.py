@@ -1,7 +1,7 @@
 """What the judge meta-evaluation benchmarks (FairEval, Topical-Chat) share: command-line
 options, one resumable run directory per setting (the settings and sweeps themselves are in
 meta_settings.py, the tables and plots that compare them, ChatEval Tables 1-4 and Figure 3, in
-meta_report.py).
+report.py).
 
 Layout of --out: one sub-run per setting (``OUT/single``, ``OUT/multi``, ``OUT/agents-3``,
 ``OUT/strategy-simultaneous``, ...), each a normal run directory (config.json, samples.jsonl,

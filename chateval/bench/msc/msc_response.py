@@ -2,7 +2,7 @@
 generation on Multi-Session Chat (Xu et al. 2022).
 
 For each episode of the MSC release files (earlier sessions + the last session; which split,
-sessions and episodes: ``msc_episodes``, the paper's protocol being ``--protocol paper``):
+sessions and episodes: ``episodes.py``, the paper's protocol being ``--protocol paper``):
 
 1. each system ingests the earlier sessions, dated from the release's gaps between sessions
    (``datasets.msc_release``), once per episode;
@@ -15,7 +15,7 @@ sessions and episodes: ``msc_episodes``, the paper's protocol being ``--protocol
    rescaling); memory helpfulness is judged by the debate panel *pairwise*, as the paper's
    head-to-head: at each turn the reference system's retrieved memories (default: the first of
    ``--systems``) against each other system's (``--helpfulness-compare responses``: their
-   responses; see ``msc_response_pairs``), with both orders shown (position calibration), the
+   responses; see ``pairs.py``), with both orders shown (position calibration), the
    win rate with its Wilson interval and a paired comparison. ``--helpfulness-protocol score``
    rates each response's memory context 1-10 instead (one panel per response).
 

@@ -10,7 +10,7 @@ import pytest
 
 from chateval.cli import main
 
-from .conftest import FIXTURES, needs_shared, read_jsonl, shared, write_jsonl
+from ...conftest import FIXTURES, needs_shared, read_jsonl, shared, write_jsonl
 
 LOCOMO, ERRATA = FIXTURES / "locomo_tiny.json", FIXTURES / "locomo_tiny_errata.json"
 # qa index -> prediction. Errata: qa0 gold "pottery classes" -> "knitting lessons"; qa1 a wrong

@@ -11,7 +11,7 @@ import pytest
 from chateval.bench.report import write_memory_report
 from chateval.bench.summaries import qa_table, summarize_memory_run
 
-from .conftest import SHARED
+from ...conftest import SHARED
 
 
 def _row(qid: str, qtype: str, correct: bool) -> dict:
@@ -72,7 +72,7 @@ def test_oracle_counts_match_hand_counts():
 def test_retrieval_depths_to_50_with_capped_cells_marked(tmp_path):
     from chateval.cli import main
 
-    from .conftest import FIXTURES
+    from ...conftest import FIXTURES
 
     out = tmp_path / "o"
     assert main(["bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--systems", "retrieval",
@@ -95,7 +95,7 @@ def test_retrieval_depths_to_50_with_capped_cells_marked(tmp_path):
 def test_recall_depth_bounds_what_systems_are_asked(tmp_path):
     from chateval.cli import main
 
-    from .conftest import FIXTURES
+    from ...conftest import FIXTURES
 
     out = tmp_path / "o"
     assert main(["bench", "longmemeval", "--data", str(FIXTURES / "lme_tiny.json"), "--systems", "retrieval",
@@ -112,7 +112,7 @@ def test_official_judge_protocol_on_the_wire(tmp_path):
     from chateval.cli import main
     from chateval.testing.fake_openai import FakeOpenAIServer
 
-    from .conftest import FIXTURES
+    from ...conftest import FIXTURES
 
     prompt_dir = tmp_path / "prompts" / "bench"
     prompt_dir.mkdir(parents=True)

@@ -10,7 +10,7 @@ import re
 from chateval.cli import main
 from chateval.testing.fake_openai import FakeOpenAIServer
 
-from .conftest import FIXTURES
+from ...conftest import FIXTURES
 
 FAIREVAL = FIXTURES / "faireval_tiny.jsonl"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "lme_retrieval_table.py"
+SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "lme_retrieval_table.py"
 
 
 def load():

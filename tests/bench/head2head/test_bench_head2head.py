@@ -17,7 +17,7 @@ from chateval.debate.panel import JudgeResult
 from chateval.debate.samples import AgentVerdict, Verdict
 from chateval.memory import MEMORY_SYSTEMS
 
-from .conftest import read_jsonl, shared
+from ...conftest import read_jsonl, shared
 
 OFFLINE = ["--answer-model", "offline", "--embedder", "hash"]
 
@@ -258,7 +258,7 @@ def test_bad_options_are_one_line_errors(lme3, tmp_path, capsys, systems, extra,
 def test_three_systems_every_pair_one_answer_each(tmp_path, monkeypatch):
     from chateval.bench.slot import SystemSlot
 
-    from .conftest import FIXTURES
+    from ...conftest import FIXTURES
 
     calls: list[str] = []
     original = SystemSlot.respond

@@ -21,7 +21,7 @@ from chateval.memory.embeddings import make_embedder
 from chateval.models import ModelLayer, ModelSpec
 from chateval.testing.fake_openai import FakeOpenAIServer
 
-from .conftest import FIXTURES
+from ...conftest import FIXTURES
 
 TINY = FIXTURES / "msc_release_tiny.jsonl"
 TINY_S2 = FIXTURES / "msc_release_tiny_s2.jsonl"

@@ -15,7 +15,7 @@ from chateval.debate.samples import Sample
 from chateval.testing.fake_openai import FakeOpenAIServer
 from chateval.testing.protocols import requested_schema
 
-from .conftest import FIXTURES
+from ...conftest import FIXTURES
 
 DATA = FIXTURES / "topical_chat_tiny.json"
 ASPECTS = ("naturalness", "coherence", "engagingness", "groundedness")

@@ -15,7 +15,7 @@ from chateval.bench.msc.settings import MSCResponseConfig
 from chateval.cli import main
 from chateval.util.errors import ConfigError
 
-from .conftest import FIXTURES
+from ...conftest import FIXTURES
 
 TINY = FIXTURES / "msc_release_tiny.jsonl"
 IDS = [f"test_{k}" for k in range(8)]

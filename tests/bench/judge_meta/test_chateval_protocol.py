@@ -19,7 +19,7 @@ from chateval.evaluation.config import EvalConfig
 from chateval.debate import NO_PERSONA, PersonaLibrary
 from chateval.testing.fake_openai import FakeOpenAIServer
 
-from .conftest import read_jsonl
+from ...conftest import read_jsonl
 
 LABELS = ["1", "2", "tie"]
 # question text -> what the fake judge replies (scores in plain text; the garbage one is unreadable)

@@ -30,7 +30,7 @@ from chateval.memory.types import Session, Turn
 from chateval.models import Backend, Completion, ModelLayer, ModelSpec, OfflineBackend
 from chateval.util.prompts import fence, get_prompts
 
-from .conftest import SHARED, read_jsonl
+from ...conftest import SHARED, read_jsonl
 
 LME = SHARED / "longmemeval"
 ORACLE = LME / "longmemeval_oracle.json"

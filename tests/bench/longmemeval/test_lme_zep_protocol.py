@@ -14,8 +14,8 @@ from chateval.bench.longmemeval.settings import LongMemEvalConfig
 from chateval.testing.fake_openai import FakeOpenAIServer
 from chateval.testing.protocols import requested_schema
 
-from .conftest import FIXTURES
-from .test_protocols_defaults import _lme
+from ...conftest import FIXTURES
+from ...test_protocols_defaults import _lme
 
 DATED = "(date: 2023/05/10 (Wed) 12:00) "
 
@@ -85,7 +85,7 @@ async def test_zep_search_recipe_facts_by_cross_encoder_entities_by_rrf():
     pytest.importorskip("graphiti_core", reason="needs the zep extra")
     from graphiti_core.search.search_config import EdgeReranker, NodeReranker
 
-    from .test_zep import JUL, PARIS, make
+    from ...test_zep import JUL, PARIS, make
 
     z = make(reranker="cross_encoder", node_reranker="rrf", max_query_chars=24)
     await z.ingest_all([PARIS])

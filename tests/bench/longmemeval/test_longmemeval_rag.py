@@ -19,7 +19,7 @@ from chateval.memory.systems.longmemeval_rag import LongMemEvalRAG, rounds
 from chateval.memory.time_range import TIME_RANGE, TimeRange, TimeRangeInputs, parse_time_range
 from chateval.models import AutogenBackend, ModelLayer, ModelSpec
 
-from .conftest import FIXTURES, local_systems, read_jsonl
+from ...conftest import FIXTURES, local_systems, read_jsonl
 
 UTC = timezone.utc
 NOW = datetime(2024, 7, 1, tzinfo=UTC)

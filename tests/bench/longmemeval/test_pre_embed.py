@@ -15,7 +15,7 @@ from chateval.bench.setup import MemoryBench
 from chateval.cli import main
 from chateval.memory.embeddings import Embedder, HashingEmbedder, make_embedder
 
-from .conftest import FIXTURES, read_jsonl
+from ...conftest import FIXTURES, read_jsonl
 
 LME = FIXTURES / "lme_tiny.json"
 

@@ -9,8 +9,8 @@ import json
 
 from chateval.testing.fake_openai import FakeOpenAIServer
 
-from .conftest import FIXTURES
-from .test_protocols_defaults import OLDEST, _big_haystack, _is_judge, _lme, _messages, _reply
+from ...conftest import FIXTURES
+from ...test_protocols_defaults import OLDEST, _big_haystack, _is_judge, _lme, _messages, _reply
 
 
 def _readers(server: FakeOpenAIServer) -> list[dict]:

@@ -19,7 +19,7 @@ from chateval.bench.judge_meta.topical_chat import ASPECTS, GROUND_TRUTH, NEW_HU
 from chateval.cli import main
 from chateval.util.errors import ConfigError, InputError
 
-from .conftest import needs_shared, SHARED, read_jsonl
+from ...conftest import needs_shared, SHARED, read_jsonl
 
 FAIREVAL = SHARED / "faireval"
 FAIREVAL_FILE = FAIREVAL / "faireval_gpt35_vs_vicuna13b.jsonl"

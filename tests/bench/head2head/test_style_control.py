@@ -93,7 +93,7 @@ def test_head2head_reports_controlled_rates_beside_the_raw_ones(tmp_path):
 
     from chateval.cli import main
 
-    from .conftest import FIXTURES, read_jsonl
+    from ...conftest import FIXTURES, read_jsonl
     from .test_bench_head2head import OFFLINE
 
     out = tmp_path / "h2"

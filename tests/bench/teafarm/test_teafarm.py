@@ -19,7 +19,7 @@ from chateval.datasets import DatasetError
 from chateval.memory.base import last_user_text
 from chateval.util.prompts import get_prompts
 
-from .conftest import FIXTURES, SHARED, needs_shared, read_jsonl
+from ...conftest import FIXTURES, SHARED, needs_shared, read_jsonl
 
 SAMPLE = SHARED / "theanine" / "sample_dialogue.json"
 LOCOMO = SHARED / "locomo" / "locomo_dev2.json"

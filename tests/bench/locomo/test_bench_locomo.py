@@ -15,7 +15,7 @@ from chateval.bench.locomo import metrics as lm
 from chateval.cli import main
 from chateval.datasets import DatasetError, load_locomo
 
-from .conftest import needs_shared, SHARED, read_jsonl
+from ...conftest import needs_shared, SHARED, read_jsonl
 
 DEV = SHARED / "locomo" / "locomo_dev2.json"
 SLICE_QA = (0, 1, 2, 3, 7, 82, 152)  # categories 2, 2 (int answer), 3, 1, 1, 4, 5; evidence in sessions 1-3

@@ -21,7 +21,7 @@ from chateval.memory import MemorySystem
 from chateval.memory.systems.retrieval import Retrieval
 from chateval.testing.fake_openai import FakeOpenAIServer
 
-from .conftest import FIXTURES, read_jsonl, shared
+from ...conftest import FIXTURES, read_jsonl, shared
 
 TINY = FIXTURES / "msc_release_tiny.jsonl"
 ANCHOR = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)
