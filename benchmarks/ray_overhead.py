@@ -54,7 +54,7 @@ def main() -> int:
     import ray
 
     from chateval.bench import run
-    from chateval.bench.data_paths import default_data_candidates
+    from chateval.bench.selection import default_data_candidates
 
     if args.data is None:
         found = [c / "longmemeval_s_dev.json" for c in default_data_candidates("longmemeval")]

@@ -17,7 +17,7 @@ from chateval.bench.registry import BENCHMARKS, BUILTIN, describe
 # Imported by none of the --help commands: each costs a large share of the start-up budget.
 HEAVY = ["numpy", "scipy", "matplotlib", "openai", "autogen_core", "autogen_agentchat", "httpx", "torch",
          "qdrant_client", "sentence_transformers", "rich", "chateval.models", "chateval.debate", "chateval.memory",
-         "chateval.bench.base", "chateval.bench.api", *(f"chateval.bench.{m}" for m, _ in BUILTIN.values())]
+         "chateval.bench.base", "chateval.bench.api", *(f"chateval.bench.{m}" for m, _, _ in BUILTIN.values())]
 
 # In a fresh interpreter: every command's --help through main() (as the `chateval` script runs
 # it), the modules that were imported, then the same help texts with every benchmark imported.
@@ -75,7 +75,7 @@ def test_describe_is_what_the_benchmark_class_declares():
 
 
 def test_locomo_answer_style_choices_are_the_memory_layers():
-    from chateval.bench.settings.locomo import AnswerStyle
+    from chateval.bench.locomo.settings import AnswerStyle
     from chateval.memory.answer import AnswerStyle as memory_styles
 
     assert typing.get_args(AnswerStyle) == typing.get_args(memory_styles)

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from chateval.bench.data_paths import resolve_data
+from chateval.bench.selection import resolve_data
 from chateval.cli import main
 from chateval.datasets import catalog
 from chateval.datasets.catalog import CATALOG, RemoteFile, data_root
@@ -435,7 +435,7 @@ def test_a_missing_default_names_the_data_get_command(env, monkeypatch, tmp_path
     monkeypatch.setenv("CHATEVAL_DATA_DIR", str(tmp_path / "empty"))
     (tmp_path / "empty" / "faireval").mkdir(parents=True)  # there, but without the file
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("chateval.bench.data_paths.default_data_candidates",
+    monkeypatch.setattr("chateval.bench.selection.default_data_candidates",
                         lambda folder: [tmp_path / "empty" / folder])
     with pytest.raises(DatasetError, match=r"get it with `chateval data get faireval`"):
         resolve_data(None, "faireval", ["faireval_gpt35_vs_vicuna13b.jsonl"], "FairEval")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench.data_paths import resolve_data
+from chateval.bench.selection import resolve_data
 from chateval.cli import main
 from chateval.datasets.catalog import find
 from chateval.datasets.common import DatasetError

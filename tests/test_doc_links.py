@@ -1,4 +1,4 @@
-"""Every relative link of README.md and docs/*.md resolves: the file (or folder) exists, and a
+"""Every relative link of README.md, docs/*.md and the packages' READMEs resolves: the file (or folder) exists, and a
 #anchor names a heading of the page it points to, as GitHub spells heading anchors (issue 29)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+         *sorted((ROOT / "chateval").rglob("README.md")), *sorted((ROOT / "examples").rglob("README.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 
 

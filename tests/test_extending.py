@@ -129,10 +129,10 @@ def test_memory_system_plugin(tmp_path):
 
 
 def test_benchmark_plugin(tmp_path):
-    ok(chateval("bench", "answer_check", "--plugin", EXT / "my_benchmark.py", "--data", EXAMPLES / "correctness.jsonl",
+    ok(chateval("bench", "answer_check", "--plugin", EXT / "answer_check", "--data", EXAMPLES / "correctness.jsonl",
                 "--out", "run", cwd=tmp_path))
     check_benchmark(tmp_path / "run")
-    again = ok(chateval("bench", "answer_check", "--plugin", EXT / "my_benchmark.py", "--data",
+    again = ok(chateval("bench", "answer_check", "--plugin", EXT / "answer_check", "--data",
                         EXAMPLES / "correctness.jsonl", "--out", "run", "--resume", cwd=tmp_path))
     assert "2 units, 0 failed" in " ".join((again.stdout + again.stderr).split()) and len(records(tmp_path / "run")) == 2
 
@@ -258,7 +258,7 @@ def test_memory_system_entry_point(tmp_path):
 
 
 def test_benchmark_entry_point(tmp_path):
-    env = install(tmp_path, "chateval.benchmarks", "answer_check = my_benchmark:AnswerCheck")
+    env = install(tmp_path, "chateval.benchmarks", "answer_check = answer_check:AnswerCheck")
     listed = ok(chateval("bench", "--list", cwd=tmp_path, env=env))
     assert "answer_check" in listed.stdout
     ok(chateval("bench", "answer_check", "--data", EXAMPLES / "correctness.jsonl", "--out", "run",

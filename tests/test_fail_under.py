@@ -138,7 +138,7 @@ def test_audit_fail_over_a_flip_rate(tmp_path, capsys):
 
 
 def test_longmemeval_gates_leave_out_its_baseline_rankers():
-    from chateval.bench.headline import gate_measures
+    from chateval.bench.summaries import gate_measures
 
     rows = [{"system": s, "value": v} for s, v in (("bm25", 0.9), ("hybrid", 0.95), ("my_memory", 0.4))]
     methods = {s: {"retrieval": {"session": {"recall_all@5": v}}} for s, v in (("bm25", 0.9), ("my_memory", 0.4))}

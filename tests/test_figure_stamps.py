@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from chateval.bench import plots
-from chateval.bench.figure_stamps import png_stamp
+from chateval.runs.figure_stamps import png_stamp
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

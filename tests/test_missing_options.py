@@ -6,7 +6,7 @@ from chateval.cli import main
 
 from .conftest import EXAMPLES
 
-PLUGIN = str(EXAMPLES / "extending" / "my_benchmark.py")
+PLUGIN = str(EXAMPLES / "extending" / "answer_check")
 
 
 def test_every_missing_required_option_is_named_at_once(capsys):

@@ -494,7 +494,7 @@ def test_fault_validation():
 
 
 async def test_an_unreadable_step_reply_is_quoted_and_dropped_from_the_cache(server, layers, no_key, tmp_path):
-    from chateval.bench.lme_judge import SINGLE_JUDGE, JudgeInputs
+    from chateval.bench.judge import SINGLE_JUDGE, JudgeInputs
     from chateval.models.steps import StepError
 
     server.script(["Sure! The answer looks right to me.", "I think it is correct, yes."])

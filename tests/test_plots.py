@@ -9,8 +9,9 @@ import pytest
 from matplotlib.collections import LineCollection
 from matplotlib.patches import Rectangle
 
-from chateval.bench import meta_plots, plots
-from chateval.bench.faireval import FairEval
+from chateval.bench.judge_meta import plots as meta_plots
+from chateval.bench import plots
+from chateval.bench.judge_meta.faireval import FairEval
 from chateval.bench.stats import wilson
 
 

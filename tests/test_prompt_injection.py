@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from chateval import Evaluator
-from chateval.bench.lme_judge import SINGLE_JUDGE, JudgeInputs
+from chateval.bench.judge import SINGLE_JUDGE, JudgeInputs
 from chateval.memory import MEMORY_SYSTEMS
 from chateval.memory import systems as _systems  # noqa: F401  (registers the built-in systems)
 from chateval.memory.embeddings import make_embedder

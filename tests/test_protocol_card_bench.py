@@ -245,7 +245,7 @@ def test_longmemeval_retrieval_only_card_uses_the_recall_depth(tmp_path):
 
 def test_judge_prompts_of_both_judges(tmp_path):
     from chateval.bench.protocol import judge_prompts
-    from chateval.bench.settings.locomo import LoCoMoConfig
+    from chateval.bench.locomo.settings import LoCoMoConfig
     from chateval.bench.setup import MemoryBench
 
     def prompts(**kw):

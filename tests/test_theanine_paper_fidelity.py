@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chateval.bench.msc_response_pairs import MEMORY_RULE, NOTHING
+from chateval.bench.msc.pairs import MEMORY_RULE, NOTHING
 from chateval.cli import main
 from chateval.datasets import load_msc_release
 from chateval.memory.systems.retrieval import Retrieval

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..bench.faireval import faireval_items
+from ..bench.judge_meta.faireval import faireval_items
 from ..datasets.faireval import FILE as FAIREVAL_FILE
 from ..debate.samples import Sample
 from ..evaluation.inputs import load_samples

@@ -52,7 +52,7 @@ class BenchConfig(BaseModel):
     )
     plugins: list[str] = opt(
         list,
-        "a .py file or module to import first (registers memory systems, strategies, "
+        "a .py file, package folder or module to import first (registers memory systems, strategies, "
         "benchmarks); repeatable; CHATEVAL_PLUGINS adds more",
         flags=["--plugin"],
         repeat=True,

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from ..runs.figure_stamps import CURRENT_STAMP, STAMP, inputs_stamp, png_stamp
 from ..util.extras import not_drawn
-from .figure_stamps import CURRENT_STAMP, STAMP, inputs_stamp, png_stamp
 
 # matplotlib comes with the memory and plots extras; without it every figure is reported as not
 # drawn (naming the extra) and the reports are written all the same (calibrate, audit).

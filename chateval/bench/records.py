@@ -9,6 +9,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..debate.panel import JudgeResult
+from ..debate.samples import Verdict
+from ..debate.transcript import turn_records
 from ..records.judged import EvaluateSummary, JudgedRecord
 from ..runs.envelope import SampleRecord, SummaryRecord
 
@@ -168,3 +171,47 @@ class SettingSummary(EvaluateSummary):
 
     setting: str | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
+
+
+# --- a pairwise panel's verdict, as head2head and msc-response's helpfulness write it ------------
+
+_TO_SIDE = {"1": "A", "2": "B", "tie": "tie"}
+
+
+def _side_verdict(v: Verdict | None) -> dict[str, Any] | None:
+    if v is None:
+        return None
+    return {
+        "winner": _TO_SIDE.get(v.winner or "", None),
+        "scores": {"A": v.scores.get("answer_1"), "B": v.scores.get("answer_2")},
+        "votes": {"A": v.votes.get("1", 0), "B": v.votes.get("2", 0), "tie": v.votes.get("tie", 0)} if v.votes else {},
+        "n_valid": v.n_valid,
+        "note": v.note,
+    }
+
+
+def verdict_record(result: JudgeResult) -> dict[str, Any]:
+    """The panel's result in A/B terms (answer_1 is always A's answer in the original order)."""
+    orders = result.orders or {}
+    combined = _side_verdict(result.verdict)
+    return {
+        "verdict": combined["winner"] if combined else None,
+        "panel": combined,
+        "agents": [
+            {
+                "agent": a.agent,
+                "persona": a.persona,
+                "winner": _TO_SIDE.get(a.winner or "", None),
+                "scores": {"A": a.scores.get("answer_1"), "B": a.scores.get("answer_2")},
+                "parse_error": a.parse_error,
+                "reasked": a.reasked,
+            }
+            for a in result.agents
+        ],
+        "orders": {
+            "original": ({"shown_first": "A"} | (_side_verdict(orders.get("original")) or {"winner": None})),
+            "swapped": ({"shown_first": "B"} | (_side_verdict(orders.get("swapped")) or {"winner": None})),
+        },
+        "order_disagreement": result.order_disagreement,
+        "transcript": turn_records(result.transcript),
+    }

@@ -28,18 +28,20 @@ class Named(Protocol):
 
 B = TypeVar("B", bound=Named)
 
-# name -> (module under chateval.bench that registers it, and under chateval.bench.settings that
-# declares its DESCRIPTION and settings model, the class named here).
+# name -> (module under chateval.bench that registers it, the light module beside it that declares
+# its DESCRIPTION, GATE_METRICS and settings model, and that model's class name). Each built-in is a
+# package (bench/<package>/) whose __init__ imports nothing, so reading its settings module does
+# not import the benchmark.
 BUILTIN = {
-    "faireval": ("faireval", "FairEvalConfig"),
-    "head2head": ("head2head", "Head2HeadConfig"),
-    "locomo": ("locomo", "LoCoMoConfig"),
-    "longmemeval": ("longmemeval", "LongMemEvalConfig"),
-    "msc-response": ("msc_response", "MSCResponseConfig"),
-    "teafarm": ("teafarm", "TeaFarmConfig"),
-    "topical-chat": ("topical_chat", "TopicalChatConfig"),
+    "faireval": ("judge_meta.faireval", "judge_meta.faireval_settings", "FairEvalConfig"),
+    "head2head": ("head2head.head2head", "head2head.settings", "Head2HeadConfig"),
+    "locomo": ("locomo.locomo", "locomo.settings", "LoCoMoConfig"),
+    "longmemeval": ("longmemeval.longmemeval", "longmemeval.settings", "LongMemEvalConfig"),
+    "msc-response": ("msc.msc_response", "msc.settings", "MSCResponseConfig"),
+    "teafarm": ("teafarm.teafarm", "teafarm.settings", "TeaFarmConfig"),
+    "topical-chat": ("judge_meta.topical_chat", "judge_meta.topical_chat_settings", "TopicalChatConfig"),
 }
-for _name, (_module, _) in BUILTIN.items():
+for _name, (_module, _, _) in BUILTIN.items():
     BENCHMARKS.register_lazy(_name, f"{__package__}.{_module}")
 
 
@@ -65,8 +67,8 @@ def describe(name: str) -> Description:
     imported yet (and not replaced by a plugin) is read from its settings module; any other from
     its class."""
     if name in BUILTIN and name in BENCHMARKS and name not in BENCHMARKS.snapshot():
-        module, config = BUILTIN[name]
-        settings = importlib.import_module(f"{__package__}.settings.{module}")
+        _, module, config = BUILTIN[name]
+        settings = importlib.import_module(f"{__package__}.{module}")
         return Description(settings.DESCRIPTION, getattr(settings, config), list(settings.GATE_METRICS))
     cls = BENCHMARKS.get(name)
     return Description(cls.description, cls.config_model, list(cls.gate_metrics))

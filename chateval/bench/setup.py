@@ -29,8 +29,17 @@ from ..util.plugins import import_object
 from ..util.prompts import get_prompts
 from .config import MemoryBenchConfig
 from .executor import current
-from .lme_judge import OFFICIAL_JUDGE, OFFICIAL_MAX_TOKENS, SINGLE_JUDGE, JudgeInputs, guidelines_for, official_correct
-from .lme_zep import ZEP_JUDGE, zep_correct, zep_inputs
+from .judge import (
+    OFFICIAL_JUDGE,
+    OFFICIAL_MAX_TOKENS,
+    SINGLE_JUDGE,
+    ZEP_JUDGE,
+    JudgeInputs,
+    guidelines_for,
+    official_correct,
+    zep_correct,
+    zep_inputs,
+)
 
 
 @dataclass
@@ -310,7 +319,7 @@ class MemoryBench:
             if self.judge_protocol == "official":
                 reply = await OFFICIAL_JUDGE.run(self.official_judge_layer, inputs, log=log, prompts=self.prompts)
                 out["single"] = {"correct": official_correct(reply), "reason": reply[:200], "protocol": "official"}
-            elif self.judge_protocol == "zep":  # Zep's own LongMemEval grader (lme_zep)
+            elif self.judge_protocol == "zep":  # Zep's own LongMemEval grader (judge.py, below the default judge)
                 grade = await ZEP_JUDGE.run(self.judge_layer, zep_inputs(inputs), log=log, prompts=self.prompts)
                 out["single"] = {"correct": zep_correct(grade), "reason": grade.is_correct[:200], "protocol": "zep"}
             else:

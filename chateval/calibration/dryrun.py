@@ -1,9 +1,9 @@
 """``chateval calibrate --dry-run``: the whole grid simulated in a scratch directory (see
-``chateval.bench.dryrun``): calls, tokens and cost of every setting, nothing written or sent."""
+``chateval.bench.api``): calls, tokens and cost of every setting, nothing written or sent."""
 
 from __future__ import annotations
 
-from ..bench.dryrun import simulate
+from ..bench.api import simulate
 from ..models.dryrun import DryRunEstimate
 from .config import CalibrateConfig
 from .records import CalibrationSummary

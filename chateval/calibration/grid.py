@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..bench.meta_settings import setting_overrides
+from ..bench.judge_meta.meta_settings import setting_overrides
 from ..evaluation.config import EvalConfig, find_preset, load_preset
 from ..util.errors import ConfigError
 from ..util.options import merge_layers

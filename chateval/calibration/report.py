@@ -252,7 +252,7 @@ def charts(out: Path, summary: CalibrationSummary) -> None:
         old.unlink()
     if not summary.settings or not_drawn():
         return
-    from ..bench.meta_plots import KAPPA_RANGE, Chart, chart_bars  # matplotlib: the plots extra
+    from ..bench.judge_meta.plots import KAPPA_RANGE, Chart, chart_bars  # matplotlib: the plots extra
 
     names = list(summary.settings)
     for m in next(iter(summary.settings.values())).agreement:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..bench.faireval import faireval_items
-from ..bench.topical_samples import build_sample
+from ..bench.judge_meta.faireval import faireval_items
+from ..bench.judge_meta.topical_samples import build_sample
 from ..datasets.common import DatasetError
 from ..datasets.faireval import FILE as FAIREVAL_FILE
 from ..datasets.topical_chat import ASPECTS, UNIEVAL, USR, load_topical_chat

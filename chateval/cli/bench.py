@@ -83,8 +83,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
     require("memory", "chateval bench")  # before anything is read or written
     from ..bench import BENCHMARKS, arun, config_model
-    from ..bench.headline import gate_measures
     from ..bench.registry import describe
+    from ..bench.summaries import gate_measures
     from ..models import UsageTotals
     from ..runs.gates import parse_gates
     from ..runs.progress import RunProgress
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
     check_executor(args, cfg.executor)
     if args.dry_run:
-        from ..bench.dryrun import estimate_bench
+        from ..bench.api import estimate_bench
 
         est = asyncio.run(estimate_bench(args.benchmark, cfg))
         print_estimate(est, console, as_json=args.json, what=f"{args.benchmark} run")

@@ -132,7 +132,7 @@ class EvalConfig(LayerSettings):
     )
     plugins: list[str] = opt(
         list,
-        "a .py file or module to import first (e.g. one registering a custom strategy)",
+        "a .py file, package folder or module to import first (e.g. one registering a custom strategy)",
         flags=["--plugin"],
         repeat=True,
     )

@@ -1,9 +1,9 @@
 """``chateval rejudge --dry-run``: the whole rejudge simulated in a scratch directory (see
-``chateval.bench.dryrun``): the LLM judges' calls, tokens and cost, nothing written or sent."""
+``chateval.bench.api``): the LLM judges' calls, tokens and cost, nothing written or sent."""
 
 from __future__ import annotations
 
-from ..bench.dryrun import simulate
+from ..bench.api import simulate
 from ..models.dryrun import DryRunEstimate
 from .config import RejudgeConfig
 from .records import RejudgeSummary

@@ -4,9 +4,9 @@
   item's verdict is the majority of its runs, a tie counting as not accepted). A file with
   several recorded judges (a bench run's single and debate judges) gives one column each,
   ``recorded:<judge>``; ``recorded:<judge>`` picks one.
-- ``f1``: LoCoMo's official answer F1 (chateval.bench.locomo_metrics); the item's verdict is
+- ``f1``: LoCoMo's official answer F1 (chateval.bench.locomo.metrics); the item's verdict is
   F1 >= the threshold. Offline: no model.
-- ``official``: our LongMemEval/LoCoMo-style single judge (a yes/no reply; chateval.bench.lme_judge).
+- ``official``: our LongMemEval/LoCoMo-style single judge (a yes/no reply; chateval.bench.judge).
 - ``panel``: a debate preset (default chateval_default, the ChatEval panel) on the correctness task;
   ``preset:NAME`` any other preset.
 - ``template:PATH``: a judge prompt template the user supplies (Jinja; sees question, gold,
@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from ..bench.locomo_metrics import locomo_f1, token_f1
+from ..bench.locomo.metrics import locomo_f1, token_f1
 from ..util.errors import ConfigError
 from .sets import GradedItem
 

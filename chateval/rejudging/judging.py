@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..bench.executor import error_text
-from ..bench.lme_judge import OFFICIAL_JUDGE, JudgeInputs, guidelines_for, official_correct
+from ..bench.judge import OFFICIAL_JUDGE, JudgeInputs, guidelines_for, official_correct
 from ..debate.offline_judge import heuristic_correct
 from ..debate.samples import Sample
 from ..evaluation.config import EvalConfig, find_preset, load_preset

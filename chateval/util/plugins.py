@@ -48,12 +48,30 @@ def _import(spec: str) -> None:
         except BaseException:
             sys.modules.pop(mod_name, None)
             raise
+    elif os.sep in spec or "/" in spec:  # a package folder: its __init__ runs, its relative imports resolve
+        path = Path(spec)
+        if not (path / "__init__.py").is_file():
+            raise ConfigError(f"{spec}: not a plugin (a .py file, a package folder with __init__.py, or a module name)")
+        mod_name = f"chateval_plugin_{path.resolve().name}"
+        mod_spec = importlib.util.spec_from_file_location(
+            mod_name, path / "__init__.py", submodule_search_locations=[str(path)]
+        )
+        if mod_spec is None or mod_spec.loader is None:
+            raise ConfigError(f"{spec}: cannot be imported as a Python package")
+        module = importlib.util.module_from_spec(mod_spec)
+        sys.modules[mod_name] = module
+        try:
+            mod_spec.loader.exec_module(module)
+        except BaseException:
+            for name in [n for n in sys.modules if n == mod_name or n.startswith(mod_name + ".")]:
+                sys.modules.pop(name, None)
+            raise
     else:
         importlib.import_module(spec)
 
 
 def load_plugins(specs: Iterable[str] = ()) -> None:
-    """Import each plugin (a .py path or a module name) and CHATEVAL_PLUGINS so their
+    """Import each plugin (a .py path, a package folder or a module name) and CHATEVAL_PLUGINS so their
     registrations take effect. Errors: ConfigError naming the plugin (exit 2 on the CLI)."""
     for spec in plugin_specs(specs):
         if spec in _loaded:

@@ -1,0 +1,1 @@
+"""Each benchmark package's tests, in a folder named as its package under chateval/bench/."""
