@@ -271,18 +271,6 @@ def write_view(out: Path, page: Loaded, chunk_rows: int = CHUNK_ROWS) -> None:
     _write(out, render_page(page, chunk_rows=chunk_rows, source=source))
 
 
-def render_view(
-    run_dirs: list[Path],
-    *,
-    context_chars: int | None = None,
-    live: dict[str, Any] | None = None,
-    chunk_rows: int | None = None,
-) -> str:
-    """The page of one run, or the comparison of several, as HTML (whole, unless ``chunk_rows``)."""
-    page = load_rows(run_dirs, context_chars)
-    return render_page(page, chunk_rows=chunk_rows or max(1, len(page.rows)), live=live)
-
-
 def render_page(
     page: Loaded, *, chunk_rows: int, source: dict[str, str] | None = None, live: dict[str, Any] | None = None
 ) -> str:
