@@ -20,7 +20,8 @@ def add_parser(sub: Any) -> None:
         "view",
         help="write one HTML page to read runs: config, numbers, plots, debates, memory context",
         description="Render one or more run directories (of `chateval evaluate` or any `chateval bench`) into one "
-        "self-contained HTML file (inline CSS and JS, nothing fetched): the config and headline "
+        "HTML file (inline CSS and JS, nothing fetched from the network; a large run's rows in chunks "
+        "beside it, view_data/, loaded as they are opened): the config and headline "
         "numbers, the plots, and per sample the inputs, the debate round by round, the verdicts and "
         "the human label, with filters and search. Two or more run directories are shown side by side, "
         "sample by sample, with the settings that differ as a table, in compare.html (never over a "
