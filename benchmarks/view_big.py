@@ -74,7 +74,13 @@ def browser():
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = shutil.which("chromium") or shutil.which("chromium-browser") or "chromium"
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1400"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1400",
+    ):
         opts.add_argument(arg)
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=opts)
     driver.set_page_load_timeout(900)
@@ -144,8 +150,11 @@ def measure(args: argparse.Namespace, tmp: Path, anchor: Path) -> dict:
                 first, click = open_times(driver, pages[name], args.records, later)
                 times[name]["first list"].append(first)
                 times[name]["later record"].append(click)
-                print(f"  {name:22s} write {times[name]['write'][-1]:7.2f} s  first list {first:7.2f} s  "
-                      f"later record {click:6.3f} s", flush=True)
+                print(
+                    f"  {name:22s} write {times[name]['write'][-1]:7.2f} s  first list {first:7.2f} s  "
+                    f"later record {click:6.3f} s",
+                    flush=True,
+                )
     finally:
         driver.quit()
     med = {n: {k: statistics.median(v) for k, v in t.items()} for n, t in times.items()}
@@ -177,7 +186,9 @@ def measure(args: argparse.Namespace, tmp: Path, anchor: Path) -> dict:
     for k in new:
         print(f"  {k:14s} single page {old[k]:8.3f} s   paged {new[k]:8.3f} s   ratio {new[k] / old[k]:6.3f}")
     for n, s in sizes.items():
-        print(f"  {n:22s} page {s['page_bytes'] / 1e6:6.1f} MB + {s['chunk_files']} chunks {s['chunk_bytes'] / 1e6:.1f} MB")
+        print(
+            f"  {n:22s} page {s['page_bytes'] / 1e6:6.1f} MB + {s['chunk_files']} chunks {s['chunk_bytes'] / 1e6:.1f} MB"
+        )
     return result
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from chateval.cli import main
 from chateval.view import build_view
-from chateval.view.paging import chunk_script, data_dir, safe_json, write_chunks
+from chateval.view.paging import chunk_script, data_dir, write_chunks
 from chateval.view.server import ViewServer
 
 from .conftest import read_jsonl, write_jsonl
@@ -55,7 +55,7 @@ def test_a_page_writes_its_later_chunks_beside_it(ev, tmp_path):
     # The record's <script> is escaped in the row's HTML, and no "<" is in the chunk file at all.
     first = build_view([ev], out=tmp_path / "q.html", chunk_rows=1).read_text(encoding="utf-8")
     assert SCRIPT not in first and "&lt;script&gt;" in first
-    assert all("<" not in f.read_text() for f in files)
+    assert all("<script" not in chunk_json(f)["html"] for f in files)  # rows hold no script element
     # Rewritten with larger chunks: the chunk files no longer named are removed, other files kept.
     (data_dir(page) / "notes.txt").write_text("mine")
     build_view([ev], out=page, chunk_rows=2)
@@ -66,11 +66,12 @@ def test_a_page_writes_its_later_chunks_beside_it(ev, tmp_path):
     assert not data_dir(page).exists() and whole.count('class="row"') == 4 and "'self' file:" not in whole
 
 
-def test_chunk_json_is_a_safe_script_literal():
-    text = safe_json({"html": "</script><!-- & \u2028 é"})
-    assert not set("<>&") & set(text) and text.isascii()
-    assert json.loads(text) == {"html": "</script><!-- & \u2028 é"}
-    assert chunk_script(3, "x") == 'window.chatevalChunk(3,{"n":3,"html":"x"});\n'
+def test_a_chunk_file_is_one_call_with_a_json_literal():
+    text = chunk_script(3, '</script>"); alert(1); ("\u2028\u2029 é')
+    assert text.startswith('window.chatevalChunk(3,{"n":3,"html":"') and text.count("\n") == 1
+    assert "\u2028" not in text and "\u2029" not in text  # line breaks to pre-2019 JavaScript
+    m = re.fullmatch(r"window\.chatevalChunk\(3,(\{.*\})\);\n", text, re.S)
+    assert m and json.loads(m.group(1))["html"] == '</script>"); alert(1); ("\u2028\u2029 é'
 
 
 def test_write_chunks_touches_only_chunk_files(tmp_path):

@@ -6,8 +6,10 @@ is picked or scrolled to. A written page keeps its chunks beside it (``view.html
 A written chunk is a script, because a page opened from ``file://`` may not ``fetch()`` a file in
 Chromium, but may load a script beside it. Its one statement hands the page a JSON object (the
 rows' HTML, rendered by the same autoescaped template as the page: a record's text is escaped
-there, never markup or script) to ``window.chatevalChunk``; ``<``, ``>`` and ``&`` are written as
-``\\u`` escapes so no part of it reads as a tag.
+there, never markup or script) to ``window.chatevalChunk``. JSON is a JavaScript literal (with
+U+2028 and U+2029 escaped for older engines), and an external script is not read by the HTML
+parser, so ``</script>`` in it ends nothing (the JSON inlined in the page is Jinja's ``tojson``, which
+escapes ``<``, ``>``, ``&`` and quotes).
 """
 
 from __future__ import annotations
@@ -56,15 +58,11 @@ def static_source(page: Path) -> str:
     return quote(data_dir(page).name) + "/chunk-"
 
 
-def safe_json(data: Any) -> str:
-    """JSON that is also a safe script literal: ASCII only (no U+2028 line breaks), and no ``<``,
-    ``>`` or ``&`` (no ``</script>``, no ``<!--``)."""
-    text = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
 def chunk_script(n: int, html: str) -> str:
-    return f"window.chatevalChunk({int(n)},{safe_json({'n': n, 'html': html})});\n"
+    """A chunk file's text: one call with a JSON literal."""
+    data = json.dumps({"n": n, "html": html}, ensure_ascii=False, separators=(",", ":"))
+    data = data.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return f"window.chatevalChunk({int(n)},{data});\n"
 
 
 def write_chunks(page: Path, chunks: Sequence[str], first: int = 1) -> list[Path]:
