@@ -5,11 +5,13 @@ builds it) is viewed by this checkout's code and by the anchor's (``--anchor-ref
 last commit with the single page, checked out into a temporary git worktree; or ``--anchor-repo``),
 alternating, ``--repeats`` times each, in this one run:
 
-* write: ``chateval view RUN --out PAGE`` as a fresh process (wall seconds);
-* first list: headless Chromium opens the page from ``file://`` until the list holds every
-  question and the first question's row is shown, two animation frames later (rendered);
-* later record: a click on a question in the last chunk (~95% down the list) until its row is
-  shown and rendered (the paged page loads that chunk's file; the single page has it already).
+* write: ``chateval view RUN --out PAGE`` as a fresh process (wall seconds, and its CPU seconds:
+  the machine is shared, so walls swing);
+* first list: headless Chromium opens the page from ``file://``; from the navigation's start
+  until the list holds every question and the first question's row is shown, two animation
+  frames later (painted), by the browser's clock;
+* later record: a click (in the page) on a question in the last chunk (~95% down the list) until
+  its row is shown and painted (the paged page loads that chunk's file; the single page has it).
 
 Medians and their ratios (paged / single page):
 
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -40,23 +43,30 @@ from read_run import make_run  # noqa: E402
 
 ANCHOR_REF = "4b2e586"  # main before the paged viewer (issue 38 item 5): one page holds every record
 CLI = "import sys; from chateval.cli import main; sys.exit(main())"
+# Run in the page: wait until the list holds every question and the wanted row (the current one,
+# or the one whose question is clicked here) is shown, then two animation frames (it is painted);
+# answer performance.now(): milliseconds since the navigation started, or since the click.
 RENDERED = """
-const [want, key, done] = arguments;
+const [want, index, done] = arguments;
+const item = index === null ? null : document.querySelectorAll('#list .item')[index];
 function ready(){
-  const items = document.querySelectorAll('#list .item').length;
-  const row = key === null ? document.querySelector('main .row.current')
-                           : document.querySelector('main .row.current[data-key="' + key + '"]');
-  return items === want && row !== null && row.getBoundingClientRect().height > 0;
+  if (document.querySelectorAll('#list .item').length !== want) return false;
+  const row = document.querySelector(item === null ? 'main .row.current' : '#' + item.dataset.row + '.current');
+  return row !== null && row.getBoundingClientRect().height > 0;
 }
+const t0 = item === null ? 0 : performance.now();
+if (item !== null) item.click();
 (function wait(){
-  if (ready()) requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
-  else setTimeout(wait, 5);
+  if (ready()) requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now() - t0)));
+  else setTimeout(wait, 2);
 })();
 """
 
 
-def write(repo: Path, run: Path, page: Path) -> float:
+def write(repo: Path, run: Path, page: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of ``chateval view RUN --out PAGE`` in a fresh process."""
     env = dict(os.environ, PYTHONPATH=str(repo), CHATEVAL_CACHE_DIR=str(page.parent / "cache"))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(
         [sys.executable, "-c", CLI, "view", str(run), "--out", str(page)],
@@ -65,7 +75,9 @@ def write(repo: Path, run: Path, page: Path) -> float:
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def browser():
@@ -88,20 +100,14 @@ def browser():
     return driver
 
 
-def open_times(driver, page: Path, n: int, later: str) -> tuple[float, float]:
-    """Seconds to the first rendered list, then to a later question's row rendered after its click."""
-    from selenium.webdriver.common.by import By
-
+def open_times(driver, page: Path, n: int) -> tuple[float, float]:
+    """Seconds from navigation start to the first rendered list, then from a click (in the page) on
+    a question ~95% down the list to its row rendered. Timed by the browser's clock, so WebDriver's
+    own round trips are not counted."""
     driver.get("about:blank")
-    t0 = time.perf_counter()
     driver.get(page.as_uri())
-    driver.execute_async_script(RENDERED, n, None)
-    first = time.perf_counter() - t0
-    item = driver.find_elements(By.CSS_SELECTOR, "#list .item")[int(0.95 * n)]
-    t0 = time.perf_counter()
-    item.click()
-    driver.execute_async_script(RENDERED, n, later)
-    return first, time.perf_counter() - t0
+    first = driver.execute_async_script(RENDERED, n, None) / 1000
+    return first, driver.execute_async_script(RENDERED, n, int(0.95 * n)) / 1000
 
 
 def main() -> int:
@@ -136,18 +142,21 @@ def main() -> int:
 
 def measure(args: argparse.Namespace, tmp: Path, anchor: Path) -> dict:
     run = make_run(tmp, args.records, args.seed_run)
-    later = f"copy-{int(0.95 * args.records)}"
     codes = {"single page (anchor)": anchor, "paged": REPO}
     pages = {name: tmp / f"out-{i}" / "view.html" for i, name in enumerate(codes)}
     for p in pages.values():
         p.parent.mkdir()
-    times: dict[str, dict[str, list[float]]] = {n: {"write": [], "first list": [], "later record": []} for n in codes}
+    times: dict[str, dict[str, list[float]]] = {
+        n: {"write": [], "write CPU": [], "first list": [], "later record": []} for n in codes
+    }
     driver = browser()
     try:
         for _ in range(args.repeats):
             for name, repo in codes.items():
-                times[name]["write"].append(write(repo, run, pages[name]))
-                first, click = open_times(driver, pages[name], args.records, later)
+                wall, cpu = write(repo, run, pages[name])
+                times[name]["write"].append(wall)
+                times[name]["write CPU"].append(cpu)
+                first, click = open_times(driver, pages[name], args.records)
                 times[name]["first list"].append(first)
                 times[name]["later record"].append(click)
                 print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, Undefined, select_autoescape
@@ -29,7 +30,23 @@ def template_env() -> Environment:
         anchor=anchor, card=card, pct=_pct, ci=_ci, headline_table=headline_table, money=money, rate=_is_rate
     )
     env.globals.update(protocol_card=card_table, protocol_warnings=card_warnings)
+    # Row helpers in Python: Jinja's select filters cost ~0.2 ms a call, a third of a large page's time.
+    env.globals.update(nested=_nested, any_gold=_any_gold, first_sample=_first_sample)
     return env
+
+
+def _nested(v: Any) -> bool:
+    """A mapping that holds a mapping: shown as a table of tables."""
+    return isinstance(v, Mapping) and any(isinstance(x, Mapping) for x in v.values())
+
+
+def _any_gold(lines: list[tuple[str, bool]]) -> bool:
+    return any(gold for _, gold in lines)
+
+
+def _first_sample(cells: list[list[Any]]) -> Any:
+    """A row's first sample (of the first run that has the question)."""
+    return next(samples for samples in cells if samples)[0]
 
 
 def _pct(x: float | None) -> str:
