@@ -160,7 +160,7 @@ def measure(args: argparse.Namespace, tmp: Path, anchor: Path) -> dict:
                 times[name]["first list"].append(first)
                 times[name]["later record"].append(click)
                 print(
-                    f"  {name:22s} write {times[name]['write'][-1]:7.2f} s  first list {first:7.2f} s  "
+                    f"  {name:22s} write {wall:7.2f} s ({cpu:6.2f} s CPU)  first list {first:7.2f} s  "
                     f"later record {click:6.3f} s",
                     flush=True,
                 )
