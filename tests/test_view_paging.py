@@ -199,3 +199,15 @@ def test_a_run_of_many_records_is_split(tmp_path):
     assert html.count('class="item"') == 250 and html.count('class="row"') == 100
     assert sorted(p.name for p in data_dir(page).iterdir()) == ["chunk-00001.js", "chunk-00002.js"]
     assert chunk_json(data_dir(page) / "chunk-00002.js")["html"].count('class="row"') == 50
+
+
+def test_a_folder_of_runs_writes_each_runs_chunks(ev, tmp_path, capsys):
+    from chateval.view import build_index
+
+    root = tmp_path / "runs"
+    shutil.copytree(ev, root / "a" / "ev")
+    index = build_index(root, chunk_rows=2)
+    page = root / "a" / "ev" / "view.html"
+    assert index.is_file() and page.is_file()
+    assert [p.name for p in data_dir(page).iterdir()] == ["chunk-00001.js"]
+    assert main(["view", str(root), "--chunk-size", "0"]) == 2 and "--chunk-size" in capsys.readouterr().err
