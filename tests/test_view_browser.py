@@ -199,3 +199,85 @@ def test_run_list_compare_and_live_refresh(browser, served, tmp):
         f.write(__import__("json").dumps(rec | {"id": "appended-while-open"}) + "\n")
     WebDriverWait(browser, 10).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".sample")) == n + 1)
     assert browser.find_elements(By.CSS_SELECTOR, '.sample[data-key="appended-while-open"]')
+
+
+def test_a_paged_page_loads_its_chunks_from_files_beside_it(browser, ev, tmp):
+    """One question per chunk: the page holds the list and the first row; the others load from
+    paged_data/ (file://, as scripts) when picked, linked to, or scrolled to."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    recs = read_jsonl(ev / "samples.jsonl")
+    page = build_view([ev], out=tmp / "paged.html", chunk_rows=1)
+    assert len(list((tmp / "paged_data").iterdir())) == len(recs) - 1
+    browser.get(page.as_uri())
+    items = browser.find_elements(By.CSS_SELECTOR, "#list .item")
+    assert [i.text.splitlines()[0] for i in items] == [r["id"] for r in recs]
+    assert visible(browser) == [recs[0]["id"]] and len(browser.find_elements(By.CSS_SELECTOR, ".row")) == 1
+    items[2].click()  # a later chunk: loaded, then shown
+    WebDriverWait(browser, 10).until(lambda d: visible(d) == [recs[2]["id"]])
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".row")) == 2  # chunk 1 was never asked for
+    # The candidate's <script> (in chunk 0) and every loaded chunk's text stay text.
+    assert browser.title.startswith("chateval view") and not browser.find_elements(By.CSS_SELECTOR, "main script")
+    # The filters work from the list, before the rows they hide are loaded.
+    browser.find_element(By.CSS_SELECTOR, '[data-flag="disagrees"]').click()
+    want = [r["id"] for r in recs if r["label"] != r["verdict"]["winner"]]
+    assert [i.text.splitlines()[0] for i in items if i.is_displayed()] == want
+    assert browser.find_element(By.ID, "count").text == f"{len(want)} of {len(recs)} samples"
+    browser.find_element(By.CSS_SELECTOR, '[data-flag="disagrees"]').click()
+    # Search matches questions not loaded yet (the list's search text holds the start of each input).
+    box = browser.find_element(By.ID, "search")
+    box.send_keys(recs[3]["inputs"]["question"][:25])
+    assert [i.text.splitlines()[0] for i in items if i.is_displayed()] == [recs[3]["id"]]
+    WebDriverWait(browser, 10).until(lambda d: visible(d) == [recs[3]["id"]])
+    box.clear()
+    box.send_keys(" ")
+    box.clear()
+    # A link to a sample in a chunk not loaded yet picks its question.
+    from chateval.view.samples import anchor
+
+    browser.get(page.as_uri() + "#" + anchor(recs[1]["id"]))
+    WebDriverWait(browser, 10).until(lambda d: visible(d) == [recs[1]["id"]])
+    # Every question on one page: the chunks load as they scroll into view, in order.
+    browser.get(page.as_uri())
+    show_all(browser)
+    browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+    WebDriverWait(browser, 10).until(lambda d: visible(d) == [r["id"] for r in recs])
+    # A page moved without its folder says so where the rows would be.
+    moved = tmp / "moved"
+    moved.mkdir(exist_ok=True)
+    shutil.copy(page, moved / "paged.html")
+    browser.get((moved / "paged.html").as_uri())
+    browser.find_elements(By.CSS_SELECTOR, "#list .item")[1].click()
+    WebDriverWait(browser, 10).until(lambda d: "folder of chunks is missing" in d.find_element(By.CSS_SELECTOR, "main").text)
+
+
+def test_a_served_page_loads_its_chunks_from_the_server(browser, tmp):
+    import threading
+
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from chateval.view.server import ViewServer
+
+    root = tmp / "served_paged"
+    if not root.exists():
+        src = tmp / "served_paged_src"
+        src.mkdir()
+        shutil.copytree(evaluate_run(src), root / "ev")
+    recs = read_jsonl(root / "ev" / "samples.jsonl")
+    srv = ViewServer(root, 0, poll_ms=200, chunk_rows=1)
+    thread = srv.start()
+    stop = threading.Timer(60, srv.shutdown)
+    stop.start()
+    try:
+        browser.get(srv.url + "run/ev")
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".row")) == 1
+        browser.find_elements(By.CSS_SELECTOR, "#list .item")[3].click()
+        WebDriverWait(browser, 10).until(lambda d: visible(d) == [recs[3]["id"]])
+        show_all(browser)
+        browser.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+        WebDriverWait(browser, 10).until(lambda d: visible(d) == [r["id"] for r in recs])
+    finally:
+        stop.cancel()
+        srv.shutdown()
+        srv.server_close()
+        thread.join(5)

@@ -20,7 +20,8 @@ def add_parser(sub: Any) -> None:
         "view",
         help="write one HTML page to read runs: config, numbers, plots, debates, memory context",
         description="Render one or more run directories (of `chateval evaluate` or any `chateval bench`) into one "
-        "self-contained HTML file (inline CSS and JS, nothing fetched): the config and headline "
+        "HTML file (inline CSS and JS, nothing fetched from the network; a large run's rows in chunks "
+        "beside it, view_data/, loaded as they are opened): the config and headline "
         "numbers, the plots, and per sample the inputs, the debate round by round, the verdicts and "
         "the human label, with filters and search. Two or more run directories are shown side by side, "
         "sample by sample, with the settings that differ as a table, in compare.html (never over a "
@@ -62,6 +63,15 @@ def add_parser(sub: Any) -> None:
         "counted on the page",
     )
     vp.add_argument(
+        "--chunk-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="questions per chunk of a page (default: 100): the page holds the list of every question "
+        "and the first chunk; the others are written beside it (view.html -> view_data/) or, with "
+        "--serve, sent as they are opened. A run of N questions or fewer makes one whole page",
+    )
+    vp.add_argument(
         "--plugin",
         dest="plugins",
         action="append",
@@ -75,6 +85,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     from ..util.plugins import load_plugins
     from ..view import build_view
+    from ..view.paging import CHUNK_ROWS, MAX_CHUNK_ROWS
 
     load_plugins(args.plugins)
     if args.context_chars is not None and args.context_chars < 0:
@@ -85,16 +96,21 @@ def run(args: argparse.Namespace, console: Console) -> int:
             "compare.html for two or more runs)"
         )
     out = Path(args.out) if args.out is not None else None
+    chunk_rows = CHUNK_ROWS if args.chunk_size is None else args.chunk_size
+    if not 1 <= chunk_rows <= MAX_CHUNK_ROWS:
+        raise ConfigError(f"--chunk-size must be 1 to {MAX_CHUNK_ROWS:,} questions, not {chunk_rows}")
     if args.port is not None and not args.serve:
         raise ConfigError("--port is for --serve: add --serve, or leave --port out")
     if args.serve:
-        return _serve(args, console)
+        return _serve(args, console, chunk_rows)
     if len(args.runs) == 1 and _is_folder_of_runs(Path(args.runs[0])):
         from ..view import build_index
 
-        path = build_index(Path(args.runs[0]), out=out, context_chars=args.context_chars)
+        path = build_index(Path(args.runs[0]), out=out, context_chars=args.context_chars, chunk_rows=chunk_rows)
     else:
-        path = build_view([Path(p) for p in args.runs], out=out, context_chars=args.context_chars)
+        path = build_view(
+            [Path(p) for p in args.runs], out=out, context_chars=args.context_chars, chunk_rows=chunk_rows
+        )
     print(path)
     if len(args.runs) > 1:
         from ..view.protocol import differing_card_rows
@@ -105,11 +121,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 "are not comparable as they stand; the page tables the differences",
                 highlight=False,
             )
-    size = path.stat().st_size
+    size, what = _largest(path)
     if size > LARGE_PAGE:
         console.print(
-            f"[yellow]warning:[/yellow] the page is {size / 1e6:.0f} MB; browsers get slow on pages this "
-            "large: --context-chars 20000 keeps each memory context to its first 20,000 characters",
+            f"[yellow]warning:[/yellow] {what} is {size / 1e6:.0f} MB; browsers get slow on files this "
+            "large: --context-chars 20000 keeps each memory context to its first 20,000 characters, "
+            "a smaller --chunk-size puts fewer questions in each chunk",
             highlight=False,
         )
     if args.open:
@@ -120,13 +137,24 @@ def run(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _largest(page: Path) -> tuple[int, str]:
+    """The page's size, or its largest chunk's if that is larger (what a browser has to take at once)."""
+    from ..view.paging import data_dir
+
+    sizes = [(page.stat().st_size, "the page")]
+    folder = data_dir(page)
+    if folder.is_dir():
+        sizes += [(f.stat().st_size, f"the chunk {f}") for f in folder.glob("chunk-*.js")]
+    return max(sizes)
+
+
 def _is_folder_of_runs(path: Path) -> bool:
     from ..view.runlist import is_run_dir
 
     return path.is_dir() and not is_run_dir(path)
 
 
-def _serve(args: argparse.Namespace, console: Console) -> int:
+def _serve(args: argparse.Namespace, console: Console, chunk_rows: int) -> int:
     from ..view.server import DEFAULT_PORT, ViewServer
 
     if len(args.runs) != 1:
@@ -143,7 +171,7 @@ def _serve(args: argparse.Namespace, console: Console) -> int:
     if not 0 <= port <= 65535:
         raise ConfigError(f"--port must be 0 to 65535, not {port}")
     try:
-        server = ViewServer(root, port, context_chars=args.context_chars)
+        server = ViewServer(root, port, context_chars=args.context_chars, chunk_rows=chunk_rows)
     except OSError as e:
         raise ConfigError(f"cannot listen on 127.0.0.1:{port} ({e.strerror or e}); choose another --port") from None
     print(server.url, flush=True)

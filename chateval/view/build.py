@@ -1,21 +1,31 @@
-"""Render run directories into one self-contained HTML file (inline CSS and JS, no network)."""
+"""Render run directories into one HTML page (inline CSS and JS, nothing fetched from the network),
+its rows in chunks: the first in the page, the others beside it (:mod:`.paging`)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-from jinja2 import Environment, PackageLoader, Undefined, select_autoescape
+from typing import Any, NamedTuple
 
 from ..runs.files import atomic_write
 from ..util.errors import InputError, RunWriteError
 from ..util.secrets import redact_url
-from .format import headline_table, money, num
 from .load import NotARunDir, RunView, load_run
-from .protocol import card_table, card_warnings, compared_cards
+from .paging import (
+    CHUNK_ROWS,
+    check_chunk_rows,
+    chunk_slice,
+    data_dir,
+    n_chunks,
+    search_text,
+    static_source,
+    write_chunks,
+)
+from .protocol import compared_cards
 from .runlist import RunEntry, list_runs
-from .samples import SampleView, anchor, card
+from .samples import SampleView
+from .templating import pretty as _pretty
+from .templating import template_env as _env
 
 # Persona colours: distinct, readable on white, assigned in order of first appearance.
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"]
@@ -69,50 +79,6 @@ SUMMARY_SETTINGS = {
     "context",
     "dataset",
 }
-
-
-def _env() -> Environment:
-    env = Environment(
-        loader=PackageLoader("chateval.view", "templates"),
-        autoescape=select_autoescape(default=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["pretty"] = _pretty
-    env.filters["num"] = _num
-    env.filters["fmt"] = num
-    env.globals.update(
-        anchor=anchor, card=card, pct=_pct, ci=_ci, headline_table=headline_table, money=money, rate=_is_rate
-    )
-    env.globals.update(protocol_card=card_table, protocol_warnings=card_warnings)
-    return env
-
-
-def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:.1f}%"
-
-
-def _ci(ci: Any) -> str:
-    return "–" if not ci else f"[{100 * ci[0]:.1f}%, {100 * ci[1]:.1f}%]"
-
-
-def _pretty(v: Any) -> str:
-    if isinstance(v, Undefined) or v is None:
-        return "–"
-    return v if isinstance(v, str) else json.dumps(v, indent=1, ensure_ascii=False)
-
-
-def _is_rate(key: str) -> bool:
-    """Summary numbers shown as percentages (the terminal's way); kappa and scores are not rates."""
-    return key in {"accuracy", "majority_baseline", "chance", "order_disagreement_rate"}
-
-
-def _num(v: Any) -> str:
-    if isinstance(v, bool) or v is None:
-        return "–" if v is None else str(v)
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
 
 
 def _colours(runs: list[RunView]) -> dict[str, str]:
@@ -231,7 +197,13 @@ def cap_context(s: SampleView, limit: int) -> None:
         }
 
 
-def build_view(run_dirs: list[Path], out: Path | None = None, *, context_chars: int | None = None) -> Path:
+def build_view(
+    run_dirs: list[Path],
+    out: Path | None = None,
+    *,
+    context_chars: int | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> Path:
     """Write one HTML page showing the given run directories side by side; returns its path.
 
     ``out`` defaults to ``view.html`` inside the run directory for one run, and to
@@ -239,9 +211,12 @@ def build_view(run_dirs: list[Path], out: Path | None = None, *, context_chars: 
     run's own page (an ``out`` that names one is refused). ``context_chars`` caps each
     memory context shown (full-context systems give the model whole haystacks: a 500-question
     LongMemEval S run would make a page of hundreds of MB); what is left off is counted on the page.
+    ``chunk_rows`` questions go in each chunk: the first is in the page, the others in
+    ``<page>_data/`` beside it (:mod:`.paging`), loaded as they are opened.
     """
     if not run_dirs:
         raise NotARunDir("no run directory given")
+    check_chunk_rows(chunk_rows)
     if out is not None and not str(out).strip():
         raise InputError(
             "--out is empty: give the HTML file to write (default: RUN_DIR/view.html; "
@@ -259,32 +234,72 @@ def build_view(run_dirs: list[Path], out: Path | None = None, *, context_chars: 
             )
     if out.is_dir():  # checked before any run is read: a wrong --out costs nothing
         raise InputError(f"{out}: --out is a directory; give the HTML file to write (e.g. {out / 'view.html'})")
-    html = render_view(run_dirs, context_chars=context_chars)
-    _write(out, html)
+    write_view(out, load_rows(run_dirs, context_chars), chunk_rows)
     return out
 
 
-def render_view(run_dirs: list[Path], *, context_chars: int | None = None, live: dict[str, Any] | None = None) -> str:
-    """The page of one run, or the comparison of several, as HTML. ``live`` (the local server's
-    pages) adds a link back to the run list and a script that reloads the page when the run's
-    files change (``poll``: the URL of its status as JSON)."""
+class Loaded(NamedTuple):
+    """The runs of one page, read, and their rows (one per question across the runs)."""
+
+    runs: list[RunView]
+    rows: list[tuple[str, list[list[SampleView]]]]
+    colours: dict[str, str]
+
+
+def load_rows(run_dirs: list[Path], context_chars: int | None = None) -> Loaded:
     runs = [load_run(Path(p)) for p in run_dirs]
-    samples = [s for r in runs for s in r.samples]
     if context_chars is not None:
-        for s in samples:
+        for s in (s for r in runs for s in r.samples):
             cap_context(s, context_chars)
+    return Loaded(runs, _rows(runs), _colours(runs))
+
+
+def render_chunk(page: Loaded, n: int, chunk_rows: int) -> str:
+    """The HTML of chunk ``n``'s rows (row ids count from the page's first row)."""
+    part = chunk_slice(n, chunk_rows)
+    rows = [(i, k, c) for i, (k, c) in enumerate(page.rows[part], (part.start or 0) + 1)]
+    return _env().get_template("rows.html.j2").render(runs=page.runs, colours=page.colours, part=rows)
+
+
+def write_view(out: Path, page: Loaded, chunk_rows: int = CHUNK_ROWS) -> None:
+    """The page, then its chunks beside it (a page is never left pointing at missing chunks)."""
+    check_chunk_rows(chunk_rows)
+    n = n_chunks(len(page.rows), chunk_rows)
+    chunks = [render_chunk(page, i, chunk_rows) for i in range(1, n)]
+    source = {"static": static_source(out)}
+    _write_chunks(out, chunks)
+    _write(out, render_page(page, chunk_rows=chunk_rows, source=source))
+
+
+def render_page(
+    page: Loaded, *, chunk_rows: int, source: dict[str, str] | None = None, live: dict[str, Any] | None = None
+) -> str:
+    """The page: header, the list of every question, the first chunk of rows. ``source`` says where
+    the other chunks are (``static``: the files' URL prefix; ``url``: the server's endpoint).
+    ``live`` (the local server's pages) adds a link back to the run list and a script that reloads
+    the page when the run's files change (``poll``: the URL of its status as JSON)."""
+    runs, rows = page.runs, page.rows
+    samples = [s for r in runs for s in r.samples]
     facets = {
         "setting": sorted({s.setting for s in samples if s.setting}),
         "system": sorted({s.system for s in samples if s.system}),
         "category": sorted({s.category for s in samples if s.category}),
+    }
+    paging = {
+        **(source or {}),
+        "chunks": n_chunks(len(rows), chunk_rows),
+        "text": [search_text(k, cells) for k, cells in rows],
     }
     return (
         _env()
         .get_template("view.html.j2")
         .render(
             runs=runs,
-            rows=_rows(runs),
-            colours=_colours(runs),
+            rows=rows,
+            part=[(i, k, c) for i, (k, c) in enumerate(rows[chunk_slice(0, chunk_rows)], 1)],
+            chunk_rows=chunk_rows,
+            paging=paging,
+            colours=page.colours,
             facets=facets,
             headline=headline,
             settings=flat_settings,
@@ -302,13 +317,16 @@ def render_index(root: Path, entries: list[RunEntry], *, live: dict[str, Any] | 
     return _env().get_template("index.html.j2").render(root=str(root), entries=entries, live=live)
 
 
-def build_index(root: Path, out: Path | None = None, *, context_chars: int | None = None) -> Path:
+def build_index(
+    root: Path, out: Path | None = None, *, context_chars: int | None = None, chunk_rows: int = CHUNK_ROWS
+) -> Path:
     """Write the run list of ``root`` (default ``root/index.html``), and each run's own page
     (``view.html``) where it is missing or older than the run's files, so every link works."""
     root = Path(root)
     if not root.is_dir():
         raise NotARunDir(f"{root}: no such folder")
     out = Path(out) if out is not None else root / "index.html"
+    check_chunk_rows(chunk_rows)
     if out.is_dir():
         raise InputError(f"{out}: --out is a directory; give the HTML file to write (e.g. {out / 'index.html'})")
     entries = list_runs(root)
@@ -318,7 +336,7 @@ def build_index(root: Path, out: Path | None = None, *, context_chars: int | Non
         page = Path(e.path) / "view.html"
         if e.status != "unreadable" and (not page.is_file() or page.stat().st_mtime < e.mtime):
             try:
-                _write(page, render_view([Path(e.path)], context_chars=context_chars))
+                write_view(page, load_rows([Path(e.path)], context_chars), chunk_rows)
             except (NotARunDir, InputError) as err:  # a run being started, or a broken file: listed, not fatal
                 e.detail = str(err)
                 if e.status != "running":  # a run that has not written a run file yet stays "running"
@@ -337,3 +355,12 @@ def _write(out: Path, html: str) -> None:
         raise
     except OSError as e:
         raise InputError(f"{out}: cannot write the page ({e.strerror or e})") from None
+
+
+def _write_chunks(out: Path, chunks: list[str]) -> None:
+    try:
+        write_chunks(out, chunks)
+    except RunWriteError:
+        raise
+    except OSError as e:
+        raise InputError(f"{data_dir(out)}: cannot write the page's chunks ({e.strerror or e})") from None
