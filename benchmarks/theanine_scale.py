@@ -19,7 +19,8 @@ imports, Qdrant's and numpy's first calls and the allocator's growth); each figu
 over the rounds, and the ratios are ratios of those medians. Every run also records the 1-minute
 load average at its start and end and, from ``getrusage``, its involuntary and voluntary context
 switches, blocks written and read, and major page faults (wall time that is not CPU is either
-waiting for a core, which the switches show, or waiting for the disk, which the blocks show).
+waiting for a core, which the switches show, or waiting for the disk, which the blocks show), and
+the number, wall and CPU time of the ingest's exact cosine searches.
 
 ``--qdrant-search`` searches Qdrant's local mode once per query, as THEANINE did before issue 38
 (for a before/after in one run; slow: quadratic ingest). ``--blas-threads default`` runs the
@@ -97,6 +98,28 @@ def qdrant_search() -> None:
     Theanine.search = search  # type: ignore[method-assign]
 
 
+SEARCH = {"calls": 0, "wall_s": 0.0, "cpu_s": 0.0}  # the ingest's exact cosine searches
+
+
+def time_searches() -> None:
+    """Count and time ``CosineIndex.search_many`` (the only part of the ingest above linear: each
+    search is O(N), once per session)."""
+    from chateval.memory.cosine_index import CosineIndex
+
+    real = CosineIndex.search_many
+
+    def timed(self: Any, queries: Any, k: int) -> Any:
+        w, c = time.perf_counter(), time.process_time()
+        try:
+            return real(self, queries, k)
+        finally:
+            SEARCH["calls"] += 1
+            SEARCH["wall_s"] += time.perf_counter() - w
+            SEARCH["cpu_s"] += time.process_time() - c
+
+    CosineIndex.search_many = timed  # type: ignore[method-assign]
+
+
 def usage() -> dict[str, float]:
     """This process's CPU seconds (user + system, every thread) and what it waited for."""
     r = resource.getrusage(resource.RUSAGE_SELF)
@@ -135,11 +158,12 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
     )
     gc.collect()  # the previous run's garbage is not this run's cost
     load0, u0 = os.getloadavg()[0], usage()
+    SEARCH.update(calls=0, wall_s=0.0, cpu_s=0.0)
     try:
         w0, c0 = time.perf_counter(), time.process_time()
         await system.ingest_all(sessions)
         ingest_wall, ingest_cpu = time.perf_counter() - w0, time.process_time() - c0
-        u1 = usage()
+        u1, searches = usage(), dict(SEARCH)
         g = system.graph
         now = sessions[-1].date + timedelta(days=1)
         walls, cpus = [], []
@@ -163,6 +187,7 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
             "reply_cpu_s": round(statistics.median(cpus), 4),
             # what the ingest waited for (see usage()); wall / CPU above 1 is time off the CPU
             "ingest_wait": {k: round(u1[k] - u0[k], 3) for k in u0 if k != "cpu"},
+            "ingest_search": {k: round(v, 3) for k, v in searches.items()},
             "load_start": round(load0, 2),
             "load_end": round(os.getloadavg()[0], 2),
         }
@@ -172,7 +197,8 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
         f"{out['memories']:>6} memories ({out['edges']} edges, largest component {out['largest_component']}): "
         f"ingest {out['ingest_wall_s']:.1f} s wall / {out['ingest_cpu_s']:.1f} s CPU; "
         f"reply median {1000 * out['reply_wall_s']:.0f} ms wall / {1000 * out['reply_cpu_s']:.0f} ms CPU; "
-        f"load {out['load_start']:.1f}-{out['load_end']:.1f}; ingest waits {out['ingest_wait']}",
+        f"load {out['load_start']:.1f}-{out['load_end']:.1f}; ingest waits {out['ingest_wait']}; "
+        f"ingest searches {out['ingest_search']}",
         flush=True,
     )
     return out
@@ -236,6 +262,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.qdrant_search:
         qdrant_search()
+    else:
+        time_searches()
     sizes = [int(n) for n in args.sizes.split(",")]
     warmup = args.warmup if args.warmup is not None else (1 if args.repeats > 1 else 0)
     variants = ["one", "default"] if args.blas_threads == "both" else [args.blas_threads]
