@@ -55,7 +55,7 @@ def test_empty_and_zero_vectors():
 
 
 def test_the_product_runs_on_one_blas_thread_and_the_threads_come_back(monkeypatch):
-    # OpenBLAS's per-core threads cost 30-40 ms of wall time per small product on a busy machine
+    # OpenBLAS's per-core threads cost 30-90 ms of wall time per small product on a busy machine
     # (benchmarks/theanine_scale.py, BENCHMARKS.md): the search asks for one thread, then gives them back.
     threadpoolctl = pytest.importorskip("threadpoolctl")
 

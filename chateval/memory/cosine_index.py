@@ -23,7 +23,7 @@ _BLAS: Any = None  # threadpoolctl's controller of the loaded BLAS, made on firs
 def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
     """Run the BLAS calls inside on one thread. A session's product (a few queries x N x d) is
     small: OpenBLAS's default threads (one per core) wake up and wait for each other on every
-    call, which on a busy machine cost 30-40 ms of wall time per call against 2-10 ms on one
+    call, which on a busy machine cost 30-90 ms of wall time per call against 2-12 ms on one
     thread (benchmarks/theanine_scale.py, issue 38); one thread also makes the scores' rounding
     the same on every machine, whatever its core count. Without threadpoolctl (the memory extra
     installs it) the BLAS keeps its threads: same top-k up to rounding, slower under load."""
