@@ -9,19 +9,36 @@ shared, and CPU seconds move less with load) and the ratio of each to the size b
 goal is ≤ 2.3× per doubling.
 
     python benchmarks/theanine_scale.py [--sizes 2000,4000,8000] [--queries 9] [--seed 0] \\
-        [--qdrant-search] [--out benchmarks/results/theanine_scale.json]
+        [--repeats 1] [--warmup N] [--qdrant-search] [--blas-threads one|default|both] \\
+        [--out benchmarks/results/theanine_scale.json]
+
+On a shared machine one run per size lets the load of the moment decide a wall ratio. With
+``--repeats R`` the sizes run interleaved, R rounds in one process (2000, 4000, 8000, 2000, ...),
+after ``--warmup`` runs of the smallest size (default 1 when R > 1; excluded: the first run pays
+imports, Qdrant's and numpy's first calls and the allocator's growth); each figure is the median
+over the rounds, and the ratios are ratios of those medians. Every run also records the 1-minute
+load average at its start and end and, from ``getrusage``, its involuntary and voluntary context
+switches, blocks written and read, and major page faults (wall time that is not CPU is either
+waiting for a core, which the switches show, or waiting for the disk, which the blocks show), and
+the number, wall and CPU time of the ingest's exact cosine searches.
 
 ``--qdrant-search`` searches Qdrant's local mode once per query, as THEANINE did before issue 38
-(for a before/after in one run; slow: quadratic ingest). A quick run: ``--sizes 200,400,800``.
+(for a before/after in one run; slow: quadratic ingest). ``--blas-threads default`` runs the
+in-memory search's matrix product on the BLAS's default threads (one per core), as before
+``cosine_index.one_blas_thread``; ``both`` measures each size both ways every round (the order
+alternating by round). A quick run: ``--sizes 200,400,800``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
+import os
 import platform
 import random
+import resource
 import statistics
 import time
 from datetime import UTC, datetime, timedelta
@@ -81,6 +98,54 @@ def qdrant_search() -> None:
     Theanine.search = search  # type: ignore[method-assign]
 
 
+SEARCH = {"calls": 0, "wall_s": 0.0, "cpu_s": 0.0}  # the ingest's exact cosine searches
+
+
+def time_searches() -> None:
+    """Count and time ``CosineIndex.search_many`` (the only part of the ingest above linear: each
+    search is O(N), once per session)."""
+    from chateval.memory.cosine_index import CosineIndex
+
+    real = CosineIndex.search_many
+
+    def timed(self: Any, queries: Any, k: int) -> Any:
+        w, c = time.perf_counter(), time.process_time()
+        try:
+            return real(self, queries, k)
+        finally:
+            SEARCH["calls"] += 1
+            SEARCH["wall_s"] += time.perf_counter() - w
+            SEARCH["cpu_s"] += time.process_time() - c
+
+    CosineIndex.search_many = timed  # type: ignore[method-assign]
+
+
+def usage() -> dict[str, float]:
+    """This process's CPU seconds (user + system, every thread) and what it waited for."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return {
+        "cpu": r.ru_utime + r.ru_stime,
+        "involuntary_switches": r.ru_nivcsw,  # preempted: another process had the core
+        "voluntary_switches": r.ru_nvcsw,  # blocked: I/O, a lock, a sleep
+        "blocks_written": r.ru_oublock,
+        "blocks_read": r.ru_inblock,
+        "major_faults": r.ru_majflt,
+    }
+
+
+def set_blas(variant: str) -> None:
+    """``one``: the search's product on one BLAS thread (``cosine_index.one_blas_thread``);
+    ``default``: on the BLAS's default threads (one per core), as before it."""
+    import contextlib
+
+    from chateval.memory import cosine_index
+
+    if not hasattr(cosine_index, "_one_blas_thread"):
+        cosine_index._one_blas_thread = cosine_index.one_blas_thread  # type: ignore[attr-defined]
+    saved = cosine_index._one_blas_thread  # type: ignore[attr-defined]
+    cosine_index.one_blas_thread = saved if variant == "one" else contextlib.nullcontext  # type: ignore[assignment]
+
+
 async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
     from chateval.memory import MEMORY_SYSTEMS, Turn
     from chateval.memory import systems as _systems  # noqa: F401  (registers theanine)
@@ -91,10 +156,14 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
     system = MEMORY_SYSTEMS.get("theanine")(
         ModelLayer(ModelSpec.parse("offline")), embedder=make_embedder("hash", cache=False)
     )
+    gc.collect()  # the previous run's garbage is not this run's cost
+    load0, u0 = os.getloadavg()[0], usage()
+    SEARCH.update(calls=0, wall_s=0.0, cpu_s=0.0)
     try:
         w0, c0 = time.perf_counter(), time.process_time()
         await system.ingest_all(sessions)
         ingest_wall, ingest_cpu = time.perf_counter() - w0, time.process_time() - c0
+        u1, searches = usage(), dict(SEARCH)
         g = system.graph
         now = sessions[-1].date + timedelta(days=1)
         walls, cpus = [], []
@@ -116,16 +185,56 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
             "ingest_cpu_s": round(ingest_cpu, 3),
             "reply_wall_s": round(statistics.median(walls), 4),
             "reply_cpu_s": round(statistics.median(cpus), 4),
+            # what the ingest waited for (see usage()); wall / CPU above 1 is time off the CPU
+            "ingest_wait": {k: round(u1[k] - u0[k], 3) for k in u0 if k != "cpu"},
+            "ingest_search": {k: round(v, 3) for k, v in searches.items()},
+            "load_start": round(load0, 2),
+            "load_end": round(os.getloadavg()[0], 2),
         }
     finally:
         await system.aclose()
     print(
         f"{out['memories']:>6} memories ({out['edges']} edges, largest component {out['largest_component']}): "
         f"ingest {out['ingest_wall_s']:.1f} s wall / {out['ingest_cpu_s']:.1f} s CPU; "
-        f"reply median {1000 * out['reply_wall_s']:.0f} ms wall / {1000 * out['reply_cpu_s']:.0f} ms CPU",
+        f"reply median {1000 * out['reply_wall_s']:.0f} ms wall / {1000 * out['reply_cpu_s']:.0f} ms CPU; "
+        f"load {out['load_start']:.1f}-{out['load_end']:.1f}; ingest waits {out['ingest_wait']}; "
+        f"ingest searches {out['ingest_search']}",
         flush=True,
     )
     return out
+
+
+TIMES = ("ingest_wall_s", "ingest_cpu_s", "reply_wall_s", "reply_cpu_s")
+
+
+def summarise(runs: list[dict[str, Any]], sizes: list[int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per size the median of each time over the rounds; per doubling the ratio of the medians,
+    with the range of the same ratio within each round (how much one round alone could mislead)."""
+    by_size = {n: [r for r in runs if r["size"] == n] for n in sizes}
+    medians = [
+        {"memories": n, "rounds": len(rs), **{k: round(statistics.median(r[k] for r in rs), 4) for k in TIMES}}
+        for n, rs in by_size.items()
+    ]
+    ratios = []
+    for a, b in zip(medians, medians[1:]):
+        rounds = sorted({r["round"] for r in by_size[a["memories"]]} & {r["round"] for r in by_size[b["memories"]]})
+        per_round = {
+            k: [
+                next(r[k] for r in by_size[b["memories"]] if r["round"] == i)
+                / next(r[k] for r in by_size[a["memories"]] if r["round"] == i)
+                for i in rounds
+            ]
+            for k in TIMES
+        }
+        ratios.append(
+            {
+                "from": a["memories"],
+                "to": b["memories"],
+                **{k: round(b[k] / a[k], 2) for k in TIMES},
+                "round_range": {k: [round(min(v), 2), round(max(v), 2)] for k, v in per_round.items()},
+            }
+        )
+    return medians, ratios
 
 
 def main() -> None:
@@ -134,32 +243,81 @@ def main() -> None:
     ap.add_argument("--per-session", type=int, default=10)
     ap.add_argument("--queries", type=int, default=9)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--repeats", type=int, default=1, help="rounds over the sizes, interleaved, in one run")
+    ap.add_argument(
+        "--warmup",
+        type=int,
+        default=None,
+        help="excluded runs of the smallest size first (default: 1 with --repeats > 1, else 0)",
+    )
     ap.add_argument("--qdrant-search", action="store_true", help="search as before issue 38 (Qdrant local)")
+    ap.add_argument(
+        "--blas-threads",
+        choices=("one", "default", "both"),
+        default="one",
+        help="the search's product on one BLAS thread (ours), the BLAS's default threads (before), or both "
+        "(each size measured with each, in alternating order, every round)",
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     if args.qdrant_search:
         qdrant_search()
-    runs = [asyncio.run(measure(int(n), args)) for n in args.sizes.split(",")]
-    ratios = []
-    for a, b in zip(runs, runs[1:]):
-        r = {
-            "from": a["memories"],
-            "to": b["memories"],
-            **{k: round(b[k] / a[k], 2) for k in ("ingest_wall_s", "ingest_cpu_s", "reply_wall_s", "reply_cpu_s")},
-        }
-        ratios.append(r)
-        print(
-            f"{r['from']} -> {r['to']}: ingest ×{r['ingest_wall_s']} wall, ×{r['ingest_cpu_s']} CPU; "
-            f"reply ×{r['reply_wall_s']} wall, ×{r['reply_cpu_s']} CPU (goal ≤ 2.3×)"
-        )
+    else:
+        time_searches()
+    sizes = [int(n) for n in args.sizes.split(",")]
+    warmup = args.warmup if args.warmup is not None else (1 if args.repeats > 1 else 0)
+    variants = ["one", "default"] if args.blas_threads == "both" else [args.blas_threads]
+    for _ in range(warmup):
+        print("warm-up (excluded): ", end="", flush=True)
+        set_blas(variants[0])
+        asyncio.run(measure(min(sizes), args))
+    runs = []
+    for i in range(args.repeats):
+        for n in sizes:
+            for v in variants if i % 2 == 0 else variants[::-1]:
+                set_blas(v)
+                print(f"round {i + 1}/{args.repeats}, BLAS threads {v}: ", end="", flush=True)
+                runs.append({"round": i + 1, "size": n, "blas_threads": v, **asyncio.run(measure(n, args))})
+    summary = {}
+    for v in variants:
+        medians, ratios = summarise([r for r in runs if r["blas_threads"] == v], sizes)
+        summary[v] = {"medians": medians, "ratios": ratios}
+        for m in medians:
+            print(
+                f"BLAS threads {v}, median of {m['rounds']}: {m['memories']:>6} memories: ingest "
+                f"{m['ingest_wall_s']:.1f} s wall / {m['ingest_cpu_s']:.1f} s CPU; reply "
+                f"{1000 * m['reply_wall_s']:.0f} ms wall / {1000 * m['reply_cpu_s']:.0f} ms CPU"
+            )
+        for r in ratios:
+            rr = r["round_range"]
+            print(
+                f"BLAS threads {v}, {r['from']} -> {r['to']}: ingest ×{r['ingest_wall_s']} wall (rounds "
+                f"{rr['ingest_wall_s']}), ×{r['ingest_cpu_s']} CPU (rounds {rr['ingest_cpu_s']}); reply "
+                f"×{r['reply_wall_s']} wall (rounds {rr['reply_wall_s']}), ×{r['reply_cpu_s']} CPU (rounds "
+                f"{rr['reply_cpu_s']}) (goal ≤ 2.3×)"
+            )
+    loads = [r[k] for r in runs for k in ("load_start", "load_end")]
+    print(
+        f"load average (1 min) over the runs: {min(loads):.1f}–{max(loads):.1f}, median {statistics.median(loads):.1f}"
+    )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         meta = {
             "python": platform.python_version(),
             "machine": platform.machine(),
+            "cpus": os.cpu_count(),
             "search": "qdrant" if args.qdrant_search else "index",
+            "blas_threads": args.blas_threads,
+            "repeats": args.repeats,
+            "warmup_runs_excluded": warmup,
+            "order": "interleaved: every size once per round, smallest first",
+            "load_average_1min": {"min": min(loads), "median": statistics.median(loads), "max": max(loads)},
         }
-        args.out.write_text(json.dumps({"meta": meta, "runs": runs, "ratios": ratios}, indent=1) + "\n")
+        first = summary[variants[0]]
+        out = {"meta": meta, "runs": runs, "medians": first["medians"], "ratios": first["ratios"]}
+        if len(variants) > 1:
+            out["by_blas_threads"] = summary
+        args.out.write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from chateval.memory import cosine_index
 from chateval.memory.cosine_index import CosineIndex
 from chateval.memory.vector import VectorStore
 
@@ -51,3 +52,30 @@ def test_empty_and_zero_vectors():
     assert [m for m, _ in hits] == ["x", "z"] and hits[0][1] == pytest.approx(1.0) and hits[1][1] == 0.0
     with pytest.raises(ValueError, match="dimension"):
         index.add(["w"], np.ones((1, 4), np.float32))
+
+
+def test_the_product_runs_on_one_blas_thread_and_the_threads_come_back(monkeypatch):
+    # OpenBLAS's per-core threads cost 30-90 ms of wall time per small product on a busy machine
+    # (benchmarks/theanine_scale.py, BENCHMARKS.md): the search asks for one thread, then gives them back.
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads() -> list[int]:
+        return [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+
+    before = blas_threads()
+    with cosine_index.one_blas_thread():
+        assert blas_threads() and set(blas_threads()) == {1}
+    assert blas_threads() == before
+
+    seen = []
+    real = cosine_index.one_blas_thread
+
+    def spy():
+        seen.append(blas_threads())
+        return real()
+
+    monkeypatch.setattr(cosine_index, "one_blas_thread", spy)
+    index = CosineIndex()
+    index.add(["a", "b"], np.eye(2, dtype=np.float32))
+    assert [m for m, _ in index.search_many(np.eye(2, dtype=np.float32), 1)[0]] == ["a"]
+    assert seen == [before]  # entered once per search_many call

@@ -11,9 +11,31 @@ system keeps Qdrant as its store and uses this beside it for local (brute-force)
 
 from __future__ import annotations
 
+import contextlib
+from typing import Any
+
 import numpy as np
 
 _EPS = 1.1920929e-7  # Qdrant's: a vector with a smaller norm is stored as it is
+_BLAS: Any = None  # threadpoolctl's controller of the loaded BLAS, made on first search
+
+
+def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
+    """Run the BLAS calls inside on one thread. A session's product (a few queries x N x d) is
+    small: OpenBLAS's default threads (one per core) wake up and wait for each other on every
+    call, which on a busy machine cost 30-90 ms of wall time per call against 2-12 ms on one
+    thread (benchmarks/theanine_scale.py, issue 38); one thread also makes the scores' rounding
+    the same on every machine, whatever its core count. Without threadpoolctl (the memory extra
+    installs it) the BLAS keeps its threads: same top-k up to rounding, slower under load."""
+    global _BLAS
+    if _BLAS is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:
+            _BLAS = False
+        else:
+            _BLAS = ThreadpoolController()
+    return _BLAS.limit(limits=1, user_api="blas") if _BLAS else contextlib.nullcontext()
 
 
 class CosineIndex:
@@ -56,7 +78,8 @@ class CosineIndex:
         qn = np.linalg.norm(q, axis=-1, keepdims=True)
         q = q / np.where(qn != 0.0, qn, _EPS)
         # Reversed columns: a stable descending sort then puts the later of equal scores first.
-        scores = (q @ self._rows[: self._n].T)[:, ::-1]
+        with one_blas_thread():
+            scores = (q @ self._rows[: self._n].T)[:, ::-1]
         k = min(max(1, k), self._n)
         out = []
         for row in scores:

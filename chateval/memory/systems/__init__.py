@@ -12,8 +12,7 @@ from . import (
     retrieval,  # noqa: F401
     rsum,  # noqa: F401
     session_summaries,  # noqa: F401
-    theanine,  # noqa: F401
-    theanine_ablations,  # noqa: F401
+    theanine,  # noqa: F401  (the package registers theanine and its ablations)
 )
 
 # zep needs the optional extra (pip install "chateval[zep]"): listed only when graphiti-core and

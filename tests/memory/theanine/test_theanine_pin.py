@@ -3,7 +3,7 @@ the memories each dialogue retrieves (ids, scores) and the timelines given for t
 file was written by the code *before* the ingest/retrieval speed-ups (issue 38), so any change
 of semantics in the vector search, the linking or the timeline walks shows up here.
 
-Regenerate (only for an intended change of behaviour): CHATEVAL_REPIN=1 pytest tests/test_theanine_pin.py
+Regenerate (only for an intended change of behaviour): CHATEVAL_REPIN=1 pytest tests/memory/theanine/test_theanine_pin.py
 """
 
 from __future__ import annotations

@@ -10,12 +10,12 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, field_validator
 
-from ...models import approx_tokens
-from ...models.steps import TypedStep
-from ...util.text import content_words
-from ..extract import MemoryFact, MemoryFacts, SessionInputs, gist
-from ..timeline_graph import RELATIONS, Relation
-from ..types import Turn
+from ....models import approx_tokens
+from ....models.steps import TypedStep
+from ....util.text import content_words
+from ...extract import MemoryFact, MemoryFacts, SessionInputs, gist
+from ...timeline_graph import RELATIONS, Relation
+from ...types import Turn
 
 
 # --- prompt inputs -----------------------------------------------------------------------------

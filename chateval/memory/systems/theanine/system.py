@@ -47,17 +47,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..answer import AnswerInputs
-from ..base import format_items, memory_system
-from ..cosine_index import CosineIndex
-from ..extract import session_inputs
-from ..timeline_graph import TimelineGraph, window
-from ..types import MemoryItem, Response, Session, Turn
-from ..vector import is_server
-from .retrieval import VectorMemory
-from .theanine_refine import refine_timeline
-from .theanine_settings import TheanineSettings
-from .theanine_steps import (  # noqa: F401  (re-exported: the steps belong to this system)
+from ...answer import AnswerInputs
+from ...base import format_items, memory_system
+from ...cosine_index import CosineIndex
+from ...extract import session_inputs
+from ...timeline_graph import TimelineGraph, window
+from ...types import MemoryItem, Response, Session, Turn
+from ...vector import is_server
+from ..retrieval import VectorMemory
+from .refine import refine_timeline
+from .settings import TheanineSettings
+from .steps import (  # noqa: F401  (re-exported: the steps belong to this system)
     EXTRACT_EVENTS,
     REFINE_TIMELINE,
     RELATE_MEMORIES,
@@ -79,8 +79,8 @@ from .theanine_steps import (  # noqa: F401  (re-exported: the steps belong to t
     session_excerpt,
     topic_words,
 )
-from .theanine_timelines import Timeline, events_text, timeline_text
-from .theanine_trace import timeline_trace
+from .timelines import Timeline, events_text, timeline_text
+from .trace import timeline_trace
 
 # The dialogue of the respond() call in progress, for the retrieval query and the refinement
 # (respond() passes recall() and context() only the last user message).

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..timeline_graph import TimelineGraph
-from ..types import MemoryItem
-from .theanine_timelines import Timeline
+from ...timeline_graph import TimelineGraph
+from ...types import MemoryItem
+from .timelines import Timeline
 
 
 def timeline_trace(graph: TimelineGraph, timelines: list[Timeline], recalled: list[MemoryItem]) -> dict[str, Any]:

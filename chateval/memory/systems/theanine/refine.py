@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ...models import CallLog, ModelLayer
-from ...util.prompts import Prompts
-from ..timeline_graph import TimelineGraph
-from ..types import Turn
-from .theanine_steps import REFINE_TIMELINE, RefineInputs, TimelineEvent
-from .theanine_timelines import Timeline
+from ....models import CallLog, ModelLayer
+from ....util.prompts import Prompts
+from ...timeline_graph import TimelineGraph
+from ...types import Turn
+from .steps import REFINE_TIMELINE, RefineInputs, TimelineEvent
+from .timelines import Timeline
 
 
 async def refine_timeline(

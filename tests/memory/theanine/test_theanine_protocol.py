@@ -15,7 +15,7 @@ import pytest
 from chateval.memory import MEMORY_SYSTEMS, Session, Turn
 from chateval.memory.embeddings import make_embedder
 from chateval.memory.systems import theanine as th
-from chateval.memory.systems.theanine_steps import EventInputs, next_speaker, session_excerpt
+from chateval.memory.systems.theanine.steps import EventInputs, next_speaker, session_excerpt
 from chateval.memory.timeline_graph import TimelineGraph
 from chateval.models import ModelLayer, ModelSpec
 from chateval.util.prompts import get_prompts
@@ -295,7 +295,7 @@ def test_refine_prompt_names_every_matched_event_and_export_is_node_link_json():
 def test_teafarm_records_the_response_step_per_unit(tmp_path):
     from chateval.cli import main
 
-    from .conftest import shared
+    from ...conftest import shared
 
     sample = shared("theanine", "sample_dialogue.json")
     out = tmp_path / "tf"

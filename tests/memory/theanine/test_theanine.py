@@ -20,7 +20,7 @@ from chateval.memory.timeline_graph import RELATIONS, GraphFileError, TimelineGr
 from chateval.models import ModelLayer, ModelSpec
 from chateval.util.prompts import get_prompts
 
-from .conftest import SHARED, shared
+from ...conftest import SHARED, shared
 
 SAMPLE = SHARED / "theanine" / "sample_dialogue.json"
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)

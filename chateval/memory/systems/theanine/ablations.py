@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import create_model
 
-from ..base import memory_system
-from .theanine import Theanine
-from .theanine_settings import TheanineSettings
+from ...base import memory_system
+from .settings import TheanineSettings
+from .system import Theanine
 
 
 def _variant(cls_name: str, name: str, description: str, **defaults: Any) -> type[Theanine]:

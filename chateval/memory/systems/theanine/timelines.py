@@ -9,7 +9,7 @@ import random
 
 from pydantic import BaseModel, Field
 
-from ..timeline_graph import TimelineGraph
+from ...timeline_graph import TimelineGraph
 
 
 class Timeline(BaseModel):

@@ -18,7 +18,7 @@ from chateval.memory.systems.retrieval import Retrieval
 from chateval.memory.sampling import SAMPLING_PRESETS, load_sampling
 from chateval.testing.fake_openai import FakeOpenAIServer
 
-from .conftest import FIXTURES
+from ...conftest import FIXTURES
 
 TINY = FIXTURES / "msc_release_tiny.jsonl"
 FACT = "Speaker 1 is learning the violin"
