@@ -12,12 +12,14 @@ system keeps Qdrant as its store and uses this beside it for local (brute-force)
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any
 
 import numpy as np
 
 _EPS = 1.1920929e-7  # Qdrant's: a vector with a smaller norm is stored as it is
-_BLAS: Any = None  # threadpoolctl's controller of the loaded BLAS, made on first search
+_BLAS: Any = None  # threadpoolctl's controller of the loaded BLAS libraries, made on first search
+_BLAS_SEEN = -1  # len(sys.modules) when it was made: a BLAS loads with an extension module's import
 
 
 def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
@@ -26,15 +28,17 @@ def one_blas_thread() -> contextlib.AbstractContextManager[Any]:
     call, which on a busy machine cost 30-90 ms of wall time per call against 2-12 ms on one
     thread (benchmarks/theanine_scale.py, issue 38); one thread also makes the scores' rounding
     the same on every machine, whatever its core count. Without threadpoolctl (the memory extra
-    installs it) the BLAS keeps its threads: same top-k up to rounding, slower under load."""
-    global _BLAS
-    if _BLAS is None:
+    installs it) the BLAS keeps its threads: same top-k up to rounding, slower under load.
+    The controller only knows the libraries loaded when it was made (scanning them costs ~4 ms),
+    so it is made again after new modules were imported (scipy and torch bring BLAS of their own)."""
+    global _BLAS, _BLAS_SEEN
+    if _BLAS is None or (_BLAS is not False and len(sys.modules) != _BLAS_SEEN):
         try:
             from threadpoolctl import ThreadpoolController
         except ImportError:
             _BLAS = False
         else:
-            _BLAS = ThreadpoolController()
+            _BLAS, _BLAS_SEEN = ThreadpoolController(), len(sys.modules)
     return _BLAS.limit(limits=1, user_api="blas") if _BLAS else contextlib.nullcontext()
 
 
