@@ -4,11 +4,13 @@ the work is in chateval.auditing)."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..util.tables import print_table
 from .evaluate import add_judge_options, config_from_args
 from .options import add_model_options, given
+from .outcome import figures_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -80,8 +82,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
     for name, why in summary.skipped.items():
         console.print(f"[yellow]not run:[/yellow] {name}: {why}", highlight=False)
     console.print(
-        f"results in {cfg.out}/ (report.md, summary.json, flip_rates.png); flipped items: {cfg.out}/view.html",
+        f"results in {cfg.out}/ (report.md, summary.json, "
+        f"{figures_note(['flip_rates.png'] if (Path(cfg.out) / 'flip_rates.png').is_file() else [])}); "
+        f"flipped items: {cfg.out}/view.html",
         highlight=False,
+        markup=False,  # '[plots]' is text
     )
     return gate_exit(
         1 if summary.n_failed else 0,

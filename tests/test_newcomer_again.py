@@ -1,0 +1,131 @@
+"""What the second newcomer run (issue 39) tripped over: the quickstart's data names, lines cut
+at 80 columns in a pipe, figures listed that were not drawn, a misleading tokenizer note, and
+typos without a "did you mean"."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from chateval.cli import main
+from chateval.datasets.catalog import CATALOG
+from chateval.datasets.common import DatasetError
+from chateval.datasets.locate import RENAMED, find_data
+from chateval.models.dryrun import TOKEN_RULE
+from chateval.models.spec import ModelSpec
+from chateval.util.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICKSTART = ROOT / "docs" / "quickstart.md"
+
+
+# --- the quickstart names its data as `data get` writes it ---------------------------------------
+def _data_values(text: str) -> list[str]:
+    joined = re.sub(r"\\\n\s*", " ", text)
+    out = []
+    for line in joined.splitlines():
+        words = shlex.split(line, comments=True) if line.strip().startswith("chateval") else []
+        out += [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--data"]
+    return out
+
+
+def test_the_quickstart_names_only_data_that_data_get_writes():
+    """A name `data get` does not write (`longmemeval_s.json`, the first release's) fails for a
+    user who followed step 2; the README test's scratch folder no longer holds such a file."""
+    values = _data_values(QUICKSTART.read_text(encoding="utf-8"))
+    assert values, "the quickstart runs no benchmark"
+    names = {d.name for d in CATALOG}
+    files = {Path(r).name for d in CATALOG for r in d.reads}
+    for v in values:
+        assert v not in RENAMED and (v in names or v in files), f"quickstart: --data {v} is not what `data get` writes"
+
+
+def test_the_quickstart_says_what_to_install_first():
+    text = QUICKSTART.read_text(encoding="utf-8")
+    assert 'pip install -e ".[memory,local]"' in text and "--embedder hash" in text
+
+
+# --- output in a pipe ------------------------------------------------------------------------------
+def test_strategies_piped_prints_whole_rows_not_a_box(capsys):
+    assert main(["strategies"]) == 0
+    out = capsys.readouterr().out
+    assert "┃" not in out and "│" not in out, out
+    line = next(x for x in out.splitlines() if x.startswith("simultaneous_summarizer_3x2 | "))
+    assert "personas=['general_public', 'critic', 'news_author']" in line
+
+
+def test_a_piped_end_of_run_line_is_not_broken_at_80_columns(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CHATEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "a-run-folder-with-a-long-name-so-the-line-passes-eighty-columns"
+    code = main(["evaluate", str(ROOT / "examples" / "faireval_pairwise.jsonl"), "--limit", "1", "--out", str(out)])
+    assert code == 0
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if x.startswith("results in "))
+    assert len(line) > 80 and line.endswith(f"read the debates: chateval view {out}"), line
+
+
+# --- figures that were not drawn are not listed ----------------------------------------------------
+@pytest.mark.slow
+def test_audit_without_matplotlib_lists_no_figure(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CHATEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as in the core install
+    out = tmp_path / "audit"
+    code = main(["audit", str(ROOT / "examples" / "faireval_pairwise.jsonl"), "--limit", "1",
+                 "--perturbation", "position", "--out", str(out)])
+    assert code == 0
+    err = capsys.readouterr().err
+    assert not (out / "flip_rates.png").exists()
+    end = next(x for x in err.splitlines() if x.startswith("results in "))
+    assert "flip_rates.png" not in end and "no figures: pip install 'chateval[plots]'" in end, end
+
+
+def test_the_dry_runs_token_note_does_not_say_no_tokenizer_is_installed():
+    # tiktoken comes with autogen in the core install: the note says why it is not used instead.
+    assert "is installed" not in TOKEN_RULE and "tiktoken" in TOKEN_RULE
+
+
+# --- typos get a "did you mean" -----------------------------------------------------------------------
+def test_a_mistyped_data_set_name_gets_a_suggestion(capsys):
+    assert main(["data", "get", "locomoo"]) == 2
+    assert "did you mean 'locomo'" in capsys.readouterr().err
+
+
+def test_a_mistyped_data_value_gets_a_suggestion(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CHATEVAL_DATA_DIR", str(tmp_path / "data"))
+    with pytest.raises(DatasetError, match=r"did you mean 'longmemeval-s'"):
+        find_data("longmemeval-ss", "longmemeval")
+    with pytest.raises(DatasetError, match=r"did you mean 'locomo10.json'"):
+        find_data("locomo10.jsn", "locomo")
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("gpt-4o-mini", "did you mean 'openai/gpt-4o-mini'?"),
+    ("claude-3-5-haiku-latest", "did you mean 'anthropic/claude-3-5-haiku-latest'?"),
+    ("llama3.1", "'openai-compatible/llama3.1' with --base-url URL"),
+    ("opnai/gpt-4o", "unknown provider 'opnai'; did you mean 'openai'?"),
+])
+def test_a_model_spec_without_its_provider_names_the_spec_to_give(spec, says):
+    with pytest.raises(ConfigError) as info:
+        ModelSpec.parse(spec)
+    assert says in str(info.value)
+
+
+def test_a_mistyped_task_gets_a_suggestion(tmp_path, capsys):
+    code = main(["evaluate", str(ROOT / "examples" / "faireval_pairwise.jsonl"), "--task", "pairwize",
+                 "--out", str(tmp_path / "run")])
+    assert code == 2 and "did you mean 'pairwise'?" in capsys.readouterr().err
+
+
+def test_a_mistyped_memory_setting_names_the_known_ones():
+    pytest.importorskip("qdrant_client")
+    from chateval.memory.systems.retrieval import Retrieval
+
+    with pytest.raises(ConfigError) as info:
+        Retrieval.parse_settings({"kk": 3})
+    msg = str(info.value)
+    assert "setting 'kk': unknown setting; did you mean 'k'?" in msg and "(known: k, min_score)" in msg
