@@ -4,6 +4,7 @@ typos without a "did you mean"."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import sys
@@ -159,3 +160,30 @@ def test_a_missing_embedding_extra_names_who_needs_it_and_the_way_round(tmp_path
     assert proc.returncode == 2
     err = " ".join(proc.stderr.split())
     assert "pip install 'chateval[local]'" in err and ", for retrieval; or --embedder hash" in err, err
+
+
+# --- LoCoMo's LLM judge in the end-of-run table and as a gate --------------------------------------
+@pytest.mark.slow
+def test_locomo_with_both_judges_shows_and_gates_their_accuracy(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CHATEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "loco"
+    args = ["bench", "locomo", "--data", str(ROOT / "tests" / "fixtures" / "locomo_tiny.json"), "--systems",
+            "full_context", "--answer-model", "offline", "--judge", "both", "--limit", "2", "--out", str(out)]
+    # The offline judge accepts both answers of this fixture: 1.0 meets 1 (a metric not measured
+    # would fail its gate, exit 4).
+    assert main([*args, "--fail-under", "accuracy:full_context=1"]) == 0
+    err = capsys.readouterr().err
+    header = next(x for x in err.splitlines() if x.startswith("system | "))
+    assert header.split(" | ")[:5] == ["system", "n", "F1", "accuracy (single judge)", "accuracy (debate judge)"]
+    assert json.loads((out / "summary.json").read_text())["systems"]["full_context"]["overall"]["judge_single"] == 1
+
+
+def test_the_locomo_accuracy_gate_reads_the_single_judge_first_then_the_panel():
+    from chateval.bench.locomo import LoCoMo
+
+    overall = {"f1": 0.5, "judge_single": 0.25, "n_judge_single": 4, "judge_debate": 0.75, "n_judge_debate": 4}
+    summary = {"systems": {"a": {"overall": overall, "n_qa": 4}, "b": {"overall": {"judge_debate": 0.5, "n_judge_debate": 4}},
+                           "c": {"overall": {"f1": 0.1}}}}
+    rows = LoCoMo.headline(summary)
+    assert rows[0]["accuracy (single judge)"] == 0.25 and rows[0]["accuracy (debate judge)"] == 0.75
+    assert LoCoMo.gate_measures(summary, rows)["accuracy"] == {"a": 0.25, "b": 0.5, "c": None}
