@@ -187,3 +187,21 @@ def test_the_locomo_accuracy_gate_reads_the_single_judge_first_then_the_panel():
     rows = LoCoMo.headline(summary)
     assert rows[0]["accuracy (single judge)"] == 0.25 and rows[0]["accuracy (debate judge)"] == 0.75
     assert LoCoMo.gate_measures(summary, rows)["accuracy"] == {"a": 0.25, "b": 0.5, "c": None}
+
+
+# --- a gate naming a system that is not in --systems: refused before the run ----------------------
+def test_a_mistyped_system_in_a_gate_is_refused_before_the_run(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["bench", "longmemeval", "--data", str(ROOT / "tests" / "fixtures" / "lme_tiny.json"),
+                 "--systems", "full_context", "--answer-model", "offline", "--limit", "1", "--out", str(out),
+                 "--fail-under", "accuracy:full_contxt=0.5"])
+    assert code == 2 and not out.exists()
+    assert "no setting or system 'full_contxt' in this run; did you mean 'full_context'?" in capsys.readouterr().err
+
+
+def test_a_gate_on_an_unknown_system_after_the_run_suggests_one():
+    from chateval.runs.gates import check, parse_gates
+
+    gates = parse_gates(["accuracy:my_memroy=0.5"], ["accuracy"])
+    [line] = check(gates, {"accuracy": {"my_memory": 0.7, "full_context": 0.6}})
+    assert "no system or setting 'my_memroy' in this run; did you mean 'my_memory'? (my_memory, full_context)" in line
