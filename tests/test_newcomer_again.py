@@ -205,3 +205,14 @@ def test_a_gate_on_an_unknown_system_after_the_run_suggests_one():
     gates = parse_gates(["accuracy:my_memroy=0.5"], ["accuracy"])
     [line] = check(gates, {"accuracy": {"my_memory": 0.7, "full_context": 0.6}})
     assert "no system or setting 'my_memroy' in this run; did you mean 'my_memory'? (my_memory, full_context)" in line
+
+
+def test_calibrate_names_the_setting_whose_items_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CHATEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    code = main(["calibrate", str(ROOT / "examples" / "faireval_pairwise.jsonl"), "--limit", "1", "--setting",
+                 "duo=chateval_default,turns=1", "--out", str(tmp_path / "cal")])
+    assert code == 0
+    lines = capsys.readouterr().err.splitlines()
+    heads = [x for x in lines if x.startswith("setting ") and " | " not in x]
+    assert heads == ["setting 1/2: single", "setting 2/2: duo (duo=chateval_default,turns=1)"], heads
+    assert lines[lines.index(heads[1]) + 1].startswith("[1/1] ")
