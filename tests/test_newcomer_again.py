@@ -216,3 +216,15 @@ def test_calibrate_names_the_setting_whose_items_run(tmp_path, capsys, monkeypat
     heads = [x for x in lines if x.startswith("setting ") and " | " not in x]
     assert heads == ["setting 1/2: single", "setting 2/2: duo (duo=chateval_default,turns=1)"], heads
     assert lines[lines.index(heads[1]) + 1].startswith("[1/1] ")
+
+
+# --- `view A B` of an evaluate run and a benchmark run ---------------------------------------------
+def test_view_compares_runs_when_only_a_later_run_has_an_unset_setting(monkeypatch):
+    """`chateval view runs/demo runs/qs-lme` crashed (KeyError): a setting only the second run has,
+    shown "–" (unset), was taken as shared and read from the first run."""
+    from chateval.view import build
+
+    flat = iter([{"model": "offline"}, {"model": "offline", "settings.full_context.max_context_tokens": "–"}])
+    monkeypatch.setattr(build, "flat_settings", lambda run: next(flat))
+    differ, same = build.compared_settings([object(), object()])  # type: ignore[list-item]
+    assert differ == [] and same == [("model", "offline"), ("settings.full_context.max_context_tokens", "–")]
