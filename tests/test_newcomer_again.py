@@ -228,3 +228,23 @@ def test_view_compares_runs_when_only_a_later_run_has_an_unset_setting(monkeypat
     monkeypatch.setattr(build, "flat_settings", lambda run: next(flat))
     differ, same = build.compared_settings([object(), object()])  # type: ignore[list-item]
     assert differ == [] and same == [("model", "offline"), ("settings.full_context.max_context_tokens", "–")]
+
+
+# --- calibrate / audit take a data set's name once `data get` fetched it ---------------------------
+@pytest.mark.parametrize("command", ["calibrate", "audit"])
+def test_calibrate_and_audit_find_faireval_by_its_name(command, tmp_path, capsys, monkeypatch):
+    import shutil
+
+    data = tmp_path / "data"
+    (data / "faireval").mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "fixtures" / "faireval_tiny.jsonl", data / "faireval" / "faireval_gpt35_vs_vicuna13b.jsonl")
+    monkeypatch.setenv("CHATEVAL_DATA_DIR", str(data))
+    monkeypatch.setenv("CHATEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # no ./faireval here
+    extra = ["--setting", "one=single"] if command == "calibrate" else ["--perturbation", "position"]
+    assert main([command, "faireval", "--limit", "1", *extra, "--out", str(tmp_path / "run")]) == 0
+    written = (tmp_path / "run" / ("summary.json" if command == "calibrate" else "config.json")).read_text()
+    assert json.dumps(str(data / "faireval")) in written  # the data folder's copy is what ran
+    monkeypatch.setenv("CHATEVAL_DATA_DIR", str(tmp_path / "empty"))
+    assert main([command, "faireval", "--out", str(tmp_path / "run2")]) == 2
+    assert "get it with `chateval data get faireval`" in capsys.readouterr().err

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..util.tables import print_table
 from .evaluate import add_judge_options, config_from_args
-from .options import add_model_options, given
+from .options import add_model_options, data_set_input, given
 from .outcome import figures_note
 
 if TYPE_CHECKING:
@@ -62,7 +62,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     judge = config_from_args(args)
     audit_args = given(args, AuditConfig)
     audit_args.pop("judge", None)
-    cfg = AuditConfig.merged({"input": args.input, "judge": judge}, audit_args)
+    audit_args["input"] = data_set_input(args.input, names=("faireval",))
+    cfg = AuditConfig.merged({"judge": judge}, audit_args)
     if judge.model == "offline":
         console.print("[yellow]offline model:[/yellow] verdicts are deterministic heuristics, not LLM judgements.")
     progress = RunProgress(UsageTotals(), console, label="variants")

@@ -18,7 +18,7 @@ from .cost import (
     print_estimate,
     report_cap,
 )
-from .options import add_model_options, given
+from .options import add_model_options, data_set_input, given
 from .outcome import add_gate_option, figures_note, gate_exit
 
 if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..runs.progress import RunProgress
 
     gates = parse_gates(args.fail_under, CALIBRATE_METRICS)
-    data = given(args, CalibrateConfig) | {"input": args.input}
+    data = given(args, CalibrateConfig) | {"input": data_set_input(args.input)}
     data["settings"] = [parse_setting(s) for s in args.setting_specs]
     cfg = CalibrateConfig.merged_from(data)
     from ..calibration.run import grid_of
