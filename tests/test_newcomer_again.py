@@ -71,16 +71,19 @@ def test_a_piped_end_of_run_line_is_not_broken_at_80_columns(tmp_path, capsys, m
 
 # --- figures that were not drawn are not listed ----------------------------------------------------
 @pytest.mark.slow
-def test_audit_without_matplotlib_lists_no_figure(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("CHATEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as in the core install
+def test_audit_without_matplotlib_lists_no_figure(tmp_path):
+    import subprocess
+
+    # In a subprocess: blocking matplotlib here would leave half-imported plot modules behind.
+    block = "import sys\nsys.modules['matplotlib'] = None\nfrom chateval.cli import main\nsys.exit(main(sys.argv[1:]))\n"
     out = tmp_path / "audit"
-    code = main(["audit", str(ROOT / "examples" / "faireval_pairwise.jsonl"), "--limit", "1",
-                 "--perturbation", "position", "--out", str(out)])
-    assert code == 0
-    err = capsys.readouterr().err
+    argv = ["audit", str(ROOT / "examples" / "faireval_pairwise.jsonl"), "--limit", "1", "--perturbation", "position",
+            "--out", str(out)]
+    proc = subprocess.run([sys.executable, "-c", block, *argv], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "CHATEVAL_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr[-2000:]
     assert not (out / "flip_rates.png").exists()
-    end = next(x for x in err.splitlines() if x.startswith("results in "))
+    end = next(x for x in proc.stderr.splitlines() if x.startswith("results in "))
     assert "flip_rates.png" not in end and "no figures: pip install 'chateval[plots]'" in end, end
 
 
@@ -179,7 +182,7 @@ def test_locomo_with_both_judges_shows_and_gates_their_accuracy(tmp_path, capsys
 
 
 def test_the_locomo_accuracy_gate_reads_the_single_judge_first_then_the_panel():
-    from chateval.bench.locomo import LoCoMo
+    from chateval.bench.locomo.locomo import LoCoMo
 
     overall = {"f1": 0.5, "judge_single": 0.25, "n_judge_single": 4, "judge_debate": 0.75, "n_judge_debate": 4}
     summary = {"systems": {"a": {"overall": overall, "n_qa": 4}, "b": {"overall": {"judge_debate": 0.5, "n_judge_debate": 4}},
