@@ -16,6 +16,7 @@ class Settings(BaseModel):
 class MyMemory(MemorySystem):
     description = "user turns ranked by word overlap with the question"
     Settings = Settings
+    uses_embedder = False  # it embeds nothing: a run needs no embedding model (nor its extra) for it
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

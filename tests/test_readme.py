@@ -16,12 +16,14 @@ Unmarked shell and Python blocks run; any other unmarked block fails this test. 
 skips carrying the README's reason (`pytest -rs` lists them), never silent.
 
 How they run, in one scratch folder per session holding `examples/` and small fixtures under the
-names the README uses (longmemeval_s.json, locomo10.json, my_answers.jsonl, preds.jsonl) and
+names the README uses for a user's own files (my_answers.jsonl, preds.jsonl) and
 `../shared/data` when the shared data is present (else the commands that read it skip); the
 default data folder (XDG_CACHE_HOME in the scratch folder, CHATEVAL_DATA_DIR unset) filled by a
 real `chateval data get longmemeval-oracle longmemeval-s` from a local mirror (CHATEVAL_DATA_MIRROR,
-chateval.testing.file_server) serving small fixtures under the catalog's file names, so commands
-that name a data set (`--data longmemeval-s`) run as a user's would after `data get`:
+chateval.testing.file_server) serving small fixtures under the catalog's file names, plus a small
+LoCoMo file as `locomo/locomo10.json` (its checksum is pinned, so a fixture cannot come through
+`data get`), so commands that name a data set (`--data longmemeval-s`, `--data locomo10.json`)
+run as a user's would after `data get`, and a name `data get` does not write fails:
 - `chateval ...` as the console script would run it (`python -P -m chateval.cli`: the working
   directory is NOT put on the import path by Python), with `--limit 1` added to `evaluate` and
   `bench` commands that give none and `--embedder hash` to memory benchmarks and `memory ask`
@@ -217,8 +219,11 @@ def work(tmp_path_factory) -> Iterator[Path]:
     work = base / "work"
     work.mkdir()
     (work / "examples").symlink_to(ROOT / "examples")
-    shutil.copy(FIXTURES / "lme_tiny.json", work / "longmemeval_s.json")
-    shutil.copy(FIXTURES / "locomo_tiny.json", work / "locomo10.json")
+    # No data file in the working folder under a catalog's name: a user has them in the data
+    # folder after `data get` (LoCoMo below; LongMemEval from the mirror), so a command naming a
+    # file `data get` does not write (`longmemeval_s.json`) fails here as it would for them.
+    (base / "cache" / "chateval" / "data" / "locomo").mkdir(parents=True)
+    shutil.copy(FIXTURES / "locomo_tiny.json", base / "cache" / "chateval" / "data" / "locomo" / "locomo10.json")
     import json
 
     lme = json.loads((FIXTURES / "lme_tiny.json").read_text())

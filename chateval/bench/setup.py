@@ -163,8 +163,14 @@ class MemoryBench:
             base_url=config.embedder_base_url or config.base_url,
             batch_size=config.embedder_batch_size,
         )
-        if any(spec.cls.uses_embedder for spec in self.specs):
-            self.embedder.check_available()  # a missing extra: one line now, not a failure per unit
+        if embedding := [spec.name for spec in self.specs if spec.cls.uses_embedder]:
+            try:  # a missing extra: one line now, not a failure per unit
+                self.embedder.check_available()
+            except ConfigError as e:  # say who needs it and the way round it
+                raise ConfigError(
+                    f"{e}, for {', '.join(embedding)}; or --embedder hash (no model, for trying the "
+                    "pipeline); an agent that embeds nothing declares uses_embedder = False"
+                ) from None
         # The debate judge (--judge debate/both), built from the benchmark's config like every panel.
         self.debate_judges: Judges | None = None
         if need_judges and self.judge_mode in ("debate", "both"):

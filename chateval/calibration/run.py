@@ -127,7 +127,10 @@ async def acalibrate(
             if progress and evaluators[settings[0].name].is_offline:
                 progress.note("offline model: verdicts are deterministic heuristics, not LLM judgements.")
             runs = {}
-            for s in settings:
+            for i, s in enumerate(settings, 1):
+                if progress:  # whose items the lines below are (a log showed five unnamed [1/4] runs)
+                    spec = "" if s.spec() == f"{s.name}={s.name}" else f" ({s.spec()})"
+                    progress.note(f"setting {i}/{len(settings)}: {s.name}{spec}")
                 runs[s.name] = await _run_setting(cfg, s, evaluators[s.name], source, samples, out, progress)
         finally:
             reset(token)

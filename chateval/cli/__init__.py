@@ -105,7 +105,11 @@ class _ShutdownNoise(logging.Filter):
 def _stderr() -> Any:
     from rich.console import Console  # not needed for --help: imported when something is printed
 
-    return Console(stderr=True)
+    console = Console(stderr=True)
+    # Piped (a CI log, `| tee`): rich would break every long line at 80 columns, mid-sentence and
+    # between a flag and its value; a log keeps each message on one line (a terminal still wraps).
+    console.soft_wrap = not console.is_terminal
+    return console
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,11 +4,13 @@ the work is in chateval.auditing)."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..util.tables import print_table
 from .evaluate import add_judge_options, config_from_args
-from .options import add_model_options, given
+from .options import add_model_options, data_set_input, given
+from .outcome import figures_note
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -60,7 +62,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     judge = config_from_args(args)
     audit_args = given(args, AuditConfig)
     audit_args.pop("judge", None)
-    cfg = AuditConfig.merged({"input": args.input, "judge": judge}, audit_args)
+    audit_args["input"] = data_set_input(args.input, names=("faireval",))
+    cfg = AuditConfig.merged({"judge": judge}, audit_args)
     if judge.model == "offline":
         console.print("[yellow]offline model:[/yellow] verdicts are deterministic heuristics, not LLM judgements.")
     progress = RunProgress(UsageTotals(), console, label="variants")
@@ -80,8 +83,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
     for name, why in summary.skipped.items():
         console.print(f"[yellow]not run:[/yellow] {name}: {why}", highlight=False)
     console.print(
-        f"results in {cfg.out}/ (report.md, summary.json, flip_rates.png); flipped items: {cfg.out}/view.html",
+        f"results in {cfg.out}/ (report.md, summary.json, "
+        f"{figures_note(['flip_rates.png'] if (Path(cfg.out) / 'flip_rates.png').is_file() else [])}); "
+        f"flipped items: {cfg.out}/view.html",
         highlight=False,
+        markup=False,  # '[plots]' is text
     )
     return gate_exit(
         1 if summary.n_failed else 0,

@@ -33,6 +33,10 @@ EXIT_CODES = (
 )
 
 
+# The benchmarks whose gates name the --systems themselves (a system's summary key is its name).
+SYSTEM_GATES = ("longmemeval", "locomo")
+
+
 def preload_plugins(argv: Sequence[str]) -> None:
     """Load --plugin files and CHATEVAL_PLUGINS before the benchmark parsers are built."""
     from ..util.plugins import load_plugins
@@ -103,6 +107,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from_file = load_config_file(model, args.config_file) if args.config_file else {}
     cfg = model.merged(from_file, given(args, model), source=None)
     gates = parse_gates(args.fail_under, describe(args.benchmark).gate_metrics)  # before the run: a typo costs nothing
+    systems = getattr(cfg, "systems", None) or []
+    if args.benchmark in SYSTEM_GATES and systems and all(isinstance(s, str) and ":" not in s for s in systems):
+        # Registered names are the names the gates read (an import path's is its class's: known later).
+        parse_gates(args.fail_under, describe(args.benchmark).gate_metrics, subjects=list(systems))
     from ..models.prices import apply_price_specs
 
     apply_price_specs(getattr(args, "price", None) or getattr(cfg, "price", None) or [])

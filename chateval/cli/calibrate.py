@@ -4,6 +4,7 @@ agrees best with the people, with intervals and a paired test against the single
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..runs.gates import CALIBRATE_METRICS, calibrate_measures, parse_gates
@@ -17,8 +18,8 @@ from .cost import (
     print_estimate,
     report_cap,
 )
-from .options import add_model_options, given
-from .outcome import add_gate_option, gate_exit
+from .options import add_model_options, data_set_input, given
+from .outcome import add_gate_option, figures_note, gate_exit
 
 if TYPE_CHECKING:  # rich is imported when a command prints, not for --help
     from rich.console import Console
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..runs.progress import RunProgress
 
     gates = parse_gates(args.fail_under, CALIBRATE_METRICS)
-    data = given(args, CalibrateConfig) | {"input": args.input}
+    data = given(args, CalibrateConfig) | {"input": data_set_input(args.input)}
     data["settings"] = [parse_setting(s) for s in args.setting_specs]
     cfg = CalibrateConfig.merged_from(data)
     from ..calibration.run import grid_of
@@ -113,9 +114,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
     _table(summary, console)
     console.print(f"[bold]{summary.recommendation}[/bold]", highlight=False)
     console.print(summary.conclusion, highlight=False)
+    figures = [p.name for p in sorted(Path(cfg.out).glob("agreement_*.png"))]
+    figures += ["cost_agreement.png"] if (Path(cfg.out) / "cost_agreement.png").is_file() else []
     console.print(
-        f"results in {cfg.out}/ (summary.json, report.md, agreement_*.png, cost_agreement.png; one sub-run per setting)"
-        + (f"; preset written to {cfg.write_preset}" if cfg.write_preset and summary.best else "")
+        f"results in {cfg.out}/ (summary.json, report.md, {figures_note(figures)}; one sub-run per setting)"
+        + (f"; preset written to {cfg.write_preset}" if cfg.write_preset and summary.best else ""),
+        markup=False,  # '[plots]' is text
     )
     if report_cap(cap, console, "items"):
         return EXIT_STOPPED

@@ -190,7 +190,12 @@ def cmd_get(args: argparse.Namespace, console: Console) -> int:
 
     unknown = [n for n in args.names if find(n) is None]
     if unknown:
-        raise ConfigError(f"unknown data set '{unknown[0]}' (known: {', '.join(names())}; see `chateval data list`)")
+        from ..util.registry import did_you_mean
+
+        hint = did_you_mean(unknown[0], names())
+        raise ConfigError(
+            f"unknown data set '{unknown[0]}'{hint} (known: {', '.join(names())}; see `chateval data list`)"
+        )
     for flag, value in (("--timeout", args.timeout), ("--deadline", args.deadline), ("--max-size", args.max_size)):
         if not math.isfinite(value) or value <= 0:
             raise ConfigError(f"{flag} {value}: must be a number more than 0")

@@ -55,7 +55,7 @@ def strategies(args: argparse.Namespace, console: Console) -> int:
         for f in sorted(d.glob("*.y*ml")) if d.is_dir() else []:
             data = load_preset(f)
             presets.add_row(f.stem, ", ".join(f"{k}={v}" for k, v in data.items()))
-    out.print(presets)
+    print_table(out, presets)
     return 0
 
 

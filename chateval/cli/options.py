@@ -8,6 +8,7 @@ import argparse
 import types
 import typing
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -138,3 +139,14 @@ def add_model_options(
 def given(args: argparse.Namespace, model: type[BaseModel]) -> dict[str, Any]:
     """The fields of ``model`` given on the command line (None = not given)."""
     return {k: v for k, v in vars(args).items() if k in model.model_fields and v is not None}
+
+
+def data_set_input(given: str, *, names: tuple[str, ...] = ("faireval", "topical-chat")) -> str:
+    """A positional input that is not a file here but names a data set `data get` fetched
+    (``chateval calibrate faireval``): the data folder's copy, as ``--data`` finds it."""
+    if Path(given).exists() or given not in names:
+        return given
+    from ..datasets.locate import find_data
+
+    # Its folder, as the docs give it (`../shared/data/faireval`): Topical-Chat reads two files there.
+    return str(find_data(given, given).parent)

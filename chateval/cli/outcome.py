@@ -32,6 +32,14 @@ def report_accounting(summary: dict[str, Any], console: Console, out: str) -> bo
     return bool(missing)
 
 
+def figures_note(names: list[str]) -> str:
+    """The figures a run's end line lists: the ones drawn; none drawn (matplotlib missing, or
+    nothing to plot) is said as such, with the extra that draws them."""
+    if names:
+        return ", ".join(names)
+    return "no figures: pip install 'chateval[plots]' draws them, where there is something to plot"
+
+
 GATE_HELP = (
     "METRIC=VALUE: after the run, exit 4 if METRIC is below VALUE (repeatable; the way to gate CI). "
     "METRIC:SYSTEM=VALUE checks one system (or calibrate setting); without it every system must "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..util.registry import did_you_mean
 from .catalog import CATALOG, DATA_DIR_ENV, data_root, find, not_found_hint
 from .common import DatasetError
 
@@ -74,6 +75,8 @@ def find_data(given: str | Path, what: str) -> Path:
     ds = find(text) or (find(RENAMED[text]) if text in RENAMED else None)
     renamed = f" (the catalog's file is {Path(ds.reads[0]).name}: --data {ds.name})" if text in RENAMED and ds else ""
     get = f"; get it with `chateval data get {ds.name}`" if ds else not_found_hint([path.name])
+    if not ds and not renamed and len(path.parts) == 1:  # a mistyped data set or file name
+        get = did_you_mean(text, [d.name for d in CATALOG] + [Path(r).name for d in CATALOG for r in d.reads]) + get
     raise DatasetError(
         f"{text}: {what} data not found{renamed} (not a file here, nor in the data folder: {looked}){get}"
     )

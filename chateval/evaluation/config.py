@@ -155,7 +155,10 @@ class EvalConfig(LayerSettings):
         from ..debate.tasks import TASKS, task_names
 
         if self.task not in TASKS:
-            raise ConfigError(f"setting 'task' (--task): unknown task '{self.task}' (known: {', '.join(task_names())})")
+            hint = did_you_mean(self.task, task_names())
+            raise ConfigError(
+                f"setting 'task' (--task): unknown task '{self.task}'{hint} (known: {', '.join(task_names())})"
+            )
         return self
 
     @model_validator(mode="after")

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..models import CallLog, ModelLayer, UsageTotals, approx_tokens
 from ..util.errors import ConfigError, InputError
 from ..util.prompts import Prompts, get_prompts
-from ..util.registry import Registry
+from ..util.registry import Registry, did_you_mean
 from .answer import ANSWER, AnswerInputs, AnswerStyle, ReaderPrompt
 from .types import MemoryItem, MemoryStats, Response, Session, Turn, as_utc
 
@@ -106,9 +106,12 @@ class MemorySystem(ABC, Generic[SettingsT]):
             return cls.Settings.model_validate(data)
         except ValidationError as e:
             err = e.errors()[0]
-            raise ConfigError(
-                f"memory system '{cls.name}': setting '{'.'.join(map(str, err['loc']))}': {err['msg'].lower()}"
-            ) from None
+            field = ".".join(map(str, err["loc"]))
+            msg = err["msg"].lower()
+            if err["type"] == "extra_forbidden":  # as above, with the names it does know
+                names = list(cls.Settings.model_fields)
+                msg = f"unknown setting{did_you_mean(field, names)} (known: {', '.join(names) or 'none'})"
+            raise ConfigError(f"memory system '{cls.name}': setting '{field}': {msg}") from None
 
     # --- ingest -------------------------------------------------------------------------
     async def ingest(self, session: Session) -> None:

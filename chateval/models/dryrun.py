@@ -32,7 +32,8 @@ CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4
 TOKEN_RULE = (
     f"about {CHARS_PER_TOKEN} characters per token, plus {MESSAGE_OVERHEAD_TOKENS} tokens per message "
-    "(no GPT tokenizer is installed; real counts differ by model and language, often by 10-20%)"
+    "(a rule, not a tokenizer: tiktoken would fetch its tables from the network; "
+    "real counts differ by model and language, often by 10-20%)"
 )
 
 

@@ -14,11 +14,31 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..util.errors import ConfigError
-from ..util.registry import Registry
+from ..util.registry import Registry, did_you_mean
 from .backends import Backend, GenParams, Structured
 from .retry import RetryPolicy
 
 Builder = Callable[["ModelSpec", "str | None", GenParams, RetryPolicy, Structured], Backend]
+
+
+# A bare model name's likely provider (a newcomer's `--model gpt-4o-mini`): by its family's prefix.
+_FAMILIES = {
+    "gpt-": "openai",
+    "o1": "openai",
+    "o3": "openai",
+    "o4": "openai",
+    "claude": "anthropic",
+    "gemini": "gemini",
+}
+
+
+def _bare_hint(spec: str) -> str:
+    if not spec or "/" in spec:
+        return ""
+    provider = next((p for prefix, p in _FAMILIES.items() if spec.lower().startswith(prefix)), None)
+    if provider:
+        return f"; did you mean '{provider}/{spec}'?"
+    return f"; a model on your own server is 'openai-compatible/{spec}' with --base-url URL"
 
 
 @dataclass(frozen=True)
@@ -91,9 +111,12 @@ class ModelSpec(BaseModel):
         provider, sep, model = spec.partition("/")
         known = ", ".join(["offline", *PROVIDERS])
         if not sep or not model:
-            raise ConfigError(f"model spec '{spec}': expected 'provider/<model>' or 'offline' (providers: {known})")
+            raise ConfigError(
+                f"model spec '{spec}': expected 'provider/<model>' or 'offline'{_bare_hint(spec)} (providers: {known})"
+            )
         if provider not in PROVIDERS:
-            raise ConfigError(f"model spec '{spec}': unknown provider '{provider}' (known: {known})")
+            hint = did_you_mean(provider, ["offline", *PROVIDERS])
+            raise ConfigError(f"model spec '{spec}': unknown provider '{provider}'{hint} (known: {known})")
         entry = PROVIDERS.get(provider)
         url = entry.endpoint(base_url)
         if entry.needs_url and not url:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..util.errors import ConfigError
+from ..util.registry import did_you_mean
 
 EXIT_GATE = 4
 
@@ -84,7 +85,10 @@ def parse_gates(
         if subject is not None and single:
             raise ConfigError(f"{flag} '{spec}': this command measures one {metric}; give {metric}=VALUE (no :NAME)")
         if subject is not None and subjects is not None and subject not in subjects:
-            raise ConfigError(f"{flag} '{spec}': no setting or system '{subject}' in this run ({', '.join(subjects)})")
+            hint = did_you_mean(subject, subjects)
+            raise ConfigError(
+                f"{flag} '{spec}': no setting or system '{subject}' in this run{hint} ({', '.join(subjects)})"
+            )
         gates.append(Gate(metric=metric, subject=subject, threshold=value, spec=spec))
     return gates
 
@@ -109,8 +113,11 @@ def check(gates: list[Gate], measures: Measures, *, flag: str = "--fail-under", 
             continue
         if g.subject is not None:
             if g.subject not in values:
-                names = ", ".join(str(s) for s in values)
-                lines.append(f"{flag} {g.spec}: no system or setting '{g.subject}' in this run ({names})")
+                names = [str(s) for s in values if s is not None]
+                hint = did_you_mean(g.subject, names)
+                lines.append(
+                    f"{flag} {g.spec}: no system or setting '{g.subject}' in this run{hint} ({', '.join(names)})"
+                )
                 continue
             picked: dict[str | None, float | None] = {g.subject: values[g.subject]}
         else:  # the run's own value (evaluate; calibrate's recommended setting), else every system's

@@ -156,7 +156,8 @@ def compared_settings(runs: list[RunView]) -> tuple[list[tuple[str, list[str]]],
     flat = [flat_settings(run) for run in runs]
     keys = list(dict.fromkeys(k for f in flat for k in f))
     differ = [(k, [f.get(k, "–") for f in flat]) for k in keys if len({f.get(k, "–") for f in flat}) > 1]
-    same = [(k, flat[0][k]) for k in keys if all(f.get(k, "–") == flat[0].get(k, "–") for f in flat)]
+    # flat[0].get: a setting the first run lacks and the others show as "–" (None) is shared, not a KeyError
+    same = [(k, flat[0].get(k, "–")) for k in keys if all(f.get(k, "–") == flat[0].get(k, "–") for f in flat)]
     return differ, same
 
 

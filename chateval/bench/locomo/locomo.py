@@ -77,6 +77,14 @@ def pick_questions(conversations: list[LoCoMoConversation], config: LoCoMoConfig
     return {cid: picks for cid, picks in out.items() if picks}
 
 
+JUDGES = ("single", "debate")  # the order the headline and the accuracy gate read them in
+
+
+def _judged(overall: dict[str, Any]) -> dict[str, Any]:
+    """The LLM judges' accuracy (J) beside F1: each judge that ran (--judge both: two columns)."""
+    return {f"accuracy ({j} judge)": overall.get(f"judge_{j}") for j in JUDGES if overall.get(f"n_judge_{j}")}
+
+
 @benchmark("locomo")
 class LoCoMo(Benchmark):
     description = DESCRIPTION
@@ -96,13 +104,20 @@ class LoCoMo(Benchmark):
                 e.get("n_qa_failed"),
                 summed_cost(e.get("answer_usage"), e.get("judge_usage")),
             ),
-            lambda e: {"evidence recall": (e.get("overall") or {}).get("evidence_recall")},
+            lambda e: {
+                **_judged(e.get("overall") or {}),
+                "evidence recall": (e.get("overall") or {}).get("evidence_recall"),
+            },
         )
 
     @classmethod
     def gate_measures(cls, summary: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
+        judged = [
+            next((r[f"accuracy ({j} judge)"] for j in JUDGES if f"accuracy ({j} judge)" in r), None) for r in rows
+        ]
         return super().gate_measures(summary, rows) | {
-            "evidence_recall": {r["system"]: r.get("evidence recall") for r in rows}
+            "evidence_recall": {r["system"]: r.get("evidence recall") for r in rows},
+            "accuracy": {r["system"]: a for r, a in zip(rows, judged)},
         }
 
     async def run(self, config: LoCoMoConfig, progress: RunProgress | None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from .metrics import EvidenceEmpty
 
 DESCRIPTION = "LoCoMo (locomo10.json format): official F1, BLEU-1, LLM judge and evidence recall per category"
 # What --fail-under can name (the first is the headline value); here so --help need not import the benchmark.
-GATE_METRICS = ["f1", "evidence_recall"]
+GATE_METRICS = ["f1", "evidence_recall", "accuracy"]  # accuracy: the LLM judge's (single, else the panel)
 # chateval.memory.answer.AnswerStyle (a test keeps them equal): importing the memory package here
 # would load the model layer (openai, autogen) into every `chateval bench ... --help`.
 AnswerStyle = Literal["generic", "locomo"]
