@@ -84,7 +84,7 @@ def memory_view(r: dict[str, Any]) -> dict[str, Any]:
     """What a memory run's summary reads of an answered question beyond its usage (summed as it
     streams by): ids, type, retrieval scores, latencies and the judges' verdicts (not their
     reasons), not the answer, its context or the judges' usage."""
-    kept = ("method", "question_id", "question_type", "abstention", "retrieval", "latency", "context_tokens")
+    kept = ("status", "method", "question_id", "question_type", "abstention", "retrieval", "latency", "context_tokens")
     out: dict[str, Any] = {k: r[k] for k in kept if k in r}
     judge = r.get("judge")
     if isinstance(judge, dict):
