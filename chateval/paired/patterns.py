@@ -46,8 +46,10 @@ def null_values(
         total = 2**k
         parts = [fn(_all_patterns(k, s, min(total, s + rows))) for s in range(0, total, rows)]
         return np.concatenate(parts) if parts else np.empty(0), True
-    signs = rng.random((resamples, k)) < 0.5
-    return np.concatenate([fn(signs[s : s + rows]) for s in range(0, resamples, rows)]), False
+    # Drawn a chunk at a time (the same patterns as one (resamples x k) draw): never a float per
+    # pattern and unit at once.
+    parts = [fn(rng.random((min(rows, resamples - s), k)) < 0.5) for s in range(0, resamples, rows)]
+    return np.concatenate(parts), False
 
 
 def p_two_sided(null: np.ndarray, observed: float, exact: bool) -> float | None:
