@@ -154,16 +154,20 @@ def main() -> None:
                     print(
                         f"{command:>12} {code:>6} {n:>7} units: peak RSS {rss:.1f} MiB, {wall:.1f} s wall", flush=True
                     )
-    for r in rows:
-        first = next(x for x in rows if x["command"] == r["command"] and x["code"] == r["code"])
-        r["ratio_to_first"] = round(r["peak_rss_mib"] / first["peak_rss_mib"], 3)
+                    write(args, rows)  # as it goes: a long run that is stopped keeps what it measured
+    write(args, rows)
     for r in rows:
         if r["units"] != args.sizes[0]:
             print(f"{r['command']} {r['code']}: {r['units']} / {args.sizes[0]} units: {r['ratio_to_first']:.2f}x")
+
+
+def write(args: argparse.Namespace, rows: list[dict]) -> None:
+    for r in rows:
+        first = next(x for x in rows if x["command"] == r["command"] and x["code"] == r["code"])
+        r["ratio_to_first"] = round(r["peak_rss_mib"] / first["peak_rss_mib"], 3)
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(
-        json.dumps({"sizes": args.sizes, "load_at_end": os.getloadavg(), "runs": rows}, indent=2) + "\n"
-    )
+    out = {"sizes": args.sizes, "load_at_end": os.getloadavg(), "runs": rows}
+    args.json.write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":
