@@ -9,7 +9,6 @@ rest go on.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable
@@ -27,6 +26,7 @@ from ..util.interrupts import interrupted
 from .config import BenchConfig
 from .executor import RayPool, UnitFn, current, error_text, run_guarded
 from .registry import BENCHMARKS
+from .summaries import whole
 
 
 class Benchmark(ABC):
@@ -111,12 +111,17 @@ async def run_units(
     workers: int = 4,
     progress: RunProgress | None = None,
     group: Callable[[Any], Hashable] | None = None,
-) -> list[dict[str, Any]]:
+    keep: Callable[[dict[str, Any]], Any] | None = whole,
+) -> list[Any]:
     """Run ``fn`` on each (key, unit) not already done; append each result as it finishes (a
     record's ``files``, {run-relative path: JSON}, are written into the run directory here, so
-    units never write there themselves).
-    Returns all records of the run (old and new) whose keys were asked for. Units run here or
-    on Ray workers (``executor.current()``); either way only this process writes the run.
+    units never write there themselves). A result goes to disk and is not kept: units start as
+    workers free up, so a run's memory does not grow with its length.
+    Returns ``keep(record)`` of each record of the run (old and new) whose key was asked for,
+    read back from samples.jsonl a line at a time: the whole record by default; a benchmark whose
+    summary reads a few fields keeps only those (:mod:`chateval.bench.summaries`); ``keep=None``
+    returns nothing (the caller reads the run itself). Units run here or on Ray workers
+    (``executor.current()``); either way only this process writes the run.
     ``group(unit)`` names the state a unit shares with others (its conversation and system):
     on Ray, a group's units all run on one worker."""
     units = list(units)
@@ -129,9 +134,6 @@ async def run_units(
         await pool.start()
     if progress:
         progress.start(len(units), len(units) - len(todo))
-    # On Ray the pool gives out the actors' slots (a group waits for its own actor's): a limit
-    # here too would let a busy actor's queue hold every slot while the others idle.
-    limit = asyncio.Semaphore(max(1, workers)) if pool is None else contextlib.nullcontext()
 
     async def call(unit: Any) -> dict[str, Any]:
         if pool is None:
@@ -139,34 +141,51 @@ async def run_units(
         return await pool.run(unit, group(unit) if group else None)
 
     async def one(key: str, unit: Any) -> None:
-        async with limit:
-            if endpoint_down():  # a model endpoint cannot be reached: the run is stopping
+        if endpoint_down():  # a model endpoint cannot be reached: the run is stopping
+            return
+        # --max-cost: the unit's estimated cost is reserved first; none starts that would
+        # pass the cap (running ones finish)
+        async with unit_budget() as started:
+            if not started:
                 return
-            # --max-cost: the unit's estimated cost is reserved first; none starts that would
-            # pass the cap (running ones finish)
-            async with unit_budget() as started:
-                if not started:
-                    return
-                set_unit(key)  # this task's model calls belong to this unit (dry-run prefix sharing)
-                t0 = time.perf_counter()
-                try:
-                    record = await call(unit)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # a lost Ray worker: recorded, redone by --resume
-                    record = {"status": "failed", "error": error_text(exc)}
-            if record.get("status") != "ok" and endpoint_down():
-                return  # failed because the run is stopping: not recorded, so --resume redoes it
-            record["key"] = key
-            record.setdefault("wall_s", time.perf_counter() - t0)
-            for rel, data in (record.pop("files", None) or {}).items():  # first: a record on disk has its files
-                (run.path / rel).parent.mkdir(parents=True, exist_ok=True)
-                write_json(run.path / rel, data)
-            run.append(record)
-            if progress:
-                progress.advance(record["status"] == "ok", key, record.get("error") or "")
+            set_unit(key)  # this task's model calls belong to this unit (dry-run prefix sharing)
+            t0 = time.perf_counter()
+            try:
+                record = await call(unit)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a lost Ray worker: recorded, redone by --resume
+                record = {"status": "failed", "error": error_text(exc)}
+        if record.get("status") != "ok" and endpoint_down():
+            return  # failed because the run is stopping: not recorded, so --resume redoes it
+        record["key"] = key
+        record.setdefault("wall_s", time.perf_counter() - t0)
+        for rel, data in (record.pop("files", None) or {}).items():  # first: a record on disk has its files
+            (run.path / rel).parent.mkdir(parents=True, exist_ok=True)
+            write_json(run.path / rel, data)
+        run.append(record)  # on disk as it finishes; not kept here
+        if progress:
+            progress.advance(record["status"] == "ok", key, record.get("error") or "")
 
-    tasks = [asyncio.ensure_future(one(k, u)) for k, u in todo]
+    queue = iter(todo)  # taken in order as workers free up
+
+    async def worker() -> None:
+        me = asyncio.current_task()
+        for key, unit in queue:
+            # A task of its own per unit, as each had before: what a unit sets in its context
+            # (its unit name, its cost account) never reaches the next one.
+            await asyncio.ensure_future(one(key, unit))
+            if me is not None and me.cancelling():
+                # Stopped while the unit ran, and its task finished all the same (a unit whose
+                # last step was blocking code): start no other.
+                raise asyncio.CancelledError
+
+    if pool is None:
+        tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(workers, len(todo))))]
+    else:
+        # On Ray the pool gives out the actors' slots (a group waits for its own actor's): a
+        # fixed set of workers here would let a busy actor's queue hold them while others idle.
+        tasks = [asyncio.ensure_future(one(k, u)) for k, u in todo]
     try:
         await asyncio.gather(*tasks)
         if pool is not None:
@@ -191,5 +210,7 @@ async def run_units(
             progress.stop()
         if pool is not None:
             pool.close()
+    if keep is None:
+        return []
     wanted = {k for k, _ in units}
-    return [r for r in run.records() if r.get("key") in wanted]
+    return [keep(r) for r in run.iter_records() if r.get("key") in wanted]

@@ -4,15 +4,63 @@ headline every run prints (below)."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from statistics import mean
 from typing import Any
 
 from ..models import UsageTotals
+from ..runs.directory import RunDir
 from .comparisons import longmemeval_comparisons
 from .registry import BENCHMARKS
 from .retrieval_metrics import KS
 from .stats import accuracy_by, mean_or_none, percentile
+
+# What a benchmark keeps of its records for its summary (issue 38 item 3).
+#
+# A unit's record goes to disk as it finishes and is not kept (``run_units``); the summary is then
+# built in a second pass over samples.jsonl, a line at a time. A benchmark whose summary reads only
+# some fields passes ``keep=`` a *view*: a function from a record to the little it needs (no
+# answers, contexts, transcripts or per-call usage), so what stays in memory per unit is a few
+# hundred bytes, not the record.
+
+View = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def whole(record: dict[str, Any]) -> dict[str, Any]:
+    """The record itself (a benchmark whose summary has not been given a view)."""
+    return record
+
+
+def fields(*names: str) -> View:
+    """A view keeping only the top-level ``names`` a record has."""
+
+    def view(record: dict[str, Any]) -> dict[str, Any]:
+        return {k: record[k] for k in names if k in record}
+
+    return view
+
+
+class UsageSum:
+    """A running :class:`UsageTotals` of usage dicts, added as records stream by; ``dump()`` is
+    what ``summaries.usage_sum`` gives for the same dicts in the same order."""
+
+    def __init__(self) -> None:
+        self.total = UsageTotals()
+
+    def add(self, usage: dict[str, Any] | None) -> None:
+        if usage:
+            self.total.merge(UsageTotals.model_validate(usage))
+
+    def dump(self) -> dict[str, Any]:
+        return self.total.model_dump()
+
+
+def records_of(run: RunDir, keys: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The run's records (old and new) whose keys are ``keys``, read from samples.jsonl one at a
+    time: for a summary built as they stream by (``run_units(..., keep=None)`` first)."""
+    wanted = set(keys)
+    return (r for r in run.iter_records() if r.get("key") in wanted)
+
 
 LATENCY_STAGES = ("ingest_s", "recall_s", "answer_s", "judge_s")
 
@@ -81,45 +129,93 @@ def usage_sum(dicts: Iterable[dict[str, Any] | None]) -> dict[str, Any]:
     return total.model_dump()
 
 
+def memory_view(r: dict[str, Any]) -> dict[str, Any]:
+    """What a memory run's summary reads of an answered question beyond its usage (summed as it
+    streams by): ids, type, retrieval scores, latencies and the judges' verdicts (not their
+    reasons), not the answer, its context or the judges' usage."""
+    kept = ("status", "method", "question_id", "question_type", "abstention", "retrieval", "latency", "context_tokens")
+    out: dict[str, Any] = {k: r[k] for k in kept if k in r}
+    judge = r.get("judge")
+    if isinstance(judge, dict):
+        verdicts = {w: judge[w] for w in ("single", "debate") if w in judge}
+        judge = {w: {"correct": v.get("correct")} if isinstance(v, dict) else v for w, v in verdicts.items()} | {
+            k: judge[k] for k in ("agreement",) if k in judge
+        }
+    if "judge" in r:
+        out["judge"] = judge
+    return out
+
+
+class MemoryMethodTotals:
+    """One method's rows, a record at a time: counts, its first failures, running usage and the
+    answered questions' views."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.failed: list[dict[str, Any]] = []
+        self.ok: list[dict[str, Any]] = []
+        self.answer_usage, self.judge_usage = UsageSum(), UsageSum()
+
+    def add(self, r: dict[str, Any], view: dict[str, Any] | None) -> None:
+        self.n += 1
+        if view is None:
+            if len(self.failed) < 20:
+                self.failed.append({"key": r.get("key"), "error": r.get("error")})
+            return
+        self.ok.append(view)
+        self.answer_usage.add(r.get("usage"))
+        self.judge_usage.add((r.get("judge") or {}).get("usage"))
+
+
 def summarize_memory_run(
-    records: list[dict[str, Any]], *, methods: list[str], retrieval_only: bool, offline: bool
+    records: Iterable[dict[str, Any]], *, methods: list[str], retrieval_only: bool, offline: bool
 ) -> dict[str, Any]:
-    by_method: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    """The summary of a memory run (LongMemEval), from its records read once, in any number: each
+    is kept only as its :func:`memory_view`, its usage summed as it goes."""
+    by_method: dict[str, MemoryMethodTotals] = defaultdict(MemoryMethodTotals)
+    ok_views: list[dict[str, Any]] = []  # every method's, in the file's order (the comparisons')
+    n_units = n_failed = 0
     for r in records:
-        by_method[r.get("method") or r.get("key", "::?").split("::")[-1]].append(r)
+        n_units += 1
+        view = memory_view(r) if r.get("status") == "ok" else None
+        n_failed += view is None
+        if view is not None:
+            ok_views.append(view)
+        by_method[r.get("method") or r.get("key", "::?").split("::")[-1]].add(r, view)
     per: dict[str, Any] = {}
     for m in methods:
-        rows = by_method.get(m, [])
-        ok = [r for r in rows if r.get("status") == "ok"]
+        t = by_method.get(m) or MemoryMethodTotals()
+        ok = t.ok
         entry: dict[str, Any] = {
-            "n": len(rows),
+            "n": t.n,
             "n_ok": len(ok),
-            "n_failed": len(rows) - len(ok),
-            "failed": [{"key": r.get("key"), "error": r.get("error")} for r in rows if r.get("status") != "ok"][:20],
+            "n_failed": t.n - len(ok),
+            "failed": t.failed,
             "retrieval": retrieval_table(ok),
             "latency": latency_table(ok),
             "mean_context_tokens": mean_or_none(r.get("context_tokens") for r in ok),
-            "answer_usage": usage_sum(r.get("usage") for r in ok),
+            "answer_usage": t.answer_usage.dump(),
         }
         if not retrieval_only:
             entry["qa"] = {w: qa_table(ok, w) for w in ("single", "debate")}
-            entry["judge_usage"] = usage_sum((r.get("judge") or {}).get("usage") for r in ok)
+            entry["judge_usage"] = t.judge_usage.dump()
             agree = [r["judge"]["agreement"] for r in ok if (r.get("judge") or {}).get("agreement") is not None]
             entry["judge_agreement"] = {"n": len(agree), "rate": sum(agree) / len(agree)} if agree else None
         per[m] = entry
-    comparisons = longmemeval_comparisons(records, methods, retrieval_only=retrieval_only)
-    return {"methods": per, "comparisons": comparisons} | run_counts(records, offline=offline)
+    comparisons = longmemeval_comparisons(ok_views, methods, retrieval_only=retrieval_only)
+    return {"methods": per, "comparisons": comparisons} | counts(n_units, n_failed, offline=offline)
 
 
 def run_counts(
     records: list[dict[str, Any]], *, offline: bool, what: str = "answers and/or judgements"
 ) -> dict[str, Any]:
     """The part every memory benchmark summary shares: unit counts and the offline label."""
-    out: dict[str, Any] = {
-        "n_units": len(records),
-        "n_failed": sum(1 for r in records if r.get("status") != "ok"),
-        "offline": offline,
-    }
+    return counts(len(records), sum(1 for r in records if r.get("status") != "ok"), offline=offline, what=what)
+
+
+def counts(n_units: int, n_failed: int, *, offline: bool, what: str = "answers and/or judgements") -> dict[str, Any]:
+    """:func:`run_counts` of a run whose units were counted as they streamed by."""
+    out: dict[str, Any] = {"n_units": n_units, "n_failed": n_failed, "offline": offline}
     if offline:
         out["note"] = f"offline model involved: {what} are deterministic heuristics, not LLM outputs"
     return out

@@ -93,7 +93,7 @@ class CalibrateConfig(_Base):
     write_preset: str | None = opt(
         None, "write the best setting as a preset YAML that `evaluate --preset` takes", metavar="NAME.yaml"
     )
-    # at most MAX_RESAMPLES: the draws are held as a (resamples x items) matrix, checked before any judging
+    # at most 20,000 (checked before any judging): each bootstrap draws a chunk of resamples at a time
     resamples: int = opt(
         2000, "bootstrap resamples behind every interval and paired test (100 to 20,000)", ge=100, le=20_000
     )

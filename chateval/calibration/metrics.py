@@ -21,6 +21,7 @@ from ..debate.tasks import get_task
 
 __all__ = ["Items", "aspects_of", "ceiling", "paired_vs", "predicted", "setting_agreement"]
 from ..paired import STATISTICS, BatchStatistic, PairedDifference, paired_difference, paired_metric_difference
+from ..paired.patterns import bootstrap_values
 from .records import Stat
 
 LABEL_METRICS = ("accuracy", "kappa")
@@ -72,27 +73,36 @@ class Items:
         return None if self.clusters is None else [self.clusters.get(i, i) for i in ids]
 
 
-def _draws(n: int, clusters: list[Any] | None, resamples: int, seed: int) -> np.ndarray | list[np.ndarray]:
-    """Bootstrap index draws over n items: item by item, or whole clusters (one array per
-    resample; a matrix when every resample has the same length, as with equal-sized clusters)."""
+def _boots(
+    stat: Callable[..., np.ndarray],
+    gold: np.ndarray,
+    pred: np.ndarray,
+    clusters: list[Any] | None,
+    resamples: int,
+    seed: int,
+) -> np.ndarray:
+    """The statistic over bootstrap draws of the n items: item by item, or whole clusters. Drawn
+    and evaluated a chunk of resamples at a time (``chateval.paired``'s ``bootstrap_values``: the
+    same draws as one (resamples x items) matrix, never held whole)."""
     rng = np.random.default_rng(seed)
+    n = len(gold)
+
+    def batch(draws: np.ndarray) -> np.ndarray:
+        return np.asarray(stat(gold[draws], pred[draws]), dtype=float)
+
     if clusters is None:
-        return rng.integers(0, n, size=(resamples, n))
+        return bootstrap_values(rng, n, resamples, n, batch)
     codes: dict[Any, int] = {}
     ids = np.array([codes.setdefault(c, len(codes)) for c in clusters])
     members = [np.flatnonzero(ids == c) for c in range(len(codes))]
-    draws = [
-        np.concatenate([members[c] for c in row]) for row in rng.integers(0, len(codes), size=(resamples, len(codes)))
-    ]
-    return np.stack(draws) if len({len(d) for d in draws}) == 1 else draws
 
+    def whole_clusters(rows: np.ndarray) -> np.ndarray:
+        draws = [np.concatenate([members[c] for c in row]) for row in rows]
+        if len({len(d) for d in draws}) == 1:  # equal lengths (equal-sized clusters): one batch
+            return batch(np.stack(draws))
+        return np.array([float(np.asarray(stat(gold[d][None], pred[d][None]))[0]) for d in draws])
 
-def _resampled(
-    stat: Callable[..., np.ndarray], gold: np.ndarray, pred: np.ndarray, draws: np.ndarray | list[np.ndarray]
-) -> np.ndarray:
-    if isinstance(draws, np.ndarray):
-        return np.asarray(stat(gold[draws], pred[draws]), dtype=float)
-    return np.array([float(np.asarray(stat(gold[d][None], pred[d][None]))[0]) for d in draws])
+    return bootstrap_values(rng, len(codes), resamples, len(codes), whole_clusters, width=n)
 
 
 # --- statistics -----------------------------------------------------------------------------
@@ -127,7 +137,7 @@ def _bootstrap(
     value = float(np.asarray(stat(gold[None], pred[None]))[0])
     if math.isnan(value):
         return Stat(value=None, n=n, reason=f"{metric} undefined on these {what} (a constant side)")
-    boots = _resampled(stat, gold, pred, _draws(n, clusters, resamples, seed))
+    boots = _boots(stat, gold, pred, clusters, resamples, seed)
     boots = boots[~np.isnan(boots)]
     ci = [float(x) for x in np.percentile(boots, [2.5, 97.5])] if len(boots) else None
     return Stat(value=value, ci95=ci, n=n)

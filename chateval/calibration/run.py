@@ -6,12 +6,14 @@ reference and with the baseline, and write the report."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ..bench.base import run_units
 from ..bench.executor import Execution, connect, import_ray, reset, use
+from ..bench.summaries import records_of
 from ..debate.tasks import get_task
 from ..evaluation.config import EvalConfig
 from ..evaluation.evaluator import Evaluator
@@ -165,7 +167,16 @@ async def _run_setting(
     async def unit(sample: Any) -> dict[str, Any]:
         return (await ev.judge(sample)).model_dump(mode="json")
 
-    wanted = {x.id for x in samples}
+    preds: dict[str, Any] = {}  # item -> the setting's verdict, as the comparisons read it
+
+    def read_back(run: RunDir) -> Iterator[dict[str, Any]]:
+        """The sub-run's records from samples.jsonl, a line at a time: the summary sums them as
+        they pass and only each verdict is kept (a large calibration is never held whole)."""
+        for r in records_of(run, (x.id for x in samples)):
+            if r.get("status") == "ok":
+                preds[r["key"]] = M.predicted(source.task, r)
+            yield r
+
     with RunDir(out / s.name, config, resume=cfg.resume, overwrite=cfg.overwrite, key="key") as run:
         try:
             await run_units(
@@ -174,13 +185,13 @@ async def _run_setting(
                 run,
                 progress=progress,
                 workers=cfg.workers or 2 * ev.layer.max_connections,
+                keep=None,
             )
         finally:
-            records = [r for r in run.records() if r.get("key") in wanted]
-            summary = ev.run_summary(records, len(samples), config)
+            summary = ev.run_summary(read_back(run), len(samples), config)
             run.write_summary(summary)
             write_report(run.path, summary)
-    return {"summary": summary, "records": records}
+    return {"summary": summary, "preds": preds}
 
 
 def _summarise(
@@ -196,10 +207,7 @@ def _summarise(
     # a `cluster` field): bootstraps and paired tests then resample and permute whole clusters.
     clusters = {x.id: str(x.meta["cluster"]) for x in samples if x.meta.get("cluster") is not None} or None
     items = M.Items(task, {x.id: x.label for x in samples}, clusters)
-    preds = {
-        name: {r["key"]: M.predicted(task, r) for r in run["records"] if r.get("status") == "ok"}
-        for name, run in runs.items()
-    }
+    preds = {name: run["preds"] for name, run in runs.items()}
     base = cfg.baseline
     opts = {"resamples": cfg.resamples, "seed": cfg.bootstrap_seed}
     results: dict[str, SettingResult] = {}

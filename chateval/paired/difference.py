@@ -10,7 +10,7 @@ import numpy as np
 
 from .few import inverted_permutation_interval, jackknife_t_interval
 from .model import FEW_CLUSTERS, MIN_ITEMS, RESAMPLES, SEED, PairedDifference
-from .patterns import null_values, p_two_sided
+from .patterns import bootstrap_values, null_values, p_two_sided
 from .statistics import MIN_FOR, STATISTICS, BatchStatistic
 
 # ---------------------------------------------------------------------------------------------
@@ -133,13 +133,14 @@ def paired_difference(
                 test=_test_name("permutation", True, exact),
                 reason=why,
             )
-        pick = rng.integers(0, n_clusters, size=(resamples, n_clusters))
-        boots = sums[pick].sum(axis=1) / counts[pick].sum(axis=1)
+        boots = bootstrap_values(
+            rng, n_clusters, resamples, n_clusters, lambda pick: sums[pick].sum(axis=1) / counts[pick].sum(axis=1)
+        )
         units = sums
     else:
         if n < MIN_ITEMS:
             return PairedDifference(**out, reason=f"{n} item: an interval needs at least {MIN_ITEMS}")
-        boots = d[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
+        boots = bootstrap_values(rng, n, resamples, n, lambda pick: d[pick].mean(axis=1))
         units = d
     out["ci95"] = _percentile_ci(boots)
     out["interval"] = "percentile_bootstrap"
@@ -244,23 +245,36 @@ def paired_metric_difference(
     rng = np.random.default_rng(seed)
 
     # Bootstrap: the same index vector for gold and both predictions.
+    def diff_rows(pick: np.ndarray) -> np.ndarray:
+        return _stat_rows(statistic, g[pick], pa[pick]) - _stat_rows(statistic, g[pick], pb[pick])
+
     if ids is None:
-        pick = rng.integers(0, n, size=(resamples, n))
-        boots = _stat_rows(statistic, g[pick], pa[pick]) - _stat_rows(statistic, g[pick], pb[pick])
+        boots = bootstrap_values(rng, n, resamples, n, diff_rows)
     else:
         # Whole clusters drawn. Equal-sized clusters give equal-length resamples, evaluated as one
         # batch; otherwise resamples differ in length and are evaluated one at a time.
         assert n_clusters is not None  # set together with ids
         members = [np.flatnonzero(ids == c) for c in range(n_clusters)]
-        draws = rng.integers(0, n_clusters, size=(resamples, n_clusters))
         if len({len(m) for m in members}) == 1:
-            pick = np.stack(members)[draws].reshape(resamples, -1)
-            boots = _stat_rows(statistic, g[pick], pa[pick]) - _stat_rows(statistic, g[pick], pb[pick])
+            stacked = np.stack(members)
+            boots = bootstrap_values(
+                rng,
+                n_clusters,
+                resamples,
+                n_clusters,
+                lambda draws: diff_rows(stacked[draws].reshape(len(draws), -1)),
+                width=n,
+            )
         else:
-            boots = np.empty(resamples)
-            for r, row in enumerate(draws):
-                idx = np.concatenate([members[c] for c in row])[None]
-                boots[r] = _stat_rows(statistic, g[idx], pa[idx])[0] - _stat_rows(statistic, g[idx], pb[idx])[0]
+
+            def one_by_one(draws: np.ndarray) -> np.ndarray:
+                out = np.empty(len(draws))
+                for r, row in enumerate(draws):
+                    idx = np.concatenate([members[c] for c in row])[None]
+                    out[r] = _stat_rows(statistic, g[idx], pa[idx])[0] - _stat_rows(statistic, g[idx], pb[idx])[0]
+                return out
+
+            boots = bootstrap_values(rng, n_clusters, resamples, n_clusters, one_by_one)
     used = int((~np.isnan(boots)).sum())
     out.update(ci95=_percentile_ci(boots), interval="percentile_bootstrap", resamples_used=used)
     if n_clusters is not None and n_clusters < FEW_CLUSTERS:

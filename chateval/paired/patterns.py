@@ -46,8 +46,10 @@ def null_values(
         total = 2**k
         parts = [fn(_all_patterns(k, s, min(total, s + rows))) for s in range(0, total, rows)]
         return np.concatenate(parts) if parts else np.empty(0), True
-    signs = rng.random((resamples, k)) < 0.5
-    return np.concatenate([fn(signs[s : s + rows]) for s in range(0, resamples, rows)]), False
+    # Drawn a chunk at a time (the same patterns as one (resamples x k) draw): never a float per
+    # pattern and unit at once.
+    parts = [fn(rng.random((min(rows, resamples - s), k)) < 0.5) for s in range(0, resamples, rows)]
+    return np.concatenate(parts), False
 
 
 def p_two_sided(null: np.ndarray, observed: float, exact: bool) -> float | None:
@@ -59,3 +61,23 @@ def p_two_sided(null: np.ndarray, observed: float, exact: bool) -> float | None:
     hits = int((np.abs(null) >= abs(observed) - TOL * abs(observed)).sum())
     # Monte-Carlo: count the observed arrangement itself so p is never 0 (as scipy does).
     return hits / len(null) if exact else (hits + 1) / (len(null) + 1)
+
+
+def bootstrap_values(
+    rng: np.random.Generator,
+    high: int,
+    resamples: int,
+    size: int,
+    fn: Callable[[np.ndarray], np.ndarray],
+    *,
+    width: int | None = None,
+) -> np.ndarray:
+    """``fn`` over ``resamples`` rows of ``size`` indices drawn from ``range(high)``, as one array:
+    what ``fn(rng.integers(0, high, size=(resamples, size)))`` gives (the generator gives the same
+    rows drawn a chunk at a time, and leaves the same state), but never ``resamples x size``
+    indices at once: a calibration over 10,000 items would hold 2,000 such rows (160 MB) and
+    their gathered values several times over. ``width`` (the items ``fn`` touches per row, if
+    not ``size``) sizes the chunks."""
+    rows = max(1, CHUNK_CELLS // max(width or size, 1))
+    parts = [fn(rng.integers(0, high, size=(min(rows, resamples - s), size))) for s in range(0, resamples, rows)]
+    return np.concatenate(parts) if parts else np.empty(0)

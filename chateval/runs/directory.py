@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from ..util.errors import ConfigError, InputError, RunWriteError
-from ..util.jsonl import dumps_line, iter_records, read_records
+from ..util.jsonl import dumps_line, iter_offsets, iter_records, read_at, read_records
 from ..util.secrets import scrub_obj
 from ..util.streams import lost_output
 from .envelope import ConfigRecord, Envelope, SampleRecord, SummaryRecord, check, stamp
-from .files import WRITE_ERRNOS, atomic_write, write_json
+from .files import WRITE_ERRNOS, atomic_write, atomic_write_lines, write_json
 from .folder import (
     CONFIG,
     SAMPLES,
@@ -124,7 +124,7 @@ class RunDir:
                 f"{self.path}: already holds a run; use --resume to continue it, --overwrite to "
                 "replace it, or choose another --out"
             )
-        self.done: dict[str, dict[str, Any]] = {}
+        self.done: set[str] = set()  # keys of the finished units kept by --resume
         self.started = time.perf_counter()
         self.earlier_wall_times: list[float] = self._earlier_wall_times() if resume and existing else []
         self.dropped_failed = 0
@@ -136,15 +136,7 @@ class RunDir:
                     if (self.path / name).exists() or (self.path / name).is_symlink():
                         regular_size(self.path / name)
                 self._check_config(config)
-                records, self.dropped_torn = read_jsonl(self.samples_path)
-                for no, rec in enumerate(records, 1):
-                    check(self.record_type, rec, f"{self.samples_path}: record {no}")  # a version we read
-                for rec in records:
-                    if rec.get("status") == "ok":
-                        self.done[str(rec.get(self.key))] = rec
-                    else:
-                        self.dropped_failed += 1
-                atomic_write(self.samples_path, "".join(dumps_line(r) for r in self.done.values()))
+                self._keep_finished()
             write_json(self.path / CONFIG, stamp(config, ConfigRecord))
             # Unbuffered bytes: a batch is written whole or cut back (the writer thread), never left in a buffer.
             self._fh = open(self.samples_path, "ab", buffering=0)
@@ -154,6 +146,30 @@ class RunDir:
             raise
         if aside is not None:
             shutil.rmtree(aside, ignore_errors=True)  # the new run has started: the old one goes
+
+    def _keep_finished(self) -> None:
+        """--resume: keep samples.jsonl's finished records (a key's last one, where its first was)
+        and drop failed and torn lines, rewriting the file atomically. Read a line at a time and
+        written from each kept line's offset: a large run is never held whole, only its keys."""
+        at: dict[str, int] = {}  # a finished key -> the offset of its last finished line
+        if self.samples_path.exists():
+            no = 0
+            for offset, rec in iter_offsets(self.samples_path):
+                if rec is None:
+                    self.dropped_torn += 1
+                    continue
+                no += 1
+                check(self.record_type, rec, f"{self.samples_path}: record {no}")  # a version we read
+                if rec.get("status") == "ok":
+                    at[str(rec.get(self.key))] = offset
+                else:
+                    self.dropped_failed += 1
+        self.done = set(at)
+        if not at:
+            atomic_write(self.samples_path, "")
+            return
+        with open(self.samples_path, "rb") as f:
+            atomic_write_lines(self.samples_path, (dumps_line(read_at(f, offset)) for offset in at.values()))
 
     def _check_config(self, config: dict[str, Any]) -> None:
         if not (self.path / CONFIG).exists():

@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +27,22 @@ def _umask() -> int:
 def atomic_write(path: Path, text: str) -> None:
     """Write a whole file or leave the old one: a disk that cannot take it raises RunWriteError
     (one line naming the file) and no partial file is left."""
-    text = scrub(text)  # no configured secret reaches a run's files (config, summary, reports)
+    atomic_write_lines(path, [text])
+
+
+def atomic_write_lines(path: Path, parts: Iterable[str]) -> None:
+    """:func:`atomic_write` of the text ``parts`` make, written as they come (a large file, such
+    as a resumed run's samples.jsonl, is never held whole). Each part is scrubbed on its own: a
+    part is whole lines, and no secret spans two lines."""
     try:
-        _atomic_write(path, text)
+        _atomic_write(path, (scrub(p) for p in parts))  # no configured secret reaches a run's files
     except OSError as e:
         if e.errno in WRITE_ERRNOS:
             raise RunWriteError(path, e) from None
         raise
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, parts: Iterable[str]) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         # mkstemp makes 0600 files; a run's files all get the mode open() gives (0666 less umask).
@@ -43,7 +50,8 @@ def _atomic_write(path: Path, text: str) -> None:
         # backslashreplace: a lone surrogate (from a model's reply, say) is written as the escape
         # "\\ud800", which JSON reads back as the same string, instead of failing the write.
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(text)
+            for text in parts:
+                f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -50,6 +50,31 @@ def iter_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | None]
             yield no, rec if isinstance(rec, dict) else None
 
 
+def iter_offsets(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | None]]:
+    """(byte offset, object) of each non-blank line, as :func:`iter_records` reads them: a reader
+    that keeps only offsets can come back for a line (:func:`read_at`) without holding it."""
+    with open(path, "rb") as f:
+        offset = 0
+        for line in f:
+            at, offset = offset, offset + len(line)
+            if line.strip():
+                yield at, _object(line)
+
+
+def read_at(f: Any, offset: int) -> dict[str, Any] | None:
+    """The object of the line at ``offset`` of the binary file ``f`` (see :func:`iter_offsets`)."""
+    f.seek(offset)
+    return _object(f.readline())
+
+
+def _object(line: bytes) -> dict[str, Any] | None:
+    try:
+        rec = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
 def read_records(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list[int]]:
     """(line number, object) of each readable line, and the numbers of the lines that are not a
     JSON object (a torn last line of a killed or failed write, text that is not UTF-8). Lines

@@ -29,7 +29,7 @@ from ..registry import benchmark
 from ..report import write_memory_report
 from ..selection import select
 from ..setup import MemoryBench, judge_error
-from ..summaries import summarize_memory_run, summed_cost
+from ..summaries import records_of, summarize_memory_run, summed_cost
 from .protocol import longmemeval_card
 from .rankers import rank_bm25, rank_dense, rrf
 from .retrieval import gold_evidence, ranker_documents, retrieval_record, source_ids
@@ -231,9 +231,12 @@ class LongMemEval(Benchmark):
         with open_run(config, run_config) as run:
             todo = [u for k, u in units if k not in run.done and u[1] != HYPOTHESES]
             pre = await pre_embed(bench, todo, rankers, enabled=config.pre_embed, progress=progress)
-            records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
-            summary = summarize_memory_run(
-                records, methods=methods, retrieval_only=config.retrieval_only, offline=run_config["offline"]
+            await run_units(units, unit, run, workers=bench.workers, progress=progress, keep=None)
+            summary = summarize_memory_run(  # from samples.jsonl, a record at a time
+                records_of(run, (k for k, _ in units)),
+                methods=methods,
+                retrieval_only=config.retrieval_only,
+                offline=run_config["offline"],
             )
             summary |= {
                 "benchmark": "longmemeval",
@@ -247,7 +250,7 @@ class LongMemEval(Benchmark):
                 "reader_prompt": config.reader_prompt if answering else None,
                 "reader_max_tokens": config.reader_max_tokens if answering else None,
                 "config_hash": run_config["config_hash"],
-                "complete": len(records) == len(units),
+                "complete": summary["n_units"] == len(units),
                 "embedding_usage": bench.embedding_usage(),
                 "embeddings": bench.embedding_work() | {"pre_embed": pre},
             }
@@ -266,7 +269,7 @@ class LongMemEval(Benchmark):
                 }
             summary = with_card(summary, card)
             run.write_summary(summary)
-            write_memory_report(run.path, summary, records, title="LongMemEval")
+            write_memory_report(run.path, summary, [], title="LongMemEval")  # the report reads the summary
         return summary
 
     async def _hypothesis(self, bench: MemoryBench, q: LMEQuestion, hyp: Answer) -> dict[str, Any]:
