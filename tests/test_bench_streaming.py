@@ -23,7 +23,8 @@ from chateval.calibration import metrics as M
 from chateval.cli import main
 from chateval.evaluation.inputs import load_samples
 from chateval.paired import paired_difference, paired_metric_difference
-from chateval.paired import patterns
+from chateval.stats import resample
+from chateval.stats.agreement import kappa_ci95
 from chateval.runs.directory import RunDir, read_jsonl
 from chateval.util.jsonl import dumps_line
 
@@ -171,7 +172,7 @@ def test_calibrate_numbers_are_those_of_the_whole_records(tmp_path, data):
 # --- bootstraps drawn a chunk at a time ------------------------------------------------------
 @pytest.fixture(params=[1 << 40, 7, 1000], ids=["one matrix", "a row at a time", "chunks"])
 def chunk(request, monkeypatch):
-    monkeypatch.setattr(patterns, "CHUNK_CELLS", request.param)
+    monkeypatch.setattr(resample, "CHUNK_CELLS", request.param)
     return request.param
 
 
@@ -186,6 +187,7 @@ def results(seed: int) -> list:
     hits = ([float(x == g) for x, g in zip(a, gold)], [float(x == g) for x, g in zip(b, gold)])
     scores = (list(rng.normal(size=n)), list(rng.normal(size=n)))
     out = [paired_difference(*scores, resamples=500, seed=3), paired_difference(*hits, resamples=500, seed=3)]
+    out.append(kappa_ci95(gold, a, ["0", "1", "2"], resamples=500, seed=3))
     for clusters in (None, equal, unequal):
         out.append(paired_difference(*scores, clusters=clusters, resamples=500, seed=3))
         out.append(paired_metric_difference(gold, a, b, "kappa", clusters=clusters, resamples=500, seed=3))
@@ -194,12 +196,13 @@ def results(seed: int) -> list:
         items = M.Items("pairwise", {i: {"0": "1", "1": "2", "2": "tie"}[g] for i, g in labels.items()}, groups)
         pred = {i: {"0": "1", "1": "2", "2": "tie"}[x] for i, x in zip(labels, a)}
         out.append(M.setting_agreement(items, pred, resamples=500, seed=3))
-    return [json.dumps(r.model_dump() if hasattr(r, "model_dump") else {k: v.model_dump() for k, v in r.items()},
+    return [json.dumps(r.model_dump() if hasattr(r, "model_dump") else
+                       {k: v.model_dump() if hasattr(v, "model_dump") else v for k, v in r.items()},
                        sort_keys=True) for r in out]
 
 
 def test_chunked_bootstraps_give_the_numbers_of_one_matrix(chunk, monkeypatch):
     got = results(11)
-    monkeypatch.setattr(patterns, "CHUNK_CELLS", 1 << 40)  # one chunk: the (resamples x items) matrix of before
+    monkeypatch.setattr(resample, "CHUNK_CELLS", 1 << 40)  # one chunk: the (resamples x items) matrix of before
     assert got == results(11)
     assert mean(len(r) for r in got) > 100  # each holds its interval and test

@@ -24,7 +24,8 @@ RANK = {
     "debate": 12, "memory": 12,
     "runs": 9,  # the run directory: lock, resume, atomic writes; gates, savings, progress
     "datasets": 8, "models": 8,
-    "paired": 2, "stats": 2,  # statistics: paired differences; agreement and verdict labels
+    "paired": 2,  # statistics: paired differences (reads stats.resample)
+    "stats": 1,  # agreement, verdict labels, bootstrap resampling
     "util": 0,  # errors, text, secrets, jsonl, paths, yaml, interrupts, registries, plugins, options, prompts
 }
 

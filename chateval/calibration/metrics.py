@@ -21,7 +21,7 @@ from ..debate.tasks import get_task
 
 __all__ = ["Items", "aspects_of", "ceiling", "paired_vs", "predicted", "setting_agreement"]
 from ..paired import STATISTICS, BatchStatistic, PairedDifference, paired_difference, paired_metric_difference
-from ..paired.patterns import bootstrap_values
+from ..stats.resample import bootstrap_values
 from .records import Stat
 
 LABEL_METRICS = ("accuracy", "kappa")

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from ..stats.resample import bootstrap_values
 from .few import inverted_permutation_interval, jackknife_t_interval
 from .model import FEW_CLUSTERS, MIN_ITEMS, RESAMPLES, SEED, PairedDifference
-from .patterns import bootstrap_values, null_values, p_two_sided
+from .patterns import null_values, p_two_sided
 from .statistics import MIN_FOR, STATISTICS, BatchStatistic
 
 # ---------------------------------------------------------------------------------------------

@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..stats import resample
+
 EXACT_UNITS = 16  # up to 2**16 = 65,536 sign patterns are always enumerated exactly
-CHUNK_CELLS = 1 << 21  # patterns x items evaluated at once
 TOL = np.finfo(float).eps * 100  # relative tolerance for "as extreme as observed" (as scipy's)
 
 
@@ -41,7 +42,7 @@ def null_values(
     """``fn`` over sign patterns of k units (rows of k booleans, True = that unit's two sides
     swapped), as one array, and whether the patterns were every one of the 2**k. ``width`` (the
     items ``fn`` touches per pattern) sizes the chunks."""
-    rows = max(1, CHUNK_CELLS // max(width, 1))
+    rows = max(1, resample.CHUNK_CELLS // max(width, 1))
     if is_exact(k, resamples):
         total = 2**k
         parts = [fn(_all_patterns(k, s, min(total, s + rows))) for s in range(0, total, rows)]
@@ -61,23 +62,3 @@ def p_two_sided(null: np.ndarray, observed: float, exact: bool) -> float | None:
     hits = int((np.abs(null) >= abs(observed) - TOL * abs(observed)).sum())
     # Monte-Carlo: count the observed arrangement itself so p is never 0 (as scipy does).
     return hits / len(null) if exact else (hits + 1) / (len(null) + 1)
-
-
-def bootstrap_values(
-    rng: np.random.Generator,
-    high: int,
-    resamples: int,
-    size: int,
-    fn: Callable[[np.ndarray], np.ndarray],
-    *,
-    width: int | None = None,
-) -> np.ndarray:
-    """``fn`` over ``resamples`` rows of ``size`` indices drawn from ``range(high)``, as one array:
-    what ``fn(rng.integers(0, high, size=(resamples, size)))`` gives (the generator gives the same
-    rows drawn a chunk at a time, and leaves the same state), but never ``resamples x size``
-    indices at once: a calibration over 10,000 items would hold 2,000 such rows (160 MB) and
-    their gathered values several times over. ``width`` (the items ``fn`` touches per row, if
-    not ``size``) sizes the chunks."""
-    rows = max(1, CHUNK_CELLS // max(width or size, 1))
-    parts = [fn(rng.integers(0, high, size=(min(rows, resamples - s), size))) for s in range(0, resamples, rows)]
-    return np.concatenate(parts) if parts else np.empty(0)

@@ -82,13 +82,17 @@ def kappa_ci95(
 ) -> dict[str, Any]:
     """95% percentile-bootstrap interval of Cohen's kappa over items (pairs resampled together).
 
-    The indices are drawn as one (resamples, n) matrix from ``numpy.random.default_rng(seed)``;
+    The indices are the rows of one (resamples, n) draw from ``numpy.random.default_rng(seed)``,
+    drawn and evaluated a chunk of rows at a time (:func:`chateval.stats.resample.bootstrap_values`:
+    the same rows; at 10,000 items the whole matrix and its gathered labels took over 200 MB);
     a resample in which kappa is undefined (both raters used one and the same label) is skipped,
     and ``used`` counts the rest. ``ci95`` is None when fewer than 2 pairs, kappa itself is
     undefined, or no resample was usable. Kappa is computed here in closed form,
     (p_o - p_e) / (1 - p_e), vectorised over resamples: 1000 calls of scikit-learn's
     cohen_kappa_score would take about a second per setting."""
     import numpy as np
+
+    from .resample import bootstrap_values
 
     g, p = paired(gold, pred)
     out: dict[str, Any] = {"ci95": None, "resamples": resamples, "used": 0, "seed": seed}
@@ -97,16 +101,20 @@ def kappa_ci95(
     code = {str(v): i for i, v in enumerate(labels)}
     gi, pi = np.array([code[str(v)] for v in g]), np.array([code[str(v)] for v in p])
     n, k = len(g), len(labels)
-    pick = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    gs, ps = gi[pick], pi[pick]
-    agree = (gs == ps).sum(axis=1)
-    # Chance agreement from the per-label counts, in integers: p_e = 1 exactly when it is undefined.
-    counts_g = np.stack([(gs == c).sum(axis=1) for c in range(k)], axis=1)
-    counts_p = np.stack([(ps == c).sum(axis=1) for c in range(k)], axis=1)
-    chance = (counts_g * counts_p).sum(axis=1)
-    ok = chance < n * n
-    kappas = (n * agree[ok] - chance[ok]) / (n * n - chance[ok])
-    out["used"] = int(ok.sum())
+
+    def kappas_of(pick: np.ndarray) -> np.ndarray:
+        gs, ps = gi[pick], pi[pick]
+        agree = (gs == ps).sum(axis=1)
+        # Chance agreement from the per-label counts, in integers: p_e = 1 exactly when undefined.
+        counts_g = np.stack([(gs == c).sum(axis=1) for c in range(k)], axis=1)
+        counts_p = np.stack([(ps == c).sum(axis=1) for c in range(k)], axis=1)
+        chance = (counts_g * counts_p).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(chance < n * n, (n * agree - chance) / (n * n - chance), np.nan)
+
+    kappas = bootstrap_values(np.random.default_rng(seed), n, resamples, n, kappas_of)
+    kappas = kappas[~np.isnan(kappas)]
+    out["used"] = int(len(kappas))
     if out["used"]:
         lo, hi = np.percentile(kappas, [2.5, 97.5])
         out["ci95"] = [float(lo), float(hi)]
