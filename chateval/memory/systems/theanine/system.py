@@ -57,27 +57,18 @@ from ...vector import is_server
 from ..retrieval import VectorMemory
 from .refine import refine_timeline
 from .settings import TheanineSettings
-from .steps import (  # noqa: F401  (re-exported: the steps belong to this system)
+from .steps import (
     EXTRACT_EVENTS,
-    REFINE_TIMELINE,
     RELATE_MEMORIES,
     RELATE_PAIR,
     RESPOND_AS_SPEAKER,
     EventInputs,
     MemoryRef,
     PairInputs,
-    PairRelation,
-    RefinedTimeline,
-    RefineInputs,
     RelationInputs,
-    RelationLabel,
-    RelationOutput,
     SpeakerInputs,
-    TimelineEvent,
     next_speaker,
-    offline_relation,
     session_excerpt,
-    topic_words,
 )
 from .timelines import Timeline, events_text, timeline_text
 from .trace import timeline_trace
