@@ -224,6 +224,9 @@ def work(tmp_path_factory) -> Iterator[Path]:
     # file `data get` does not write (`longmemeval_s.json`) fails here as it would for them.
     (base / "cache" / "chateval" / "data" / "locomo").mkdir(parents=True)
     shutil.copy(FIXTURES / "locomo_tiny.json", base / "cache" / "chateval" / "data" / "locomo" / "locomo10.json")
+    (base / "cache" / "chateval" / "data" / "faireval").mkdir()  # `calibrate faireval`, `audit faireval`
+    shutil.copy(FIXTURES / "faireval_tiny.jsonl",
+                base / "cache" / "chateval" / "data" / "faireval" / "faireval_gpt35_vs_vicuna13b.jsonl")
     import json
 
     lme = json.loads((FIXTURES / "lme_tiny.json").read_text())
