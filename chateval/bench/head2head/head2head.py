@@ -39,6 +39,7 @@ from ..registry import benchmark
 from ..selection import select
 from ..setup import MemoryBench, resolve_system
 from ..slot import SlotPool, SystemSlot
+from ..summaries import records_of
 from .multi import multi_case, summarize_multi, write_multi_report
 from .pairs import Case, judging_inputs, load_cases
 from .report import SIDES, summarize_head2head, write_head2head_report
@@ -151,19 +152,20 @@ class HeadToHead(Benchmark):
                         pool.done(c.group, s)
 
             try:
-                records = await run_units(
+                await run_units(
                     [(c.key, c) for c in cases],
                     unit,
                     run,
                     workers=bench.workers,
                     progress=progress,
                     group=lambda c: c.group,
+                    keep=None,  # the summary reads the run's records once, a small view of each
                 )
             finally:
                 pool.close()
             multi = len(systems) > 2
             summarize = summarize_multi if multi else summarize_head2head
-            summary = summarize(records, systems=systems, offline=run_config["offline"])
+            summary = summarize(records_of(run, by_key), systems=systems, offline=run_config["offline"])
             summary |= {
                 "benchmark": "head2head",
                 "data": str(config.data),
@@ -174,7 +176,7 @@ class HeadToHead(Benchmark):
                 "judge_model": bench.judge_layer.label,
                 "answer_model": bench.answer_layer.label,
                 "config_hash": run_config["config_hash"],
-                "complete": len(records) == len(cases),
+                "complete": summary["n_units"] == len(cases),
             }
             run.write_summary(summary)
             (write_multi_report if multi else write_head2head_report)(run.path, summary)

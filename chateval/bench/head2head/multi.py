@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterable
 from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,11 +18,12 @@ from ..comparisons import head2head_comparisons, report_lines
 from ..executor import error_text
 from ..records import verdict_record
 from ..report import cost, finish_report, pct
-from ..summaries import run_counts, usage_sum
+from ..summaries import usage_sum
 from .bradley_terry import rank
 from .pairs import Case, judging_inputs
 from .report import outcome_table, proportion
 from .style_control import styled_ranking
+from .views import Cases
 
 if TYPE_CHECKING:
     from ...evaluation.judges import Judges
@@ -93,8 +95,11 @@ async def multi_case(c: Case, slots: dict[str, SystemSlot], judges: Judges, cont
     return record
 
 
-def summarize_multi(records: list[dict[str, Any]], *, systems: list[str], offline: bool) -> dict[str, Any]:
-    ok = [r for r in records if r.get("status") == "ok"]
+def summarize_multi(records: Iterable[dict[str, Any]], *, systems: list[str], offline: bool) -> dict[str, Any]:
+    """The several-system summary from the run's records read once, each kept as its ``case_view``."""
+    read = Cases(records, (*systems, "judge"))
+    views = read.views
+    ok = [r for r in views if r.get("status") == "ok"]
     pairs: dict[str, Any] = {}
     matrix: dict[str, dict[str, Any]] = {s: {} for s in systems}
     for a, b in combinations(systems, 2):
@@ -122,15 +127,13 @@ def summarize_multi(records: list[dict[str, Any]], *, systems: list[str], offlin
     # Arena-Hard-style style control: the strengths at equal length and formatting
     styled = [
         [
-            (p["systems"]["A"], p["systems"]["B"], SCORE[p["verdict"]], *(r["answers"][p["systems"][k]] for k in "AB"))
+            (p["systems"]["A"], p["systems"]["B"], SCORE[p["verdict"]], *(r["styles"][p["systems"][k]] for k in "AB"))
             for p in r["pairs"].values()
         ]
         for r in ok
     ]
-    usage = {s: usage_sum((r.get("usage") or {}).get(s) for r in records) for s in systems}
-    usage["judge"] = usage_sum((r.get("usage") or {}).get("judge") for r in records)
+    usage = {k: total.dump() for k, total in read.usage.items()}
     usage["total"] = usage_sum(usage.values())
-    failed = [{"key": r.get("key"), "error": r.get("error")} for r in records if r.get("status") != "ok"][:20]
     return {
         "systems_all": systems,
         "n": len(ok),
@@ -141,9 +144,9 @@ def summarize_multi(records: list[dict[str, Any]], *, systems: list[str], offlin
         "ranking_method": "Bradley–Terry (scipy L-BFGS, weak prior), 95% bootstrap CI",
         "ranking_style_controlled": styled_ranking(styled, systems),
         "usage": usage,
-        "failed": failed,
-        "comparisons": head2head_comparisons(records, systems),
-    } | run_counts(records, offline=offline)
+        "failed": read.failed,
+        "comparisons": head2head_comparisons(views, systems),
+    } | read.counts(offline=offline)
 
 
 def _ci(ci: Any, scale: float = 1.0, fmt: str = "{:.2f}") -> str:

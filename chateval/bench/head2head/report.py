@@ -4,6 +4,7 @@ effects, agent agreement, latency, cost) and its report with plots."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,9 @@ from .. import plots
 from ..comparisons import head2head_comparisons, report_lines
 from ..report import cost, finish_report, num, pct
 from ..stats import mean_or_none, percentile, wilson
-from ..summaries import run_counts, usage_sum
+from ..summaries import usage_sum
 from .style_control import two_system
+from .views import Cases
 
 SIDES = ("A", "B")
 OUTCOMES = (("wins", "A"), ("ties", "tie"), ("losses", "B"))  # summary key, unit verdict
@@ -32,8 +34,11 @@ def outcome_table(verdicts: list[str]) -> dict[str, Any]:
     return {"n": n} | {key: proportion(sum(1 for v in verdicts if v == side), n) for key, side in OUTCOMES}
 
 
-def summarize_head2head(records: list[dict[str, Any]], *, systems: list[str], offline: bool) -> dict[str, Any]:
-    judged = [r for r in records if r.get("status") == "ok" and r.get("verdict") in ("A", "B", "tie")]
+def summarize_head2head(records: Iterable[dict[str, Any]], *, systems: list[str], offline: bool) -> dict[str, Any]:
+    """The two-system summary from the run's records read once, each kept as its ``case_view``."""
+    cases = Cases(records, (*SIDES, "judge"))
+    views = cases.views
+    judged = [r for r in views if r.get("status") == "ok" and r.get("verdict") in ("A", "B", "tie")]
     out: dict[str, Any] = {"systems": dict(zip(SIDES, systems)), "perspective": "A"}
     out |= outcome_table([r["verdict"] for r in judged])
     by_type: dict[str, list[str]] = defaultdict(list)
@@ -53,27 +58,25 @@ def summarize_head2head(records: list[dict[str, Any]], *, systems: list[str], of
         if o and o.get("winner") in SIDES
     ]
     out["first_shown_wins"] = proportion(sum(first), len(first)) | {"n": len(first)}
-    out["agent_agreement"] = _agent_agreement(judged)
+    out["agent_agreement"] = agent_agreement(judged)
     # AlpacaEval-2-style length control and Arena-Hard-style style control, beside the raw rates
-    scored = [r for r in judged if set(r.get("answers") or {}) >= set(SIDES)]
+    scored = [r for r in judged if set(r.get("styles") or {}) >= set(SIDES)]
     out["style_control"] = two_system(
-        [[("A", "B", SCORE[r["verdict"]], r["answers"]["A"], r["answers"]["B"])] for r in scored]
+        [[("A", "B", SCORE[r["verdict"]], r["styles"]["A"], r["styles"]["B"])] for r in scored]
     )
 
-    ok_answers = [r for r in records if r.get("answers")]
+    ok_answers = [r for r in views if r.get("styles")]
     out["context_tokens"] = {s: mean_or_none((r.get("context_tokens") or {}).get(s) for r in ok_answers) for s in SIDES}
-    out["latency"] = _latency(records)
-    usage = {s: usage_sum((r.get("usage") or {}).get(s) for r in records) for s in SIDES}
-    usage["judge"] = usage_sum((r.get("usage") or {}).get("judge") for r in records)
+    out["latency"] = side_latency(views)
+    usage = {k: total.dump() for k, total in cases.usage.items()}
     usage["total"] = usage_sum(usage[k] for k in ("A", "B", "judge"))
     out["usage"] = usage
-    failed = [r for r in records if r.get("status") != "ok"]
-    out["failed"] = [{"key": r.get("key"), "error": r.get("error")} for r in failed][:20]
-    out["comparisons"] = head2head_comparisons(records, systems)
-    return out | run_counts(records, offline=offline)
+    out["failed"] = cases.failed
+    out["comparisons"] = head2head_comparisons(views, systems)
+    return out | cases.counts(offline=offline)
 
 
-def _agent_agreement(judged: list[dict[str, Any]]) -> dict[str, Any] | None:
+def agent_agreement(judged: list[dict[str, Any]]) -> dict[str, Any] | None:
     """How often each calibrated debater's winner equals the panel's."""
     per: dict[str, list[bool]] = defaultdict(list)
     for r in judged:
@@ -83,7 +86,7 @@ def _agent_agreement(judged: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {p: {"n": len(v), "rate": sum(v) / len(v)} for p, v in per.items()} or None
 
 
-def _latency(records: list[dict[str, Any]]) -> dict[str, Any]:
+def side_latency(records: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for side in SIDES:
         entry = {}

@@ -34,8 +34,11 @@ _HEADER = re.compile(r"^\s{0,3}#{1,6}\s", re.M)
 _BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+", re.M)
 
+# An answer as a comparison holds it: its text, or its style features (``style(text)``: what a
+# summary's view keeps of an answer, not the text).
+Answer = str | np.ndarray
 # One comparison: (system a, system b, score of a: 1 win, 0.5 tie, 0 loss, answer of a, answer of b)
-Comparison = tuple[str, str, float, str, str]
+Comparison = tuple[str, str, float, Answer, Answer]
 
 
 def style(text: str) -> np.ndarray:
@@ -45,8 +48,13 @@ def style(text: str) -> np.ndarray:
     )
 
 
-def _normalized(a: str, b: str) -> np.ndarray:
-    fa, fb = style(a), style(b)
+def features(answer: Answer) -> np.ndarray:
+    """An answer's style features, computed from its text or as kept."""
+    return style(answer) if isinstance(answer, str) else answer
+
+
+def _normalized(a: Answer, b: Answer) -> np.ndarray:
+    fa, fb = features(a), features(b)
     total = fa + fb
     return np.divide(fa - fb, total, out=np.zeros_like(total), where=total > 0)
 
@@ -85,7 +93,7 @@ def _arrays(comps: Sequence[Comparison], systems: Sequence[str]) -> tuple[np.nda
 
 
 def _length_x(comps: Sequence[Comparison]) -> np.ndarray:
-    delta = np.array([style(c[3])[0] - style(c[4])[0] for c in comps])
+    delta = np.array([features(c[3])[0] - features(c[4])[0] for c in comps])
     sd = delta.std()
     return np.tanh(delta / sd if sd > 0 else np.zeros_like(delta))[:, None]
 

@@ -49,7 +49,7 @@ from ..records import SystemsSummary, TurnRecord, verdict_record
 from ..registry import benchmark
 from ..setup import MemoryBench, resolve_system
 from ..slot import SlotPool, SystemSlot
-from ..summaries import summed_cost, system_rows
+from ..summaries import fields, records_of, summed_cost, system_rows
 from ..text_metrics import bleu4, rouge_l
 from .episodes import msc_episodes, msc_protocol, session_paths
 from .pairs import ASPECT, Compare, pair_sample
@@ -181,32 +181,48 @@ class MSCResponse(Benchmark):
                     pool.done(ep.id, name)
 
             try:
-                records = await run_units(
-                    units, unit, run, workers=bench.workers, progress=progress, group=lambda item: (item[0].id, item[2])
+                await run_units(
+                    units,
+                    unit,
+                    run,
+                    workers=bench.workers,
+                    progress=progress,
+                    group=lambda item: (item[0].id, item[2]),
+                    keep=None,  # the summary reads the run's records once, a small view of each
                 )
             finally:
                 pool.close()
-            n_units = len(units)
+            keys = [k for k, _ in units]
             if pairwise and judges is not None:
                 # Phase 2: the head-to-head, once both responses of a turn exist (a pair whose
                 # response failed fails too, and --resume redoes it after redoing the response).
-                got = {(r["episode"], r["turn"], r["system"]): r for r in records if r.get("system")}
                 pairs = [
                     (f"{ep.id}::t{i + 1}::{reference}{PAIR_SEP}{other}", (ep, i, reference, other))
                     for ep, i in plan
                     for other in bench.systems
                     if other != reference
                 ]
-                n_units += len(pairs)
+                keys += [k for k, _ in pairs]
+                # Of each response a pair still to judge needs, only what the panel compares.
+                todo = {(ep.id, i + 1, s) for k, (ep, i, a, b) in pairs if k not in run.done for s in (a, b)}
+                shown = fields("status", "response" if config.helpfulness_compare == "responses" else "context")
+                got = {
+                    (r["episode"], r["turn"], r["system"]): shown(r)
+                    for r in records_of(run, (k for k, _ in units))
+                    if (r.get("episode"), r.get("turn"), r.get("system")) in todo
+                }
 
                 async def pair_unit(item: tuple[MSCDialogue, int, str, str]) -> dict[str, Any]:
                     ep, i, a, b = item
                     ra, rb = got.get((ep.id, i + 1, a)), got.get((ep.id, i + 1, b))
                     return await self._pair(ep, i, a, b, ra, rb, judges, config.helpfulness_compare)
 
-                records = records + await run_units(pairs, pair_unit, run, workers=bench.workers, progress=progress)
+                await run_units(pairs, pair_unit, run, workers=bench.workers, progress=progress, keep=None)
             summary = summarize_msc_response(
-                records, systems=bench.systems, offline=run_config["offline"], reference=reference if pairwise else None
+                records_of(run, keys),
+                systems=bench.systems,
+                offline=run_config["offline"],
+                reference=reference if pairwise else None,
             )
             summary |= {
                 "benchmark": "msc-response",
@@ -226,7 +242,7 @@ class MSCResponse(Benchmark):
                 "helpfulness_protocol": run_config["judging"]["helpfulness_protocol"],
                 "helpfulness_compare": run_config["judging"]["helpfulness_compare"],
                 "config_hash": run_config["config_hash"],
-                "complete": len(records) == n_units,
+                "complete": summary["n_units"] == len(keys),
             }
             run.write_summary(summary)
             write_msc_response_report(run.path, summary)

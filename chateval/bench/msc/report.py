@@ -5,6 +5,7 @@ rating, the prompt steps that wrote the responses, context size, latency and cos
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from statistics import stdev
 from typing import Any
@@ -13,7 +14,7 @@ from ...util.text import md_all
 from ..comparisons import msc_response_comparisons, report_lines, win_comparison
 from ..report import cost, finish_report, num
 from ..stats import mean_or_none, wilson
-from ..summaries import latency_table, run_counts, usage_sum
+from ..summaries import UsageSum, counts, latency_table
 from ..text_metrics import DESCRIPTIONS
 
 METRICS = ("bleu4", "rouge_l", "bertscore_minilm")
@@ -63,14 +64,53 @@ def helpfulness_pairs(records: list[dict[str, Any]], reference: str, systems: li
     return out
 
 
+UNIT_FIELDS = ("key", "kind", "system", "systems", "episode", "turn", "status", "verdict", "prompt", "context_tokens")
+
+
+def unit_view(r: dict[str, Any]) -> dict[str, Any]:
+    """What the summary, report and comparisons read of a unit's record beyond its usage (summed as
+    it streams by): ids, status, scores, the helpfulness rating (not its agents or transcript),
+    latency and context size; not the response, gold, context, traces or the judges' debates."""
+    out: dict[str, Any] = {k: r[k] for k in UNIT_FIELDS if k in r}
+    for k in ("metrics", "latency"):
+        if k in r:
+            out[k] = r[k]
+    if "helpfulness" in r:
+        h = r["helpfulness"]
+        out["helpfulness"] = {"score": h.get("score")} if isinstance(h, dict) else h
+    if r.get("status") != "ok":
+        out["error"] = r.get("error")
+    return out
+
+
+def _of(r: dict[str, Any], name: str) -> bool:
+    return r.get("system") == name or str(r.get("key", "")).endswith(f"::{name}")
+
+
 def summarize_msc_response(
-    records: list[dict[str, Any]], *, systems: list[str], offline: bool, reference: str | None = None
+    records: Iterable[dict[str, Any]], *, systems: list[str], offline: bool, reference: str | None = None
 ) -> dict[str, Any]:
-    pair_records = [r for r in records if r.get("kind") == "helpfulness_pair"]
-    records = [r for r in records if r.get("kind") != "helpfulness_pair"]
+    """The summary from the run's records read once: each kept as its :func:`unit_view`, the
+    systems' answer and helpfulness-judge usage summed as they go."""
+    views: list[dict[str, Any]] = []
+    pair_views: list[dict[str, Any]] = []
+    answer_usage = {name: UsageSum() for name in systems}
+    judge_usage = {name: UsageSum() for name in systems}
+    n_failed = 0
+    for r in records:
+        n_failed += r.get("status") != "ok"
+        if r.get("kind") == "helpfulness_pair":
+            pair_views.append(unit_view(r))
+            continue
+        views.append(unit_view(r))
+        if r.get("status") == "ok":
+            for name in systems:
+                if _of(r, name):
+                    answer_usage[name].add(r.get("usage"))
+                    judge_usage[name].add((r.get("helpfulness") or {}).get("usage"))
     per: dict[str, Any] = {}
     for name in systems:
-        rows = [r for r in records if r.get("system") == name or str(r.get("key", "")).endswith(f"::{name}")]
+        rows = [r for r in views if _of(r, name)]
         ok = [r for r in rows if r.get("status") == "ok"]
         metrics = {
             m: _mean_sd([r["metrics"][m] for r in ok if (r.get("metrics") or {}).get(m) is not None]) for m in METRICS
@@ -86,14 +126,15 @@ def summarize_msc_response(
             "prompts": dict(Counter(r.get("prompt") or "not ours" for r in ok)),
             "mean_context_tokens": mean_or_none(r.get("context_tokens") for r in ok),
             "latency": latency_table(ok),
-            "answer_usage": usage_sum(r.get("usage") for r in ok),
-            "judge_usage": usage_sum((r.get("helpfulness") or {}).get("usage") for r in ok),
+            "answer_usage": answer_usage[name].dump(),
+            "judge_usage": judge_usage[name].dump(),
         }
-    out = {"systems": per, "comparisons": msc_response_comparisons(records, systems, METRICS)}
+    out = {"systems": per, "comparisons": msc_response_comparisons(views, systems, METRICS)}
     if reference is not None:
         out["helpfulness_reference"] = reference
-        out["helpfulness_pairs"] = helpfulness_pairs(pair_records, reference, systems)
-    return out | run_counts(records + pair_records, offline=offline, what="responses and/or helpfulness judgements")
+        out["helpfulness_pairs"] = helpfulness_pairs(pair_views, reference, systems)
+    n_units = len(views) + len(pair_views)
+    return out | counts(n_units, n_failed, offline=offline, what="responses and/or helpfulness judgements")
 
 
 def _cell(m: dict[str, Any] | None, scale: float = 100.0) -> str:
