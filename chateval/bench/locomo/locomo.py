@@ -37,7 +37,7 @@ from ..records import ConversationRecord, SystemsSummary
 from ..registry import benchmark
 from ..selection import select
 from ..setup import MemoryBench, judge_error
-from ..summaries import summed_cost, system_rows
+from ..summaries import records_of, summed_cost, system_rows
 from .batch import BatchedReader, answerer_for
 from .errata import corrected_task
 from .metrics import ADVERSARIAL, EvidenceEmpty, category_name, evidence_recall, locomo_bleu1, locomo_f1
@@ -54,6 +54,7 @@ from .questions import (  # noqa: F401  (TEMPORAL_HINT, NOT_MENTIONED: their old
 )
 from .report import summarize_locomo, write_locomo_report
 from .settings import DESCRIPTION, GATE_METRICS, LoCoMoConfig, parse_categories  # noqa: F401  (parse_categories: its old home)
+from .views import LoCoMoRecords
 
 JUDGE_CONCURRENCY = 8  # judge calls in flight per unit (the model layer's own limit still applies)
 
@@ -187,8 +188,11 @@ class LoCoMo(Benchmark):
             )
 
         with open_run(config, run_config) as run:
-            records = await run_units(units, unit, run, workers=bench.workers, progress=progress)
-            summary = summarize_locomo(records, systems=methods, categories=categories, offline=run_config["offline"])
+            await run_units(units, unit, run, workers=bench.workers, progress=progress, keep=None)
+            # From samples.jsonl a record at a time: each kept as the few fields the summary and
+            # --errata read (views.py), the usage summed as it goes by.
+            kept = LoCoMoRecords(records_of(run, (k for k, _ in units)))
+            summary = summarize_locomo(kept, systems=methods, categories=categories, offline=run_config["offline"])
             summary |= {
                 "benchmark": "locomo",
                 "data": str(config.data),
@@ -201,7 +205,7 @@ class LoCoMo(Benchmark):
                 "evidence_empty": config.evidence_empty,
                 "judge_protocol": config.judge_protocol,
                 "config_hash": run_config["config_hash"],
-                "complete": len(records) == len(units) and not summary["n_failed"],
+                "complete": summary["n_units"] == len(units) and not summary["n_failed"],
                 "embedding_usage": bench.embedding_usage(),
             }
             if config.predictions:
@@ -210,7 +214,7 @@ class LoCoMo(Benchmark):
                     "n_left_out": len(left_out),
                     "left_out": [k.replace("\t", " / ") for k in left_out[:50]],
                 }
-            summary = protocol.finish(summary, records, methods)
+            summary = protocol.finish(summary, kept.units, methods)
             run.write_summary(summary)
             write_locomo_report(run.path, summary)
         return summary

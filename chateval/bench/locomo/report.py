@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -13,9 +14,10 @@ from .. import plots
 from ..comparisons import locomo_comparisons, report_lines
 from ..report import finish_report, latency_table, pct
 from ..stats import mean_or_none, percentile
-from ..summaries import run_counts, usage_sum
+from ..summaries import run_counts
 from .errata import errata_report_lines
 from .metrics import ADVERSARIAL, category_name
+from .views import LoCoMoRecords, system_of
 
 METRICS = ("f1", "bleu1", "judge_single", "judge_debate", "evidence_recall")
 METRIC_TITLES = {
@@ -62,11 +64,15 @@ def _lat(xs: list[float]) -> dict[str, float | None]:
 
 
 def summarize_locomo(
-    records: list[dict[str, Any]], *, systems: list[str], categories: list[int], offline: bool
+    records: LoCoMoRecords | Iterable[dict[str, Any]], *, systems: list[str], categories: list[int], offline: bool
 ) -> dict[str, Any]:
+    """The summary from the run's records, read once (or from what was kept of them: a run passes
+    its :class:`LoCoMoRecords`, which --errata reads too)."""
+    read = records if isinstance(records, LoCoMoRecords) else LoCoMoRecords(records)
+    units_kept = read.units
     by_system: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
-        by_system[r.get("method") or str(r.get("key", "::?")).split("::")[-1]].append(r)
+    for r in units_kept:
+        by_system[system_of(r)].append(r)
     per: dict[str, Any] = {}
     for s in systems:
         units = by_system.get(s, [])
@@ -103,16 +109,16 @@ def summarize_locomo(
             "overall_no_adversarial": metric_block([q for q in ok if q["category"] != ADVERSARIAL]),
             "latency": latency,
             "mean_context_tokens": mean_or_none(q.get("context_tokens") for q in ok),
-            "answer_usage": usage_sum(u.get("usage") for u in units),
-            "judge_usage": usage_sum((q.get("judge") or {}).get("usage") for q in ok),
+            "answer_usage": read.usage(s)[0],
+            "judge_usage": read.usage(s)[1],
             "judge_agreement": {"n": len(agree), "rate": sum(agree) / len(agree)} if agree else None,
             "n_no_evidence": sum(1 for q in ok if q.get("no_evidence")),
         }
     return {
         "systems": per,
         "categories": {category_name(c): c for c in categories},
-        "comparisons": locomo_comparisons(records, systems),
-    } | run_counts(records, offline=offline)
+        "comparisons": locomo_comparisons(units_kept, systems),
+    } | run_counts(units_kept, offline=offline)
 
 
 # --- report ----------------------------------------------------------------------------------

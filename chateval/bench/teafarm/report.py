@@ -4,6 +4,7 @@ and its report."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,8 @@ from .. import plots
 from ..comparisons import report_lines, teafarm_comparisons
 from ..report import cost, finish_report, num, pct
 from ..stats import mean_or_none, wilson
-from ..summaries import latency_table, run_counts, usage_sum
+from ..summaries import counts, latency_table
+from .views import TeaFarmRecords
 
 JUDGE_NAMES = {
     "single": "a single LLM judge (as in the paper)",
@@ -44,32 +46,34 @@ def success_table(rows: list[dict[str, Any]], judge: str | None = None) -> dict[
 
 
 def summarize_teafarm(
-    records: list[dict[str, Any]], *, systems: list[str], offline: bool, judge: str = "single"
+    records: Iterable[dict[str, Any]], *, systems: list[str], offline: bool, judge: str = "single"
 ) -> dict[str, Any]:
+    """The summary from the run's records, read once (a run passes them as they stream from
+    samples.jsonl): each kept only as the few fields read here (views.py)."""
+    read = TeaFarmRecords(records, systems)
     per: dict[str, Any] = {}
-    for name in systems:
-        rows = [r for r in records if r.get("system") == name or str(r.get("key", "")).endswith(f"::{name}")]
-        ok = [r for r in rows if r.get("status") == "ok"]
+    for name, t in read.systems.items():
+        ok = t.ok
         by_pov: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for r in ok:
             by_pov[r.get("pov", "?")].append(r)
         agree = [r["judge"]["agreement"] for r in ok if (r.get("judge") or {}).get("agreement") is not None]
         per[name] = success_table(ok) | {
-            "n_units": len(rows),
+            "n_units": t.n,
             "n_ok": len(ok),
-            "n_failed": len(rows) - len(ok),
-            "failed": [{"key": r.get("key"), "error": r.get("error")} for r in rows if r.get("status") != "ok"][:20],
+            "n_failed": t.n - len(ok),
+            "failed": t.failed,
             "by_judge": {j: success_table(ok, j) for j in ("single", "debate") if judge in (j, "both")},
             # both: how often the panel (when not split) agrees with the single judge
             "judge_agreement": {"n": len(agree), "rate": sum(agree) / len(agree)} if agree else None,
             "by_pov": {k: success_table(v) for k, v in sorted(by_pov.items())},
             "mean_context_tokens": mean_or_none(r.get("context_tokens") for r in ok),
             "latency": latency_table(ok),
-            "answer_usage": usage_sum(r.get("usage") for r in ok),
-            "judge_usage": usage_sum((r.get("judge") or {}).get("usage") for r in ok),
+            "answer_usage": t.answer_usage.dump(),
+            "judge_usage": t.judge_usage.dump(),
         }
-    return {"systems": per, "judge": judge, "comparisons": teafarm_comparisons(records, systems)} | run_counts(
-        records, offline=offline, what="questions, answers and/or judgements"
+    return {"systems": per, "judge": judge, "comparisons": teafarm_comparisons(read.ok, systems)} | counts(
+        read.n_units, read.n_failed, offline=offline, what="questions, answers and/or judgements"
     )
 
 

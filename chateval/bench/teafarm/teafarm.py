@@ -46,7 +46,7 @@ from ..registry import benchmark
 from ..selection import select
 from ..setup import MemoryBench, judge_error, resolve_system
 from ..slot import SlotPool, SystemSlot
-from ..summaries import summed_cost, system_rows
+from ..summaries import records_of, summed_cost, system_rows
 from .report import summarize_teafarm, write_teafarm_report
 from .settings import DESCRIPTION, GATE_METRICS, TeaFarmConfig
 from .teabag import generate_conversation, summaries_text
@@ -153,12 +153,23 @@ class TeaFarm(Benchmark):
                     pool.done(tc.id, name)
 
             try:
-                records = await run_units(
-                    units, unit, run, workers=bench.workers, progress=progress, group=lambda item: (item[0].id, item[2])
+                await run_units(
+                    units,
+                    unit,
+                    run,
+                    workers=bench.workers,
+                    progress=progress,
+                    group=lambda item: (item[0].id, item[2]),
+                    keep=None,
                 )
             finally:
                 pool.close()
-            summary = summarize_teafarm(records, systems=systems, offline=run_config["offline"], judge=config.judge)
+            summary = summarize_teafarm(  # from samples.jsonl, a record at a time
+                records_of(run, (k for k, _ in units)),
+                systems=systems,
+                offline=run_config["offline"],
+                judge=config.judge,
+            )
             summary |= {
                 "benchmark": "teafarm",
                 "data": str(config.data),
@@ -173,7 +184,7 @@ class TeaFarm(Benchmark):
                     "usage": gen_log.totals().model_dump(),
                 },
                 "config_hash": run_config["config_hash"],
-                "complete": len(records) == len(units) and not gen_failed,
+                "complete": summary["n_units"] == len(units) and not gen_failed,
             }
             # A conversation without questions is a failure of every unit it would have had.
             summary["n_failed"] += len(gen_failed)
