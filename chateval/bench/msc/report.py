@@ -96,11 +96,14 @@ def summarize_msc_response(
     pair_views: list[dict[str, Any]] = []
     answer_usage = {name: UsageSum() for name in systems}
     judge_usage = {name: UsageSum() for name in systems}
+    pair_usage = {name: UsageSum() for name in systems}  # the head-to-head panel's, per baseline
     n_failed = 0
     for r in records:
         n_failed += r.get("status") != "ok"
         if r.get("kind") == "helpfulness_pair":
             pair_views.append(unit_view(r))
+            if r.get("status") == "ok" and (r.get("systems") or {}).get("B") in pair_usage:
+                pair_usage[r["systems"]["B"]].add(r.get("usage"))
             continue
         views.append(unit_view(r))
         if r.get("status") == "ok":
@@ -133,6 +136,8 @@ def summarize_msc_response(
     if reference is not None:
         out["helpfulness_reference"] = reference
         out["helpfulness_pairs"] = helpfulness_pairs(pair_views, reference, systems)
+        for other, p in out["helpfulness_pairs"].items():  # what judging these pairs cost
+            p["judge_usage"] = pair_usage[other].dump()
     n_units = len(views) + len(pair_views)
     return out | counts(n_units, n_failed, offline=offline, what="responses and/or helpfulness judgements")
 
@@ -200,8 +205,8 @@ def write_msc_response_report(out: Path, summary: dict[str, Any]) -> Path:
             "shares (an episode's turns resampled together).",
             "",
             f"| {ref} vs | judged | win | tie | lose | win rate [95% CI] | win rate without ties [95% CI] | "
-            "win − lose share [95% CI] | failed |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "win − lose share [95% CI] | judge cost | failed |",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for other, p in pairs.items():
 
@@ -217,7 +222,8 @@ def write_msc_response_report(out: Path, summary: dict[str, Any]) -> Path:
             lines.append(
                 f"| {other} | {p['n']} | {p['wins']} | {p['ties']} | {p['losses']} | "
                 f"{rate(p['win_rate'], p['win_rate_ci'])} | "
-                f"{rate(p['win_rate_decisive'], p['win_rate_decisive_ci'])} | {diff} | {p['n_failed']} |"
+                f"{rate(p['win_rate_decisive'], p['win_rate_decisive_ci'])} | {diff} | "
+                f"{cost(p.get('judge_usage'))} | {p['n_failed']} |"
             )
     lines += report_lines(summary)
     failed = [f for e in systems.values() for f in e["failed"]]

@@ -64,6 +64,12 @@ def old_summarize_msc_response(
     if reference is not None:
         out["helpfulness_reference"] = reference
         out["helpfulness_pairs"] = helpfulness_pairs(pair_records, reference, systems)
+        # Added with the streaming: what the head-to-head panel's judgements of each baseline cost
+        # (the summary before counted only the answers and the scored judge).
+        for other, p in out["helpfulness_pairs"].items():
+            p["judge_usage"] = usage_sum(
+                r.get("usage") for r in pair_records if r.get("status") == "ok" and r["systems"]["B"] == other
+            )
     return out | run_counts(records + pair_records, offline=offline, what="responses and/or helpfulness judgements")
 
 
@@ -118,6 +124,7 @@ def test_head_to_head_summary_is_that_of_the_whole_records_with_failures_and_res
     s = bench_run("msc-response", cfg)
     pairs = s["helpfulness_pairs"]["FailsOnThirdTurn"]
     assert pairs["n"] > 0 and pairs["n_failed"] == 2 and s["n_failed"] == 4  # two responses and their pairs
+    assert pairs["judge_usage"]["calls"] >= 2 * pairs["n"]  # the panel's calls are counted (both orders)
     check(out, tmp_path / "first")
     # The panel saw each system's item as its whole record holds it (the phase kept only that).
     records = read_jsonl(out / "samples.jsonl")
