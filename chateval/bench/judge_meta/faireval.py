@@ -108,6 +108,21 @@ class FairEval(JudgeMetaBenchmark):
         }
         return rec
 
+    def view(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The human label and verdict, each order's winner (with --swap) and whether each
+        debater's verdict could be read (``unreadable``): not the debate or the reasons."""
+        out = super().view(record) | {k: record[k] for k in ("human", "pred") if k in record}
+        if "orders" in record:
+            orders = record["orders"]
+            out["orders"] = (
+                {o: {"winner": v.get("winner")} if isinstance(v, dict) else v for o, v in orders.items()}
+                if isinstance(orders, dict)
+                else orders
+            )
+        if "agents" in record:
+            out["agents"] = [{"parse_error": a.get("parse_error")} for a in record["agents"] or []]
+        return out
+
     def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         ok = scored(records, self.unreadable_mode)
         gold = [r["human"] for r in ok]

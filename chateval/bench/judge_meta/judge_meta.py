@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from ...debate.panel import JudgeResult
 from ...evaluation.config import EvalConfig, config_hash, find_preset, load_preset
 from ...evaluation.judges import Judges
-from ...evaluation.summary import OFFLINE_NOTE, summarize_judged
+from ...evaluation.summary import OFFLINE_NOTE, JudgedTotals
 from ...models.prices import apply_price_specs
 from ...paired import PairedDifference, dump_comparisons
 from ...runs.directory import RunDir, merge_accounts, write_summary_file
@@ -32,6 +32,7 @@ from ..comparisons import setting_pairs
 from ..config import JudgeMetaConfig
 from ..records import JudgeItemRecord, SettingsSummary, SettingSummary
 from ..selection import select
+from ..summaries import records_of
 from .meta_settings import ESCALATE_SETTING, Item, Setting, plan
 from .plots import Chart
 from .report import OFFLINE_JUDGE, write_report, write_setting_report
@@ -40,6 +41,8 @@ from .sweeps import SWEEP_DIMS, parse_sweep  # noqa: F401  (SWEEP_DIMS, parse_sw
 META_MAX_TOKENS = 512  # ChatEval's completion limit per judge call (its configs' max_tokens)
 # Bumped when the way samples are built from the data changes, so --resume refuses old runs.
 SAMPLE_FORMAT = 1
+# What every judge meta-benchmark's reports read of a unit's record (a failed one's error, listed).
+VIEW_FIELDS = ("key", "status", "error")
 
 
 # --- the benchmark base class ---------------------------------------------------------------
@@ -65,9 +68,16 @@ class JudgeMetaBenchmark(Benchmark):
         """One unit of samples.jsonl: by default one debate over the item's sample."""
         return self.unit_record(item, await judges.judge(item.sample))
 
+    def view(self, record: dict[str, Any]) -> dict[str, Any]:
+        """What the metrics, comparisons, reports and plots read of a unit's record (issue 38
+        item 3): a setting's records are read once from samples.jsonl and only this much of each
+        is kept (no debate transcripts, prompts, reasons or per-call usage; the usage and the
+        panel's counts are summed as they stream by, in ``JudgedTotals``)."""
+        return {k: record[k] for k in VIEW_FIELDS if k in record}
+
     @abstractmethod
     def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        """The benchmark's agreement metrics over one setting's records."""
+        """The benchmark's agreement metrics over one setting's records (their views)."""
 
     @abstractmethod
     def metric_headers(self) -> list[str]: ...
@@ -270,22 +280,33 @@ class JudgeMetaBenchmark(Benchmark):
             record_type=self.record_type,
             summary_type=self.setting_summary_type,
         ) as run:
+            keys = [it.key for it in items]
             try:
-                records = await run_units(
-                    [(it.key, it) for it in items], unit, run, workers=config.workers, progress=progress
+                await run_units(
+                    [(it.key, it) for it in items], unit, run, workers=config.workers, progress=progress, keep=None
                 )
             finally:
-                records_now = [r for r in run.records() if r.get("key") in {it.key for it in items}]
-                self.setting_records[setting.run_dir] = records_now
-                summary = self._setting_summary(judges, setting, records_now, len(items), run_config)
+                # One pass over samples.jsonl: each record's usage and counts summed, its view kept.
+                totals, views = JudgedTotals(), []
+                for r in records_of(run, keys):
+                    totals.add(r)
+                    views.append(self.view(r))
+                self.setting_records[setting.run_dir] = views
+                summary = self._setting_summary(judges, setting, totals, views, len(items), run_config)
                 run.write_summary(summary)  # adds the wall time of every attempt
-            write_setting_report(self, path, summary, records)
+            write_setting_report(self, path, summary, views)
         return summary
 
     def _setting_summary(
-        self, judges: Judges, setting: Setting, records: list[dict[str, Any]], n_items: int, run_config: dict[str, Any]
+        self,
+        judges: Judges,
+        setting: Setting,
+        totals: JudgedTotals,
+        records: list[dict[str, Any]],
+        n_items: int,
+        run_config: dict[str, Any],
     ) -> dict[str, Any]:
-        base = summarize_judged(records, task=self.task, model=judges.layer.label, offline=judges.is_offline)
+        base = totals.summary(task=self.task, model=judges.layer.label, offline=judges.is_offline)
         cfg = judges.config
         out = {
             "setting": setting.name,

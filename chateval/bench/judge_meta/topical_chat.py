@@ -159,6 +159,11 @@ class TopicalChat(JudgeMetaBenchmark):
         }
         return rec
 
+    def view(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The judge's and the humans' scores and the dialogue context (the comparisons' cluster):
+        not the debates, per-aspect transcripts or reasons."""
+        return super().view(record) | {k: record[k] for k in ("human", "pred", "context_index") if k in record}
+
     def metrics(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         ok = [r for r in records if r.get("status") == "ok"]
         return correlation_block([r["pred"] for r in ok], [r["human"] for r in ok], self.aspects, "the judge's score")
