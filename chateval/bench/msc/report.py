@@ -135,9 +135,10 @@ def summarize_msc_response(
     out = {"systems": per, "comparisons": msc_response_comparisons(views, systems, METRICS)}
     if reference is not None:
         out["helpfulness_reference"] = reference
-        out["helpfulness_pairs"] = helpfulness_pairs(pair_views, reference, systems)
-        for other, p in out["helpfulness_pairs"].items():  # what judging these pairs cost
+        pairs = helpfulness_pairs(pair_views, reference, systems)
+        for other, p in pairs.items():  # what judging these pairs cost
             p["judge_usage"] = pair_usage[other].dump()
+        out["helpfulness_pairs"] = pairs
     n_units = len(views) + len(pair_views)
     return out | counts(n_units, n_failed, offline=offline, what="responses and/or helpfulness judgements")
 
