@@ -6,6 +6,8 @@ run is its own subprocess; its peak RSS is the kernel's ``ru_maxrss`` for that c
 - ``evaluate``: ``chateval evaluate`` judging N pairwise samples;
 - ``longmemeval``: ``chateval bench longmemeval --systems full_context`` over N generated
   questions (two short haystack sessions each; the offline model answers, the single judge scores);
+- ``head2head``: ``chateval bench head2head --systems full_context,retrieval`` over the same N
+  generated questions (the offline panel judges each pair of answers in both orders);
 - ``calibrate``: ``chateval calibrate`` over N labelled pairwise items with two settings (the
   single-judge baseline and ``chateval_default``), bootstrap intervals and paired tests included.
 
@@ -13,7 +15,7 @@ With ``--before TREE`` each size runs first with that chateval tree (the code be
 then with ``--repo`` (default: this checkout), so both are measured in one run. Inputs are
 generated in a temporary folder under ``--dir`` and removed afterwards. Run:
 
-    python benchmarks/run_memory.py [--commands evaluate longmemeval calibrate] [--sizes 1000 10000]
+    python benchmarks/run_memory.py [--commands evaluate longmemeval head2head calibrate] [--sizes 1000 10000]
         [--before TREE] [--repo TREE] [--dir DIR] [--json FILE]
 """
 
@@ -95,6 +97,15 @@ def longmemeval(tmp: Path, n: int) -> list[str]:
     ]  # fmt: skip
 
 
+def head2head(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"lme{n}.json"
+    if not data.exists():
+        write_longmemeval(data, n)
+    return ["bench", "head2head", "--data", str(data), "--systems", "full_context,retrieval"] + [
+        "--answer-model", "offline", "--judge-model", "offline", "--embedder", "hash", "--no-cache",
+    ]  # fmt: skip
+
+
 def calibrate(tmp: Path, n: int) -> list[str]:
     data = tmp / f"labelled{n}.jsonl"
     if not data.exists():
@@ -105,6 +116,7 @@ def calibrate(tmp: Path, n: int) -> list[str]:
 COMMANDS: dict[str, Callable[[Path, int], list[str]]] = {
     "evaluate": evaluate,
     "longmemeval": longmemeval,
+    "head2head": head2head,
     "calibrate": calibrate,
 }
 
