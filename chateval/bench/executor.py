@@ -14,7 +14,9 @@ Units that share state — the questions of one ingested conversation (head-to-h
 msc-response) — name a *group*: every unit of a group runs on the same actor, whose copy of
 the unit function holds the group's memory system from its first unit to its last. Groups are
 spread over the actors before the run starts (largest first, each to the least loaded actor);
-independent units take whichever actor is free.
+independent units take whichever actor is free. The driver starts a unit only as one of its
+workers frees up (``RayPool.lanes``: a lane per actor for its groups, one for the independent
+units), so it holds O(actors x workers) units at a time, not the run.
 
 Ray is optional (``pip install 'chateval[ray]'``) and imported only when a Ray run starts."""
 
