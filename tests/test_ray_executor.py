@@ -235,3 +235,40 @@ def test_workers_give_their_systems_blinded_sessions(tmp_path):
         assert sessions and all(s["id"] not in originals and s["meta"] == {} for s in sessions)
         assert all(t["id"] not in originals and t["meta"] == {} for s in sessions for t in s["turns"])
     assert scores[True] == scores[False] and scores[True]["session"]["recall_any@1"] == 0.25
+
+
+def test_units_go_to_the_actors_in_a_bounded_window(tmp_path, monkeypatch):
+    """Issue 38 item 3 on a real Ray instance: 40 units (half in 4 groups) on 2 actors x 2 slots
+    never have more than the lanes' slots in flight, and each runs once (tests/test_ray_window.py
+    checks the window in detail without Ray)."""
+    import asyncio
+
+    from chateval.bench import base
+    from chateval.bench.executor import Execution, RayPool, reset, use
+    from chateval.runs.directory import RunDir
+
+    seen = {"now": 0, "peak": 0}
+
+    class Counting(RayPool):
+        async def run(self, unit, group=None):
+            seen["now"] += 1
+            seen["peak"] = max(seen["peak"], seen["now"])
+            try:
+                return await super().run(unit, group)
+            finally:
+                seen["now"] -= 1
+
+    async def fn(unit):
+        await asyncio.sleep(0.01)
+        return {"id": unit["id"]}
+
+    monkeypatch.setattr(base, "RayPool", Counting)
+    units = [(f"k{i}", {"id": i, "group": f"g{i % 4}" if i < 20 else None}) for i in range(40)]
+    token = use(Execution(executor="ray", ray_workers=2))
+    try:
+        with RunDir(tmp_path / "run", {"config_hash": "h"}, key="key") as run:
+            got = asyncio.run(base.run_units(units, fn, run, workers=2, group=lambda u: u["group"], keep=lambda r: r))
+    finally:
+        reset(token)
+    assert sorted(r["id"] for r in got) == list(range(40)) and all(r["status"] == "ok" for r in got)
+    assert 2 <= seen["peak"] <= 2 * (2 * 2)  # grouped lanes' slots + the independent lane's

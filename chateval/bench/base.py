@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any, ClassVar
 
@@ -167,9 +167,8 @@ async def run_units(
         if progress:
             progress.advance(record["status"] == "ok", key, record.get("error") or "")
 
-    queue = iter(todo)  # taken in order as workers free up
-
-    async def worker() -> None:
+    async def worker(queue: Iterator[tuple[str, Any]]) -> None:
+        """Takes the units of ``queue`` in order as it frees up (its fellow workers share it)."""
         me = asyncio.current_task()
         for key, unit in queue:
             # A task of its own per unit, as each had before: what a unit sets in its context
@@ -181,11 +180,16 @@ async def run_units(
                 raise asyncio.CancelledError
 
     if pool is None:
-        tasks = [asyncio.ensure_future(worker()) for _ in range(max(1, min(workers, len(todo))))]
+        queue = iter(todo)
+        tasks = [asyncio.ensure_future(worker(queue)) for _ in range(max(1, min(workers, len(todo))))]
     else:
-        # On Ray the pool gives out the actors' slots (a group waits for its own actor's): a
-        # fixed set of workers here would let a busy actor's queue hold them while others idle.
-        tasks = [asyncio.ensure_future(one(k, u)) for k, u in todo]
+        # On Ray too a unit starts (and goes to the object store) only as a worker here frees
+        # up: each actor's groups form a lane of their own, with as many workers as the actor
+        # has slots (a busy actor's lane never holds up another's), and the independent units
+        # one lane worked by as many workers as all actors' slots. So the driver and the object
+        # store hold O(actors x workers) units at a time, not O(run).
+        lanes = pool.lanes(todo, group)
+        tasks = [asyncio.ensure_future(worker(lane)) for lane, n in lanes for _ in range(n)]
     try:
         await asyncio.gather(*tasks)
         if pool is not None:

@@ -14,7 +14,9 @@ Units that share state — the questions of one ingested conversation (head-to-h
 msc-response) — name a *group*: every unit of a group runs on the same actor, whose copy of
 the unit function holds the group's memory system from its first unit to its last. Groups are
 spread over the actors before the run starts (largest first, each to the least loaded actor);
-independent units take whichever actor is free.
+independent units take whichever actor is free. The driver starts a unit only as one of its
+workers frees up (``RayPool.lanes``: a lane per actor for its groups, one for the independent
+units), so it holds O(actors x workers) units at a time, not the run.
 
 Ray is optional (``pip install 'chateval[ray]'``) and imported only when a Ray run starts."""
 
@@ -25,7 +27,7 @@ import os
 import re
 import traceback
 from collections import Counter
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,6 +199,7 @@ class RayPool:
         from ray import cloudpickle  # Ray's own copy: no extra dependency
 
         ray = self.ray = import_ray()
+        self.per_actor = per_actor
         n = execution.ray_workers or cluster_cpus()
         try:
             fn_bytes = cloudpickle.dumps(fn)
@@ -224,6 +227,23 @@ class RayPool:
             self.close()
             first = next((ln for ln in str(e).splitlines() if "Error" in ln), str(e).splitlines()[0] if str(e) else "")
             raise ChatevalError(f"--executor ray: a worker failed to start: {first.strip()[:300]}") from None
+
+    def lanes(
+        self, todo: list[tuple[str, Any]], group: Callable[[Any], Hashable] | None
+    ) -> list[tuple[Iterator[tuple[str, Any]], int]]:
+        """The (key, unit)s of ``todo`` split into lanes, each with how many workers take from
+        it (in order): one per actor for its groups' units (its slots), and one for the
+        independent units (every actor's slots: each takes whichever actor is free)."""
+        per_actor = self.per_actor
+        own: list[list[tuple[str, Any]]] = [[] for _ in self.actors]
+        free: list[tuple[str, Any]] = []
+        for key, unit in todo:
+            g = group(unit) if group else None
+            (free if g is None else own[self.actor_of[g]]).append((key, unit))
+        out = [(iter(units), min(per_actor, len(units))) for units in own if units]
+        if free:
+            out.append((iter(free), min(per_actor * len(self.actors), len(free))))
+        return out
 
     async def run(self, unit: Any, group: Hashable | None = None) -> dict[str, Any]:
         if group is not None:
