@@ -63,9 +63,13 @@ def one_error(err: str) -> None:
 
 
 # --- 4: credentials ------------------------------------------------------------------------------
+def with_credentials(server: FileServer) -> str:
+    """The fake server's loopback address with a user and password in it."""
+    return server.base_url.replace("http://127.0.0.1", f"http://alice:{PASSWORD}@127.0.0.1", 1)
+
+
 def secret_mirror(server: FileServer, prefix: str = "base") -> str:
-    host = server.base_url.removeprefix("http://")
-    return f"http://alice:{PASSWORD}@{host}/{prefix}?token={TOKEN}&sig={SIG}"
+    return f"{with_credentials(server)}/{prefix}?token={TOKEN}&sig={SIG}"
 
 
 def test_mirror_credentials_authenticate_and_the_path_goes_before_the_query(env, server, capsys):
@@ -108,7 +112,6 @@ def test_no_error_line_shows_the_mirrors_credentials(env, server, capsys, monkey
 def test_a_redirect_on_the_same_server_keeps_the_credentials(env, server, capsys):
     server.auth = ("alice", PASSWORD)
     serve(server, ORACLE, DATA)
-    host = server.base_url.removeprefix("http://")
     code, _, err = run(
         capsys,
         "data",
@@ -117,7 +120,7 @@ def test_a_redirect_on_the_same_server_keeps_the_credentials(env, server, capsys
         "--to",
         str(env / "d"),
         "--mirror",
-        f"http://alice:{PASSWORD}@{host}/redirect",
+        f"{with_credentials(server)}/redirect",
     )
     assert code == 0, err
     assert [p for p, _ in server.requests] == [f"/redirect/{ORACLE}", f"/{ORACLE}"]
@@ -130,7 +133,6 @@ def test_a_redirect_to_another_host_does_not_get_the_credentials(env, server, ca
         serve(other, ORACLE, DATA)
         server.auth = ("alice", PASSWORD)
         server.redirect_base = other.base_url.replace("127.0.0.1", "localhost")  # another host name
-        host = server.base_url.removeprefix("http://")
         code, _, err = run(
             capsys,
             "data",
@@ -139,7 +141,7 @@ def test_a_redirect_to_another_host_does_not_get_the_credentials(env, server, ca
             "--to",
             str(env / "d"),
             "--mirror",
-            f"http://alice:{PASSWORD}@{host}/redirect",
+            f"{with_credentials(server)}/redirect",
         )
     assert code == 0, err
     assert (env / "d" / ORACLE).read_bytes() == DATA

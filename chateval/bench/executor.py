@@ -165,6 +165,8 @@ class _UnitWorker:
         if cache_dir:  # completions in DIR/completions, embeddings in DIR/embeddings
             os.environ["CHATEVAL_CACHE_DIR"] = os.path.join(cache_dir, "completions")
         load_plugins(plugins)
+        # Never data from disk or a download: the bytes are the unit function this run's driver
+        # pickled a moment ago and handed to Ray (which pickles every task's arguments itself).
         self.fn: UnitFn = cloudpickle.loads(fn_bytes)
 
     async def run(self, unit: Any) -> dict[str, Any]:
