@@ -110,9 +110,17 @@ class SlotPool:
 
     def done(self, group: str, name: str) -> None:
         """One unit of (group, system) finished (well or not): close its slot after the last."""
-        self.left[(group, name)] = self.left.get((group, name), 1) - 1
-        if self.left[(group, name)] <= 0 and (group, name) in self.slots:
-            self.slots[(group, name)].close()
+        key = (group, name)
+        left = self.left.get(key, 1) - 1
+        if left > 0:
+            self.left[key] = left
+            return
+        # The last unit: the slot (its blinded copy of the sessions, its call log) is closed and
+        # forgotten, so a run holds only the slots of the groups in flight, not one per group.
+        self.left.pop(key, None)
+        slot = self.slots.pop(key, None)
+        if slot is not None:
+            slot.close()
 
     def close(self) -> None:
         for s in self.slots.values():
