@@ -121,3 +121,11 @@ def test_an_existing_path_wins_over_a_name(data):
     # A plain path that is no file anywhere: the --data error, no data set named.
     with pytest.raises(DatasetError, match=r"^nothere.json: graded answers data not found \(not a file here"):
         find_data_file("nothere.json", "graded answers")
+
+
+def test_help_gives_the_syntax(capsys):
+    with pytest.raises(SystemExit):
+        main(["rejudge", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "NAME/FILE for one of its files" in text and "--errata locomo-audit" in text
+    assert "an existing path always wins" in text
