@@ -277,6 +277,9 @@ def rejudge(
     >>> s = rejudge("fc_cot.json:cot", "ap_v1.json:wrong", out="rj/", judges="recorded,f1")
     >>> s.sets["cot"].scores["recorded"].accuracy
 
+    An input is a path or, after ``chateval data get``, a data set's name (``locomo-audit-wrong:ap:wrong``,
+    ``locomo-audit-fc/fc_gpt-4o-mini_cot:cot``; ``errata="locomo-audit"``), as on the command line.
+
     Works inside a running event loop too (a notebook): the run then happens on a worker thread."""
     data: dict[str, Any] = {"inputs": list(inputs), "out": str(out), **options}
     if judges is not None:
