@@ -37,7 +37,7 @@ from ...datasets.conversations import Conversation, load_conversations
 from ...datasets.teabag import TEABAG_FILE, TeaBag, TeaConversation, TeaQuestion
 from ...evaluation.config import find_preset
 from ...models import CallLog, ModelLayer, ModelSpec
-from ...runs.files import write_json
+from ...runs.files import write_json_list
 from ...runs.progress import RunProgress
 from ...util.errors import ConfigError, ModelCallError
 from ..base import Benchmark, open_run, run_units
@@ -47,7 +47,8 @@ from ..selection import select
 from ..setup import MemoryBench, judge_error, resolve_system
 from ..slot import SlotPool, SystemSlot
 from ..summaries import records_of, summed_cost, system_rows
-from .report import summarize_teafarm, write_teafarm_report
+from .packed import PackedBag
+from .report import SHOWN, summarize_teafarm, write_teafarm_report
 from .settings import DESCRIPTION, GATE_METRICS, TeaFarmConfig
 from .teabag import generate_conversation, summaries_text
 
@@ -130,27 +131,40 @@ class TeaFarm(Benchmark):
         with open_run(config, run_config) as run:  # --overwrite moves an earlier teabag.json aside with the run
             gen_log = CallLog()
             bag, generated, gen_failed = await self._teabag(convs, reused, gen_layer, config, data_format, gen_log)
-            write_json(run.path / TEABAG_FILE, bag.model_dump(mode="json"))
+            write_json_list(  # a conversation at a time: the same text as write_json of the whole bag
+                run.path / TEABAG_FILE,
+                bag.model_dump(mode="json", exclude={"conversations"}),
+                "conversations",
+                (c.model_dump(mode="json") for c in bag.conversations),
+            )
             by_conv = {c.id: c for c in convs}
+            n_conversations = len(bag.conversations)
+            n_questions = sum(len(c.questions) for c in bag.conversations)
             units = [
-                (f"{tc.id}::{q.id}::{name}", (tc, q, name))
+                (f"{tc.id}::{q.id}::{name}", (tc.id, q.id, name))
                 for tc in bag.conversations
                 if tc.id in by_conv
                 for q in tc.questions
                 for name in systems
             ]
+            # From here the units read the bag as text (one conversation parsed at a time) and the
+            # report its first conversations: the whole bag is not kept as objects (issue 38 item 3).
+            packed = PackedBag(bag, only=set(by_conv))
+            bag = bag.model_copy(update={"conversations": bag.conversations[:SHOWN]})
+            reused = None if reused is None else reused.model_copy(update={"conversations": []})
             pool = SlotPool(
                 bench,
-                [(tc.id, name) for key, (tc, _, name) in units if key not in run.done],
+                [(cid, name) for key, (cid, _, name) in units if key not in run.done],
                 sessions=lambda cid: by_conv[cid].sessions,
             )
 
-            async def unit(item: tuple[TeaConversation, TeaQuestion, str]) -> dict[str, Any]:
-                tc, q, name = item
+            async def unit(item: tuple[str, str, str]) -> dict[str, Any]:
+                cid, qid, name = item
+                tc, q = packed.question(cid, qid)
                 try:
-                    return await self._unit(bench, pool.get(tc.id, name), tc, q, name)
+                    return await self._unit(bench, pool.get(cid, name), tc, q, name)
                 finally:
-                    pool.done(tc.id, name)
+                    pool.done(cid, name)
 
             try:
                 await run_units(
@@ -159,7 +173,7 @@ class TeaFarm(Benchmark):
                     run,
                     workers=bench.workers,
                     progress=progress,
-                    group=lambda item: (item[0].id, item[2]),
+                    group=lambda item: (item[0], item[2]),
                     keep=None,
                 )
             finally:
@@ -174,8 +188,8 @@ class TeaFarm(Benchmark):
                 "benchmark": "teafarm",
                 "data": str(config.data),
                 "data_format": data_format,
-                "n_conversations": len(bag.conversations),
-                "n_questions": sum(len(c.questions) for c in bag.conversations),
+                "n_conversations": n_conversations,
+                "n_questions": n_questions,
                 "generation": {
                     "reused": reused is not None and not generated,
                     "source": str(config.questions or bag_path) if reused is not None else None,
