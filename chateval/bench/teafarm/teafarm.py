@@ -131,27 +131,18 @@ class TeaFarm(Benchmark):
         with open_run(config, run_config) as run:  # --overwrite moves an earlier teabag.json aside with the run
             gen_log = CallLog()
             bag, generated, gen_failed = await self._teabag(convs, reused, gen_layer, config, data_format, gen_log)
-            write_json_list(  # a conversation at a time: the same text as write_json of the whole bag
-                run.path / TEABAG_FILE,
-                bag.model_dump(mode="json", exclude={"conversations"}),
-                "conversations",
-                (c.model_dump(mode="json") for c in bag.conversations),
-            )
+            reused = None if reused is None else reused.model_copy(update={"conversations": []})  # packed in bag
+            # A conversation at a time: the same text as write_json of the whole bag.
+            write_json_list(run.path / TEABAG_FILE, bag.head_dump(), "conversations", bag.dumped())
             by_conv = {c.id: c for c in convs}
-            n_conversations = len(bag.conversations)
-            n_questions = sum(len(c.questions) for c in bag.conversations)
             units = [
-                (f"{tc.id}::{q.id}::{name}", (tc.id, q.id, name))
-                for tc in bag.conversations
-                if tc.id in by_conv
-                for q in tc.questions
+                (f"{cid}::{q.id}::{name}", (cid, q.id, name))
+                for cid in bag.texts
+                if cid in by_conv
+                for q in bag.conversation(cid).questions
                 for name in systems
             ]
-            # From here the units read the bag as text (one conversation parsed at a time) and the
-            # report its first conversations: the whole bag is not kept as objects (issue 38 item 3).
-            packed = PackedBag(bag, only=set(by_conv))
-            bag = bag.model_copy(update={"conversations": bag.conversations[:SHOWN]})
-            reused = None if reused is None else reused.model_copy(update={"conversations": []})
+            n_questions = sum(len(bag.conversation(cid).questions) for cid in bag.texts)
             pool = SlotPool(
                 bench,
                 [(cid, name) for key, (cid, _, name) in units if key not in run.done],
@@ -160,7 +151,7 @@ class TeaFarm(Benchmark):
 
             async def unit(item: tuple[str, str, str]) -> dict[str, Any]:
                 cid, qid, name = item
-                tc, q = packed.question(cid, qid)
+                tc, q = bag.question(cid, qid)
                 try:
                     return await self._unit(bench, pool.get(cid, name), tc, q, name)
                 finally:
@@ -188,7 +179,7 @@ class TeaFarm(Benchmark):
                 "benchmark": "teafarm",
                 "data": str(config.data),
                 "data_format": data_format,
-                "n_conversations": n_conversations,
+                "n_conversations": len(bag),
                 "n_questions": n_questions,
                 "generation": {
                     "reused": reused is not None and not generated,
@@ -203,7 +194,7 @@ class TeaFarm(Benchmark):
             # A conversation without questions is a failure of every unit it would have had.
             summary["n_failed"] += len(gen_failed)
             run.write_summary(summary)
-            write_teafarm_report(run.path, summary, bag)
+            write_teafarm_report(run.path, summary, bag.first(SHOWN))
         return summary
 
     async def _teabag(
@@ -214,19 +205,19 @@ class TeaFarm(Benchmark):
         config: TeaFarmConfig,
         data_format: str,
         log: CallLog,
-    ) -> tuple[TeaBag, list[str], list[dict[str, str]]]:
+    ) -> tuple[PackedBag, list[str], list[dict[str, str]]]:
         """The TeaBag for these conversations: reused entries as they are, the others generated.
         A conversation whose generation failed is left out (its error returned), so the others run
-        and --resume generates it again."""
-        have = {c.id: c for c in (reused.conversations if reused else [])}
+        and --resume generates it again. Each is held as its JSON text as soon as it is made."""
+        have = {c.id: c.model_dump_json() for c in (reused.conversations if reused else [])}
         todo = [c for c in convs if c.id not in have]
         limit = asyncio.Semaphore(max(1, config.workers))
 
-        async def gen(c: Conversation) -> TeaConversation:
+        async def gen(c: Conversation) -> str:
             async with limit:
-                return await generate_conversation(c, layer, config.per_speaker, log)
+                return (await generate_conversation(c, layer, config.per_speaker, log)).model_dump_json()
 
-        made: dict[str, TeaConversation] = {}
+        made: dict[str, str] = {}
         failed: list[dict[str, str]] = []
         for c, got in zip(todo, await asyncio.gather(*(gen(c) for c in todo), return_exceptions=True)):
             if isinstance(got, ModelCallError):
@@ -235,14 +226,14 @@ class TeaFarm(Benchmark):
                 raise got
             else:
                 made[c.id] = got
-        bag = TeaBag(
+        head = TeaBag(
             data=str(config.data),
             data_format=data_format,
             generator_model=reused.generator_model if reused and not todo else layer.label,
             per_speaker=reused.per_speaker if reused and not todo else config.per_speaker,
-            conversations=[have.get(c.id) or made[c.id] for c in convs if c.id in have or c.id in made],
         )
-        return bag, list(made), failed
+        texts = {c.id: have.get(c.id) or made[c.id] for c in convs if c.id in have or c.id in made}
+        return PackedBag(head, texts), list(made), failed
 
     async def _unit(
         self, bench: MemoryBench, slot: SystemSlot, tc: TeaConversation, q: TeaQuestion, name: str
