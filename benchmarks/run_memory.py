@@ -10,12 +10,23 @@ run is its own subprocess; its peak RSS is the kernel's ``ru_maxrss`` for that c
   generated questions (the offline panel judges each pair of answers in both orders);
 - ``calibrate``: ``chateval calibrate`` over N labelled pairwise items with two settings (the
   single-judge baseline and ``chateval_default``), bootstrap intervals and paired tests included.
+- ``locomo``: ``chateval bench locomo --systems full_context`` over N generated QA, 50 per
+  conversation (8 dated sessions of 10 turns each; the conversations grow with N; categories 1-5;
+  the offline model answers, the single judge scores);
+- ``msc``: ``chateval bench msc-response --systems full_context --no-bertscore --no-helpfulness``
+  over N generated response cases (a session-3 release file: two earlier sessions, 10 turns to
+  predict per episode);
+- ``msc-pairwise``: the same cases with ``--systems full_context,retrieval`` and the default
+  pairwise memory helpfulness (the offline panel compares each turn's two systems);
+- ``teafarm``: ``chateval bench teafarm --systems full_context --per-speaker 5`` over N generated
+  questions (10 per conversation of 5 dated sessions; TeaFarm writes and asks them, the single
+  judge scores).
 
 With ``--before TREE`` each size runs first with that chateval tree (the code before a change),
 then with ``--repo`` (default: this checkout), so both are measured in one run. Inputs are
 generated in a temporary folder under ``--dir`` and removed afterwards. Run:
 
-    python benchmarks/run_memory.py [--commands evaluate longmemeval head2head calibrate] [--sizes 1000 10000]
+    python benchmarks/run_memory.py [--commands evaluate longmemeval head2head calibrate locomo msc msc-pairwise teafarm] [--sizes 1000 10000]
         [--before TREE] [--repo TREE] [--dir DIR] [--json FILE]
 """
 
@@ -202,6 +213,15 @@ def msc(tmp: Path, n: int) -> list[str]:
     ]  # fmt: skip
 
 
+def msc_pairwise(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"msc{n}.jsonl"
+    if not data.exists():
+        write_msc(data, n)
+    return ["bench", "msc-response", "--data", str(data), "--systems", "full_context,retrieval"] + [
+        "--answer-model", "offline", "--judge-model", "offline", "--embedder", "hash", "--no-cache", "--no-bertscore",
+    ]  # fmt: skip
+
+
 def teafarm(tmp: Path, n: int) -> list[str]:
     data = tmp / f"teafarm{n}.json"
     if not data.exists():
@@ -222,6 +242,7 @@ COMMANDS: dict[str, Callable[[Path, int], list[str]]] = {
     "calibrate": calibrate,
     "locomo": locomo,
     "msc": msc,
+    "msc-pairwise": msc_pairwise,
     "teafarm": teafarm,
 }
 
