@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from ...datasets.common import DatasetError
 from ...datasets.conversations import Conversation, load_conversations
 from ...datasets.teabag import TEABAG_FILE, TeaBag, TeaConversation, TeaQuestion
+from ...datasets.types import Session
 from ...evaluation.config import find_preset
 from ...models import CallLog, ModelLayer, ModelSpec
 from ...runs.files import write_json_list
@@ -59,6 +61,19 @@ JUDGE_RULE = (
     "or corrects the false premise, or says it remembers things differently, consistently with the reference. "
     "Mark it incorrect if it accepts the false premise, plays along with it, or confirms it, even politely."
 )
+
+
+class Ingested:
+    """The past sessions of a conversation for its slots: a conversation is let go once the last
+    system still to ingest it has taken its sessions (a run does not hold every input to the end)."""
+
+    def __init__(self, by_conv: dict[str, Conversation], pending: list[tuple[str, str]]) -> None:
+        self.by_conv = by_conv
+        self.left = Counter(cid for cid, _ in set(pending))  # slots still to build per conversation
+
+    def __call__(self, cid: str) -> list[Session]:
+        self.left[cid] -= 1
+        return (self.by_conv.pop(cid) if self.left[cid] <= 0 else self.by_conv[cid]).sessions
 
 
 @benchmark("teafarm")
@@ -135,6 +150,7 @@ class TeaFarm(Benchmark):
             # A conversation at a time: the same text as write_json of the whole bag.
             write_json_list(run.path / TEABAG_FILE, bag.head_dump(), "conversations", bag.dumped())
             by_conv = {c.id: c for c in convs}
+            del convs  # by_conv holds them now, and lets each go once its systems have ingested it
             units = [
                 (f"{cid}::{q.id}::{name}", (cid, q.id, name))
                 for cid in bag.texts
@@ -143,11 +159,8 @@ class TeaFarm(Benchmark):
                 for name in systems
             ]
             n_questions = sum(len(bag.conversation(cid).questions) for cid in bag.texts)
-            pool = SlotPool(
-                bench,
-                [(cid, name) for key, (cid, _, name) in units if key not in run.done],
-                sessions=lambda cid: by_conv[cid].sessions,
-            )
+            pending = [(cid, name) for key, (cid, _, name) in units if key not in run.done]
+            pool = SlotPool(bench, pending, sessions=Ingested(by_conv, pending))
 
             async def unit(item: tuple[str, str, str]) -> dict[str, Any]:
                 cid, qid, name = item

@@ -128,3 +128,15 @@ def test_a_conversations_file_is_parsed_once(monkeypatch, path):
         monkeypatch.setattr(mod, "read_json", counted)
     kind, convs = conversations.load_conversations(path)
     assert reads == [str(path)] and convs and kind in ("locomo", "msc")
+
+
+def test_a_conversation_is_let_go_once_every_system_has_ingested_it():
+    from chateval.bench.teafarm.teafarm import Ingested
+    from chateval.datasets.conversations import Conversation
+
+    by_conv = {c: Conversation(c, ["A", "B"], []) for c in ("c1", "c2")}
+    pending = [("c1", "x"), ("c1", "x"), ("c1", "y"), ("c2", "x")]  # a unit each: c1 has two systems
+    take = Ingested(by_conv, pending)
+    assert take("c1") == [] and "c1" in by_conv  # system y has not ingested it yet
+    assert take("c2") == [] and "c2" not in by_conv
+    assert take("c1") == [] and by_conv == {}
