@@ -112,7 +112,10 @@ class SlotPool:
         """One unit of (group, system) finished (well or not): close its slot after the last."""
         self.left[(group, name)] = self.left.get((group, name), 1) - 1
         if self.left[(group, name)] <= 0 and (group, name) in self.slots:
-            self.slots[(group, name)].close()
+            # Dropped, not only closed: a run's finished slots (each its blinded sessions and call
+            # records) would otherwise stay until the end, memory growing with the run.
+            self.slots.pop((group, name)).close()
+            del self.left[(group, name)]
 
     def close(self) -> None:
         for s in self.slots.values():
