@@ -244,18 +244,23 @@ async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSu
             watch_endpoints() as down,
             RunDir(cfg.out, config, resume=cfg.resume, overwrite=cfg.overwrite, key="key") as run,
         ):
+            wanted, n_items, n_units = {u.key for u in units}, len(items), len(units)
             try:
                 await run_units(
                     [(u.key, u) for u in units], judge_unit, run, workers=cfg.workers, progress=progress, keep=None
                 )
             finally:
-                records, usage = read_units(run, {u.key for u in units})
-                summary = summarize(
-                    cfg, ev, records, ran, skipped, len(items), len(units), config["config_hash"], usage
-                )
+                # The planned variants and the input items are done with: let go before the
+                # summary and the page are built, so they are not held beside them.
+                units.clear()
+                items.clear()
+                records, usage = read_units(run, wanted)
+                summary = summarize(cfg, ev, records, ran, skipped, n_items, n_units, config["config_hash"], usage)
+                del records
                 data = summary.model_dump(mode="json")
                 run.write_summary(data)  # adds the wall time of every attempt
                 summary = AuditSummary.model_validate(data)
+                del data
                 write_report(Path(cfg.out), summary)
     finally:
         await ev.layer.close()
