@@ -22,11 +22,22 @@ run is its own subprocess; its peak RSS is the kernel's ``ru_maxrss`` for that c
   questions (10 per conversation of 5 dated sessions; TeaFarm writes and asks them, the single
   judge scores).
 
+The judge benchmarks and the audit (each also a ``--commands`` name):
+
+- ``faireval``: ``chateval bench faireval`` over N generated FairEval rows (its own JSONL format),
+  the default settings (single and multi, both answer orders), kappa bootstraps included;
+- ``topical-chat``: ``chateval bench topical-chat`` over N generated UniEval-format rows (N/6
+  contexts x the 6 USR systems), the default settings (single and multi, per-aspect debates) and the
+  two text baselines that need no model (ROUGE-L, BLEU-4; the MiniLM ones would add a constant
+  model load, not growth);
+- ``audit``: ``chateval audit`` over the N pairwise samples of ``evaluate``, every default
+  perturbation and its length-matched control.
+
 With ``--before TREE`` each size runs first with that chateval tree (the code before a change),
 then with ``--repo`` (default: this checkout), so both are measured in one run. Inputs are
 generated in a temporary folder under ``--dir`` and removed afterwards. Run:
 
-    python benchmarks/run_memory.py [--commands evaluate longmemeval head2head calibrate locomo msc msc-pairwise teafarm] [--sizes 1000 10000]
+    python benchmarks/run_memory.py [--commands NAME ...] [--sizes 1000 10000]
         [--before TREE] [--repo TREE] [--dir DIR] [--json FILE]
 """
 
@@ -235,6 +246,70 @@ def teafarm(tmp: Path, n: int) -> list[str]:
     ]  # fmt: skip
 
 
+def write_faireval(path: Path, n: int) -> None:
+    """N FairEval rows in the file's own field names (question_id, answer_gpt35, human_label...)."""
+    human = ("gpt35", "vicuna", "tie")
+    with path.open("w") as f:
+        for i in range(n):
+            row = {
+                "question_id": i + 1,
+                "category": ("generic", "knowledge", "coding", "writing")[i % 4],
+                "question": f"Question {i}: how do I keep houseplants alive through a dry winter?",
+                "answer_gpt35": f"Water {i} when the top soil is dry, give indirect light, and repot every two years.",
+                "answer_vicuna13b": f"Plants {i} need water and some light.",
+                "human_label": human[i % 3],
+            }
+            f.write(json.dumps(row) + "\n")
+
+
+def write_topical_chat(path: Path, n: int) -> None:
+    """N Topical-Chat rows in UniEval's format: N/6 dialogue contexts x the 6 USR systems."""
+    systems = ("Original Ground Truth", "New Human Generated", "Argmax Decoding") + tuple(
+        f"Nucleus Decoding (p = 0.{p})" for p in (3, 5, 7)
+    )
+    with path.open("w") as f:
+        f.write("[")
+        for i in range(n):
+            c, s = divmod(i, len(systems))
+            row = {
+                "source": f"did you know the first video game {c} was made in 1958?\nno, which one was it?",
+                "context": f"Tennis for Two {c} was created in 1958 on an oscilloscope.",
+                "system_output": f"it was called tennis for two {c} and ran on an oscilloscope, system {s} !",
+                "system_id": systems[s],
+                "scores": {
+                    "naturalness": 1 + (i % 3),
+                    "coherence": 1 + (i * 7 % 3),
+                    "engagingness": 1 + (i * 5 % 3) * 0.5,
+                    "groundedness": i % 2,
+                },
+            }
+            f.write(("," if i else "") + json.dumps(row))
+        f.write("]")
+
+
+def faireval(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"faireval{n}.jsonl"
+    if not data.exists():
+        write_faireval(data, n)
+    return ["bench", "faireval", "--data", str(data), "--model", "offline", "--no-cache"]
+
+
+def topical_chat(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"topical{n}.json"
+    if not data.exists():
+        write_topical_chat(data, n)
+    return ["bench", "topical-chat", "--data", str(data), "--model", "offline", "--no-cache"] + [
+        "--baselines", "rouge_l,bleu4",
+    ]  # fmt: skip
+
+
+def audit(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"pairs{n}.jsonl"
+    if not data.exists():
+        write_pairs(data, n)
+    return ["audit", str(data), "--model", "offline", "--no-cache"]
+
+
 COMMANDS: dict[str, Callable[[Path, int], list[str]]] = {
     "evaluate": evaluate,
     "longmemeval": longmemeval,
@@ -244,6 +319,9 @@ COMMANDS: dict[str, Callable[[Path, int], list[str]]] = {
     "msc": msc,
     "msc-pairwise": msc_pairwise,
     "teafarm": teafarm,
+    "faireval": faireval,
+    "topical-chat": topical_chat,
+    "audit": audit,
 }
 
 
