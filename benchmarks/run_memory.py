@@ -10,12 +10,34 @@ run is its own subprocess; its peak RSS is the kernel's ``ru_maxrss`` for that c
   generated questions (the offline panel judges each pair of answers in both orders);
 - ``calibrate``: ``chateval calibrate`` over N labelled pairwise items with two settings (the
   single-judge baseline and ``chateval_default``), bootstrap intervals and paired tests included.
+- ``locomo``: ``chateval bench locomo --systems full_context`` over N generated QA, 50 per
+  conversation (8 dated sessions of 10 turns each; the conversations grow with N; categories 1-5;
+  the offline model answers, the single judge scores);
+- ``msc``: ``chateval bench msc-response --systems full_context --no-bertscore --no-helpfulness``
+  over N generated response cases (a session-3 release file: two earlier sessions, 10 turns to
+  predict per episode);
+- ``msc-pairwise``: the same cases with ``--systems full_context,retrieval`` and the default
+  pairwise memory helpfulness (the offline panel compares each turn's two systems);
+- ``teafarm``: ``chateval bench teafarm --systems full_context --per-speaker 5`` over N generated
+  questions (10 per conversation of 5 dated sessions; TeaFarm writes and asks them, the single
+  judge scores).
+
+The judge benchmarks and the audit (each also a ``--commands`` name):
+
+- ``faireval``: ``chateval bench faireval`` over N generated FairEval rows (its own JSONL format),
+  the default settings (single and multi, both answer orders), kappa bootstraps included;
+- ``topical-chat``: ``chateval bench topical-chat`` over N generated UniEval-format rows (N/6
+  contexts x the 6 USR systems), the default settings (single and multi, per-aspect debates) and the
+  two text baselines that need no model (ROUGE-L, BLEU-4; the MiniLM ones would add a constant
+  model load, not growth);
+- ``audit``: ``chateval audit`` over the N pairwise samples of ``evaluate``, every default
+  perturbation and its length-matched control.
 
 With ``--before TREE`` each size runs first with that chateval tree (the code before a change),
 then with ``--repo`` (default: this checkout), so both are measured in one run. Inputs are
 generated in a temporary folder under ``--dir`` and removed afterwards. Run:
 
-    python benchmarks/run_memory.py [--commands evaluate longmemeval head2head calibrate] [--sizes 1000 10000]
+    python benchmarks/run_memory.py [--commands NAME ...] [--sizes 1000 10000]
         [--before TREE] [--repo TREE] [--dir DIR] [--json FILE]
 """
 
@@ -113,11 +135,193 @@ def calibrate(tmp: Path, n: int) -> list[str]:
     return ["calibrate", str(data), "--model", "offline", "--no-cache", "--setting", "multi=chateval_default"]
 
 
+# --- LoCoMo, MSC next-response and TeaFarm (issue 38 item 3) -----------------------------------
+LOCOMO_QA_PER_CONV = 50  # the released conversations hold ~200 QA each; 50 keeps 10,000 QA at 200 conversations
+TEAFARM_PER_SPEAKER = 5  # 10 questions per conversation (TeaBag's default is 1 per speaker)
+MSC_TURNS = 11  # the last session's turns: 10 to predict per episode (every turn from the second on)
+TOPICS = ("pottery", "the violin", "marathons", "gardening", "chess", "baking", "sailing", "painting")
+
+
+def _locomo_conversation(c: int, n_qa: int, sessions: int = 8, turns: int = 10) -> dict:
+    """A LoCoMo-format conversation: ``sessions`` dated sessions of ``turns`` turns, ``n_qa`` QA
+    over its turns (categories 1-5 in turn, category 5 with its adversarial answer)."""
+    conv: dict = {"speaker_a": f"Ana{c}", "speaker_b": f"Ben{c}"}
+    for s in range(1, sessions + 1):
+        conv[f"session_{s}_date_time"] = f"10:{s:02d} am on {s} March, 2023"
+        conv[f"session_{s}"] = [
+            {
+                "speaker": conv["speaker_a" if t % 2 == 0 else "speaker_b"],
+                "dia_id": f"D{s}:{t + 1}",
+                "text": f"In session {s} I spent {t + 2} hours on {TOPICS[(c + s + t) % len(TOPICS)]} with friend {c}.",
+            }
+            for t in range(turns)
+        ]
+    qa = []
+    for j in range(n_qa):
+        s, t, cat = 1 + j % sessions, j % turns, 1 + j % 5
+        q = {"question": f"How long did Ana{c} spend on {TOPICS[(c + s + t) % len(TOPICS)]} in session {s}?"}
+        key = "adversarial_answer" if cat == 5 else "answer"
+        qa.append(q | {key: f"{t + 2} hours", "evidence": [f"D{s}:{t + 1}"], "category": cat})
+    return {"sample_id": f"conv-{c}", "conversation": conv, "qa": qa}
+
+
+def write_locomo(path: Path, n: int, per_conv: int) -> None:
+    """``n`` QA spread over conversations of ``per_conv`` QA each (the conversations grow with n)."""
+    with path.open("w") as f:
+        f.write("[")
+        for c in range(-(-n // per_conv)):
+            conv = _locomo_conversation(c, min(per_conv, n - c * per_conv))
+            f.write(("," if c else "") + json.dumps(conv))
+        f.write("]")
+
+
+def write_msc(path: Path, n: int) -> None:
+    """A Multi-Session Chat release file (session 3: two earlier sessions) whose episodes hold
+    ``MSC_TURNS - 1`` turns to predict each, ``n`` in all."""
+    with path.open("w") as f:
+        for e in range(-(-n // (MSC_TURNS - 1))):
+            topic = TOPICS[e % len(TOPICS)]
+
+            def session(k: int, e: int = e, topic: str = topic) -> list[dict]:
+                return [
+                    {"text": f"Session {k} line {t}: I practised {topic} for {t + 1} hours, episode {e}."}
+                    for t in range(8)
+                ]
+
+            row = {
+                "personas": [[f"I like {topic}."], ["I work at a hospital."]],
+                "dialog": [
+                    {
+                        "text": f"Turn {t}: since we last spoke I went on with {topic} every day ({e}).",
+                        "id": f"Speaker {1 + t % 2}",
+                    }
+                    for t in range(MSC_TURNS)
+                ],
+                "previous_dialogs": [
+                    {"dialog": session(k), "personas": [["p1"], ["p2"]], "time_num": 3 + k, "time_unit": "days"}
+                    for k in (1, 2)
+                ],
+                "metadata": {"initial_data_id": f"ep{e}", "session_id": 2},
+            }
+            f.write(json.dumps(row) + "\n")
+
+
+def locomo(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"locomo{n}.json"
+    if not data.exists():
+        write_locomo(data, n, LOCOMO_QA_PER_CONV)
+    return ["bench", "locomo", "--data", str(data), "--systems", "full_context"] + [
+        "--answer-model", "offline", "--judge-model", "offline", "--embedder", "hash", "--no-cache",
+    ]  # fmt: skip
+
+
+def msc(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"msc{n}.jsonl"
+    if not data.exists():
+        write_msc(data, n)
+    return ["bench", "msc-response", "--data", str(data), "--systems", "full_context"] + [
+        "--answer-model", "offline", "--embedder", "hash", "--no-cache", "--no-bertscore", "--no-helpfulness",
+    ]  # fmt: skip
+
+
+def msc_pairwise(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"msc{n}.jsonl"
+    if not data.exists():
+        write_msc(data, n)
+    return ["bench", "msc-response", "--data", str(data), "--systems", "full_context,retrieval"] + [
+        "--answer-model", "offline", "--judge-model", "offline", "--embedder", "hash", "--no-cache", "--no-bertscore",
+    ]  # fmt: skip
+
+
+def teafarm(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"teafarm{n}.json"
+    if not data.exists():
+        with data.open("w") as f:  # LoCoMo-format conversations without QA: TeaFarm writes its own questions
+            per_conv = 2 * TEAFARM_PER_SPEAKER
+            convs = (_locomo_conversation(c, 0, sessions=5) for c in range(-(-n // per_conv)))
+            f.write("[" + ",".join(json.dumps(c) for c in convs) + "]")
+    return ["bench", "teafarm", "--data", str(data), "--systems", "full_context"] + [
+        "--per-speaker", str(TEAFARM_PER_SPEAKER),
+        "--answer-model", "offline", "--judge-model", "offline", "--embedder", "hash", "--no-cache",
+    ]  # fmt: skip
+
+
+def write_faireval(path: Path, n: int) -> None:
+    """N FairEval rows in the file's own field names (question_id, answer_gpt35, human_label...)."""
+    human = ("gpt35", "vicuna", "tie")
+    with path.open("w") as f:
+        for i in range(n):
+            row = {
+                "question_id": i + 1,
+                "category": ("generic", "knowledge", "coding", "writing")[i % 4],
+                "question": f"Question {i}: how do I keep houseplants alive through a dry winter?",
+                "answer_gpt35": f"Water {i} when the top soil is dry, give indirect light, and repot every two years.",
+                "answer_vicuna13b": f"Plants {i} need water and some light.",
+                "human_label": human[i % 3],
+            }
+            f.write(json.dumps(row) + "\n")
+
+
+def write_topical_chat(path: Path, n: int) -> None:
+    """N Topical-Chat rows in UniEval's format: N/6 dialogue contexts x the 6 USR systems."""
+    systems = ("Original Ground Truth", "New Human Generated", "Argmax Decoding") + tuple(
+        f"Nucleus Decoding (p = 0.{p})" for p in (3, 5, 7)
+    )
+    with path.open("w") as f:
+        f.write("[")
+        for i in range(n):
+            c, s = divmod(i, len(systems))
+            row = {
+                "source": f"did you know the first video game {c} was made in 1958?\nno, which one was it?",
+                "context": f"Tennis for Two {c} was created in 1958 on an oscilloscope.",
+                "system_output": f"it was called tennis for two {c} and ran on an oscilloscope, system {s} !",
+                "system_id": systems[s],
+                "scores": {
+                    "naturalness": 1 + (i % 3),
+                    "coherence": 1 + (i * 7 % 3),
+                    "engagingness": 1 + (i * 5 % 3) * 0.5,
+                    "groundedness": i % 2,
+                },
+            }
+            f.write(("," if i else "") + json.dumps(row))
+        f.write("]")
+
+
+def faireval(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"faireval{n}.jsonl"
+    if not data.exists():
+        write_faireval(data, n)
+    return ["bench", "faireval", "--data", str(data), "--model", "offline", "--no-cache"]
+
+
+def topical_chat(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"topical{n}.json"
+    if not data.exists():
+        write_topical_chat(data, n)
+    return ["bench", "topical-chat", "--data", str(data), "--model", "offline", "--no-cache"] + [
+        "--baselines", "rouge_l,bleu4",
+    ]  # fmt: skip
+
+
+def audit(tmp: Path, n: int) -> list[str]:
+    data = tmp / f"pairs{n}.jsonl"
+    if not data.exists():
+        write_pairs(data, n)
+    return ["audit", str(data), "--model", "offline", "--no-cache"]
+
+
 COMMANDS: dict[str, Callable[[Path, int], list[str]]] = {
     "evaluate": evaluate,
     "longmemeval": longmemeval,
     "head2head": head2head,
     "calibrate": calibrate,
+    "locomo": locomo,
+    "msc": msc,
+    "msc-pairwise": msc_pairwise,
+    "teafarm": teafarm,
+    "faireval": faireval,
+    "topical-chat": topical_chat,
+    "audit": audit,
 }
 
 

@@ -20,7 +20,8 @@ over the rounds, and the ratios are ratios of those medians. Every run also reco
 load average at its start and end and, from ``getrusage``, its involuntary and voluntary context
 switches, blocks written and read, and major page faults (wall time that is not CPU is either
 waiting for a core, which the switches show, or waiting for the disk, which the blocks show), and
-the number, wall and CPU time of the ingest's exact cosine searches.
+the number, wall and CPU time of the ingest's exact cosine searches, and the number of Python's
+garbage collections during the ingest (full and young) with their CPU time (see ``time_gc``).
 
 ``--qdrant-search`` searches Qdrant's local mode once per query, as THEANINE did before issue 38
 (for a before/after in one run; slow: quadratic ingest). ``--blas-threads default`` runs the
@@ -99,11 +100,25 @@ def qdrant_search() -> None:
 
 
 SEARCH = {"calls": 0, "wall_s": 0.0, "cpu_s": 0.0}  # the ingest's exact cosine searches
+GC = {"full_collections": 0, "young_collections": 0, "cpu_s": 0.0}  # the ingest's garbage collections
+_GC_START = [0.0]
+
+
+def time_gc(phase: str, info: dict[str, Any]) -> None:
+    """A ``gc.callbacks`` hook: count and time Python's cyclic collections. A full (generation 2)
+    collection walks every tracked object of the process, and runs when the objects that survived
+    younger collections since the last one exceed a quarter of the objects it kept: a store that
+    grows triggers them every 25% or so of growth, so one size may get one and the next three."""
+    if phase == "start":
+        _GC_START[0] = time.process_time()
+        return
+    GC["full_collections" if info["generation"] == 2 else "young_collections"] += 1
+    GC["cpu_s"] += time.process_time() - _GC_START[0]
 
 
 def time_searches() -> None:
-    """Count and time ``CosineIndex.search_many`` (the only part of the ingest above linear: each
-    search is O(N), once per session)."""
+    """Count and time ``CosineIndex.search_many`` (the ingest's quadratic part: each search is
+    O(N), once per session)."""
     from chateval.memory.cosine_index import CosineIndex
 
     real = CosineIndex.search_many
@@ -159,11 +174,16 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
     gc.collect()  # the previous run's garbage is not this run's cost
     load0, u0 = os.getloadavg()[0], usage()
     SEARCH.update(calls=0, wall_s=0.0, cpu_s=0.0)
+    GC.update(full_collections=0, young_collections=0, cpu_s=0.0)
+    gc.callbacks.append(time_gc)
     try:
         w0, c0 = time.perf_counter(), time.process_time()
-        await system.ingest_all(sessions)
+        try:
+            await system.ingest_all(sessions)
+        finally:
+            gc.callbacks.remove(time_gc)
         ingest_wall, ingest_cpu = time.perf_counter() - w0, time.process_time() - c0
-        u1, searches = usage(), dict(SEARCH)
+        u1, searches, collections = usage(), dict(SEARCH), dict(GC)
         g = system.graph
         now = sessions[-1].date + timedelta(days=1)
         walls, cpus = [], []
@@ -188,6 +208,7 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
             # what the ingest waited for (see usage()); wall / CPU above 1 is time off the CPU
             "ingest_wait": {k: round(u1[k] - u0[k], 3) for k in u0 if k != "cpu"},
             "ingest_search": {k: round(v, 3) for k, v in searches.items()},
+            "ingest_gc": {k: round(v, 3) for k, v in collections.items()},
             "load_start": round(load0, 2),
             "load_end": round(os.getloadavg()[0], 2),
         }
@@ -198,7 +219,7 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
         f"ingest {out['ingest_wall_s']:.1f} s wall / {out['ingest_cpu_s']:.1f} s CPU; "
         f"reply median {1000 * out['reply_wall_s']:.0f} ms wall / {1000 * out['reply_cpu_s']:.0f} ms CPU; "
         f"load {out['load_start']:.1f}-{out['load_end']:.1f}; ingest waits {out['ingest_wait']}; "
-        f"ingest searches {out['ingest_search']}",
+        f"ingest searches {out['ingest_search']}; ingest GC {out['ingest_gc']}",
         flush=True,
     )
     return out

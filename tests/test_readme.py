@@ -21,8 +21,8 @@ names the README uses for a user's own files (my_answers.jsonl, preds.jsonl) and
 default data folder (XDG_CACHE_HOME in the scratch folder, CHATEVAL_DATA_DIR unset) filled by a
 real `chateval data get longmemeval-oracle longmemeval-s` from a local mirror (CHATEVAL_DATA_MIRROR,
 chateval.testing.file_server) serving small fixtures under the catalog's file names, plus a small
-LoCoMo file as `locomo/locomo10.json` (its checksum is pinned, so a fixture cannot come through
-`data get`), so commands that name a data set (`--data longmemeval-s`, `--data locomo10.json`)
+LoCoMo file as `locomo/locomo10.json` and small graded answer sets under `locomo_judged/` (their
+checksums are pinned, so a fixture cannot come through `data get`), so commands that name a data set (`--data longmemeval-s`, `--data locomo10.json`)
 run as a user's would after `data get`, and a name `data get` does not write fails:
 - `chateval ...` as the console script would run it (`python -P -m chateval.cli`: the working
   directory is NOT put on the import path by Python), with `--limit 1` added to `evaluate` and
@@ -64,6 +64,13 @@ SKIP = re.compile(r"^skip(?:\s+([\d,\s]+?))?\s*\((.+)\)$")
 MEMORY_BENCHES = {"longmemeval", "locomo", "head2head", "teafarm", "msc-response"}
 TIMEOUT = 120
 DATA_ENV: dict[str, str] = {}  # the scratch data folder and the local mirror (set by the `work` fixture)
+JUDGED = {  # the data folder's locomo_judged/ files (catalog name -> fixture in tests/fixtures/rejudge)
+    "fc_gpt-4o-mini_cot.json": "evermemos_tiny.json",
+    "fc_gpt-4o-mini_memos.json": "evermemos_tiny.json",
+    "zep_locomo_grades.json": "zep_tiny.json",
+    "ap_v1_specific_wrong.json": "wrong_tiny.jsonl",
+    "locomo_audit_errors.json": "errata_tiny.json",
+}
 
 
 @dataclass
@@ -200,8 +207,9 @@ def run_or_skip(block: Block) -> str:
 # Before the manual moved from the README into docs/ (issue 29) 16 of the README's 32 blocks ran
 # (20 passed tests with the other checks here; 16 skipped). Moving a block must never turn it off,
 # and the new README examples, docs/extending.md and the older docs pages add more; issue 39 added the
-# extending table's block, the provider block and the quickstart: 42 now.
-MIN_RUN = 42
+# extending table's block, the provider block and the quickstart: 42; docs/rejudge.md's dry runs and
+# Python example, by data set name on fixtures in the data folder (no ../shared): 44 now.
+MIN_RUN = 44
 
 
 def test_the_executed_blocks_do_not_drop():
@@ -227,6 +235,12 @@ def work(tmp_path_factory) -> Iterator[Path]:
     (base / "cache" / "chateval" / "data" / "faireval").mkdir()  # `calibrate faireval`, `audit faireval`
     shutil.copy(FIXTURES / "faireval_tiny.jsonl",
                 base / "cache" / "chateval" / "data" / "faireval" / "faireval_gpt35_vs_vicuna13b.jsonl")
+    # docs/rejudge.md's data sets by name (`locomo-audit-fc/fc_gpt-4o-mini_cot`, `--errata locomo-audit`):
+    # small fixtures of ours under the catalog's file names (pinned checksums: not through `data get`).
+    judged = base / "cache" / "chateval" / "data" / "locomo_judged"
+    judged.mkdir()
+    for name, fixture in JUDGED.items():
+        shutil.copy(FIXTURES / "rejudge" / fixture, judged / name)
     import json
 
     lme = json.loads((FIXTURES / "lme_tiny.json").read_text())
@@ -294,7 +308,7 @@ def _chateval_argv(args: list[str]) -> list[str]:
     memory = (args[:1] == ["bench"] and len(args) > 1 and args[1] in MEMORY_BENCHES) or args[:2] == ["memory", "ask"]
     if memory and "--embedder" not in args:
         args += ["--embedder", "hash"]
-    if args[:1] in (["evaluate"], ["bench"], ["audit"]) and "--out" in args and "--overwrite" not in args \
+    if args[:1] in (["evaluate"], ["bench"], ["audit"], ["rejudge"]) and "--out" in args and "--overwrite" not in args \
             and "--resume" not in args:
         args += ["--overwrite"]  # a block may run twice in one session (reruns of a failed test), and
         # blocks of two pages may write one folder (runs/audit)

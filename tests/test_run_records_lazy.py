@@ -57,6 +57,21 @@ def test_lazy_records_read_like_a_list(copy):
     assert all(r.data() == x for r, x in zip(records, lines))  # keys in the file's order, as before
 
 
+def test_release_yields_each_record_once_and_keeps_none(copy):
+    """The viewer reads each record once: release() gives what iterating gives, validated, and
+    holds neither the parsed line nor the model afterwards (issue 38 item 3)."""
+    whole = list(chateval.read_run(copy).records)
+    records = chateval.read_run(copy).records
+    assert isinstance(records, LazyRecords) and len(records) == 3
+    out = []
+    for i, rec in enumerate(records.release()):
+        assert records._done[i] is None and records._raw[i] is None  # let go as soon as it is given
+        out.append(rec)
+    assert out == whole and len(records) == 3
+    with pytest.raises(AssertionError):
+        records[0]  # released: not readable again
+
+
 def test_the_envelope_fast_path_agrees_with_the_model():
     assert set(ENVELOPE_FIELDS) == {"format_version", *FAST_TYPES}  # else the fast path is off
     values = [None, 0, 1, 2, -1, 1.0, 1.5, True, "", "ok", "1", [], {}, {"a": 1}, float("nan")]

@@ -82,6 +82,21 @@ def test_write_chunks_touches_only_chunk_files(tmp_path):
     assert [p.name for p in data_dir(page).iterdir()] == ["chunk-1.js"]
 
 
+def test_write_chunks_takes_a_generator_rendering_one_chunk_at_a_time(tmp_path):
+    page, rendered = tmp_path / "v.html", []
+
+    def chunks():
+        for html in ("a", "b", "c"):
+            rendered.append(html)
+            # the chunks before this one are on disk already: none waits in memory for the rest
+            assert len(list(data_dir(page).glob("chunk-*.js"))) == len(rendered) - 1
+            yield html
+
+    assert [p.name for p in write_chunks(page, chunks())] == ["chunk-00001.js", "chunk-00002.js", "chunk-00003.js"]
+    assert '"html":"c"' in (data_dir(page) / "chunk-00003.js").read_text()
+    assert write_chunks(page, iter([])) == [] and not data_dir(page).exists()  # none: stale ones and the folder go
+
+
 def test_chunk_size_option(ev, tmp_path, capsys):
     assert main(["view", str(ev), "--out", str(tmp_path / "v.html"), "--chunk-size", "3"]) == 0
     assert [p.name for p in (tmp_path / "v_data").iterdir()] == ["chunk-00001.js"]

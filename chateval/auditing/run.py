@@ -244,21 +244,52 @@ async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSu
             watch_endpoints() as down,
             RunDir(cfg.out, config, resume=cfg.resume, overwrite=cfg.overwrite, key="key") as run,
         ):
+            wanted, n_items, n_units = {u.key for u in units}, len(items), len(units)
             try:
-                await run_units([(u.key, u) for u in units], judge_unit, run, workers=cfg.workers, progress=progress)
+                await run_units(
+                    [(u.key, u) for u in units], judge_unit, run, workers=cfg.workers, progress=progress, keep=None
+                )
             finally:
-                wanted = {u.key for u in units}
-                records = [AuditUnit.model_validate(r) for r in run.records() if r.get("key") in wanted]
-                summary = summarize(cfg, ev, records, ran, skipped, len(items), len(units), config["config_hash"])
+                # The planned variants and the input items are done with: let go before the
+                # summary and the page are built, so they are not held beside them.
+                units.clear()
+                items.clear()
+                records, usage = read_units(run, wanted)
+                summary = summarize(cfg, ev, records, ran, skipped, n_items, n_units, config["config_hash"], usage)
+                del records
                 data = summary.model_dump(mode="json")
                 run.write_summary(data)  # adds the wall time of every attempt
                 summary = AuditSummary.model_validate(data)
+                del data
                 write_report(Path(cfg.out), summary)
     finally:
         await ev.layer.close()
     if down:
         raise down[0]
     return summary
+
+
+# What the summary reads of a judged variant beyond its verdict and keys: the rest (debate
+# transcript, agents' verdicts, the inputs judged, per-call usage) is dropped as samples.jsonl
+# streams by, so the summary holds a few fields per variant, not every debate (issue 38 item 3).
+HEAVY = ("agents", "transcript", "inputs", "orders", "usage_by_endpoint", "usage")
+
+
+def read_units(run: RunDir, wanted: set[str]) -> tuple[list[AuditUnit], UsageTotals]:
+    """The run's variants in samples.jsonl's order, each validated whole and kept without its
+    debate, and their usage summed: one pass over the file."""
+    usage = UsageTotals()
+    out = []
+    for r in run.iter_records():
+        if r.get("key") in wanted:
+            unit = AuditUnit.model_validate(r)
+            usage.merge(unit.usage)
+            out.append(
+                unit.model_copy(
+                    update={k: AuditUnit.model_fields[k].get_default(call_default_factory=True) for k in HEAVY}
+                )
+            )
+    return out, usage
 
 
 def summarize(
@@ -270,14 +301,18 @@ def summarize(
     n_items: int,
     n_units: int,
     chash: str,
+    usage: UsageTotals | None = None,
 ) -> AuditSummary:
+    """The audit's summary from its variants; ``usage`` is theirs summed (as ``read_units`` gives
+    it, from records kept without their usage), or None to sum it from ``records``."""
     judge = cfg.judge
     infos = [p.info() for p in ran]
     variants, missing = audited(records, judge.task, cfg.score_threshold)
     biases = bias_summaries(variants, infos, missing)
-    usage = UsageTotals()
-    for r in records:
-        usage.merge(r.usage)
+    if usage is None:
+        usage = UsageTotals()
+        for r in records:
+            usage.merge(r.usage)
     failed = [r for r in records if r.status != "ok"]
     summary = AuditSummary(
         input=cfg.input,

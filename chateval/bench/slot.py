@@ -110,17 +110,12 @@ class SlotPool:
 
     def done(self, group: str, name: str) -> None:
         """One unit of (group, system) finished (well or not): close its slot after the last."""
-        key = (group, name)
-        left = self.left.get(key, 1) - 1
-        if left > 0:
-            self.left[key] = left
-            return
-        # The last unit: the slot (its blinded copy of the sessions, its call log) is closed and
-        # forgotten, so a run holds only the slots of the groups in flight, not one per group.
-        self.left.pop(key, None)
-        slot = self.slots.pop(key, None)
-        if slot is not None:
-            slot.close()
+        self.left[(group, name)] = self.left.get((group, name), 1) - 1
+        if self.left[(group, name)] <= 0 and (group, name) in self.slots:
+            # Dropped, not only closed: a run's finished slots (each its blinded sessions and call
+            # records) would otherwise stay until the end, memory growing with the run.
+            self.slots.pop((group, name)).close()
+            del self.left[(group, name)]
 
     def close(self) -> None:
         for s in self.slots.values():

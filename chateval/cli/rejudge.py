@@ -35,7 +35,12 @@ preset:NAME, template:PATH (your own judge prompt, e.g. a vendor's; its sha256 i
 
 Inputs (auto-detected; --format to force): EverMemOS-style eval_results.json, Zep's grades file,
 LongMemEval hypotheses with their .eval-results-* files (--lme-data for the questions), a chateval
-bench locomo / longmemeval run directory, or JSONL {question, gold, answer, category, verdicts}."""
+bench locomo / longmemeval run directory, or JSONL {question, gold, answer, category, verdicts}.
+
+A data set `chateval data get` fetched is named instead of a path (an existing path always wins):
+NAME for a data set of one file (locomo-audit-wrong:ap_v1:wrong, --errata locomo-audit), NAME/FILE
+for one of its files, FILE with or without .json (locomo-audit-fc/fc_gpt-4o-mini_cot:cot,
+zep-locomo/zep_locomo_grades.json:zep); it is read from the data folder, as --data is."""
 
 EPILOG = (
     """\
@@ -60,7 +65,12 @@ def add_parser(sub: Any) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("inputs", nargs="+", metavar="FILE[:LABEL][:wrong]", help="graded answer sets")
+    p.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="FILE[:LABEL][:wrong]",
+        help="graded answer sets: a file, a run directory, or a data set's name (NAME, NAME/FILE; see above)",
+    )
     add_model_options(p, RejudgeConfig)
     add_gate_option(p, REJUDGE_METRICS)
     add_cost_options(p)

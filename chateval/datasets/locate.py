@@ -7,6 +7,10 @@ present is the file ``--data`` finds.
 are looked up in the data folders: ``$CHATEVAL_DATA_DIR`` alone when it is set (the user named
 the folder), else ``~/.cache/chateval/data`` (where ``data get`` puts files), then
 ``../shared/data`` next to the repository and next to the working directory.
+
+Where one file is wanted (``chateval rejudge``'s inputs and ``--errata``), ``find_data_file`` takes
+the same, and ``NAME/FILE`` for one file of a data set with several
+(``zep-locomo/zep_locomo_grades.json``): a data set's name alone must then name one file.
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ def find_data(given: str | Path, what: str) -> Path:
     for rel in catalog_paths(text):
         if hit := locate(rel):
             return hit
-    looked = ", ".join(str(f) for f in search_folders())
+    looked = _looked()
     ds = find(text) or (find(RENAMED[text]) if text in RENAMED else None)
     renamed = f" (the catalog's file is {Path(ds.reads[0]).name}: --data {ds.name})" if text in RENAMED and ds else ""
     get = f"; get it with `chateval data get {ds.name}`" if ds else not_found_hint([path.name])
@@ -82,4 +86,39 @@ def find_data(given: str | Path, what: str) -> Path:
     )
 
 
-__all__ = ["RENAMED", "catalog_paths", "find_data", "locate", "search_folders"]
+def _looked() -> str:
+    return ", ".join(str(f) for f in search_folders())
+
+
+def find_data_file(given: str, what: str) -> Path:
+    """The one file ``given`` means: ``given`` itself when it exists (a path always wins); a data
+    set's name when the set is one file (``locomo-audit``); ``NAME/FILE`` for one of a data set's
+    files, FILE its name with or without the extension (``locomo-audit-fc/fc_gpt-4o-mini_cot``);
+    else what ``find_data`` takes (a catalog file's name, a path inside the data folder).
+    DatasetError (one line) when the set has several files and none is picked (it lists them), the
+    pick is none of them, or the file is not downloaded (the ``data get`` command)."""
+    if Path(given).expanduser().exists():
+        return Path(given).expanduser()
+    head, _, pick = given.partition("/")
+    ds = find(head)
+    if ds is None:
+        try:
+            return find_data(given, what)
+        except DatasetError as e:  # `locomo-audt/x.json`: a mistyped data set's name before the pick
+            hint = did_you_mean(head, [d.name for d in CATALOG]) if pick and "did you mean" not in str(e) else ""
+            raise DatasetError(f"{e}{hint}") from None
+    picks = " or ".join(f"{ds.name}/{Path(r).name}" for r in ds.reads)
+    hits = [r for r in ds.reads if pick in (Path(r).name, Path(r).stem)] if pick else list(ds.reads)
+    if not hits:
+        raise DatasetError(f"{given}: data set {ds.name} has no file '{pick}' (its files: {picks})")
+    if len(hits) > 1:
+        raise DatasetError(f"{given}: data set {ds.name} has {len(hits)} files; name one: {picks}")
+    if found := locate(hits[0]):
+        return found
+    raise DatasetError(
+        f"{given}: {what} data not found (not a file here, nor in the data folder: {_looked()}); "
+        f"get it with `chateval data get {ds.name}`"
+    )
+
+
+__all__ = ["RENAMED", "catalog_paths", "find_data", "find_data_file", "locate", "search_folders"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -65,8 +66,12 @@ def _listed_interval(intervals: object, n: int, n_sessions: int) -> str | None:
     return str(intervals[idx]) if idx is not None and intervals[idx] else None
 
 
-def load_msc(path: str | Path, gap: timedelta = timedelta(days=7), start: datetime = DEFAULT_START) -> list[MSCEpisode]:
-    data = read_json(path, "Multi-Session Chat")
+def load_msc(
+    path: str | Path, gap: timedelta = timedelta(days=7), start: datetime = DEFAULT_START, *, data: Any = None
+) -> list[MSCEpisode]:
+    """The episodes of a THEANINE-style MSC file (``data``: that file already parsed, not read again)."""
+    if data is None:
+        data = read_json(path, "Multi-Session Chat")
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):

@@ -98,6 +98,16 @@ class LazyRecords(Sequence[R], Generic[R]):
     def __repr__(self) -> str:
         return f"<{len(self)} {self._model.__name__} records of {self._where}>"
 
+    def release(self) -> Iterator[R]:
+        """Each record validated and yielded once, then let go (neither its parsed line nor its
+        model is kept): for a reader that reads every record once and keeps its own small view
+        of it (the viewer's page), so the run's records are never all held as models at once.
+        The records cannot be read again afterwards."""
+        for i in range(len(self)):
+            rec = self[i]
+            self._done[i] = None
+            yield rec
+
     def line_of(self, i: int) -> int:
         """The samples.jsonl line record ``i`` was read from."""
         return self._nos[i]

@@ -140,6 +140,7 @@ def read_samples(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], int]:
     records: list[tuple[int, dict[str, Any]]] = []
     bad: list[int] = []
     lines = raw.split(b"\n")  # at "\n" only (see chateval.util.jsonl), once for both uses
+    del raw  # the lines hold the bytes now: not the file twice while it is parsed
     for no, line in enumerate(lines, 1):
         if not line.strip():
             continue

@@ -16,7 +16,11 @@ DEFAULT_JUDGES = ["recorded", "f1"]
 class RejudgeConfig(LayerSettings):
     """``chateval rejudge``: score graded answer sets under several judges and compare them."""
 
-    inputs: list[str] = opt(..., "graded answer sets: FILE[:LABEL][:wrong]", cli=False)
+    inputs: list[str] = opt(
+        ...,
+        "graded answer sets: FILE[:LABEL][:wrong]; FILE a path, or a data set's name (NAME, NAME/FILE)",
+        cli=False,
+    )
     out: str = opt(
         ...,
         "output directory (summary.json, report.md, samples.jsonl for `chateval view`, a sub-run per set and LLM judge)",
@@ -30,9 +34,14 @@ class RejudgeConfig(LayerSettings):
     format: Literal["auto", "evermemos", "zep", "longmemeval", "run", "jsonl"] = opt(
         "auto", "the inputs' format (auto: detected per file)"
     )
-    lme_data: str | None = opt(None, "LongMemEval hypotheses: the data file they answer (questions, gold answers)")
+    lme_data: str | None = opt(
+        None,
+        "LongMemEval hypotheses: the data file they answer (questions, gold answers; a path or, as --data, a name)",
+    )
     errata: str | None = opt(
-        None, "gold errata (locomo-audit errors.json format): score on raw and corrected gold side by side"
+        None,
+        "gold errata (locomo-audit errors.json format: a path, or the data set's name, locomo-audit): "
+        "score on raw and corrected gold side by side",
     )
     model: str = opt("offline", "model of the LLM judges (official, panel, preset:, template:)")
     temperature: float = opt(0.0, "LLM judges' sampling temperature", ge=0)

@@ -351,7 +351,8 @@ def _longmemeval(p: Path, lme_data: str | None) -> list[GradedItem]:
 
 def parse_spec(spec: str) -> tuple[str, str | None, bool]:
     """``FILE[:LABEL]`` -> (file, label, wrong); the label ``wrong`` (or ``LABEL:wrong``) marks a
-    known-wrong set. A colon that is part of an existing path is kept."""
+    known-wrong set. A colon that is part of an existing path is kept. FILE may be a data set's
+    name (``NAME`` or ``NAME/FILE``, no colon in either), which the caller resolves."""
     if Path(spec).exists():
         return spec, None, False
     path, _, rest = spec.partition(":")

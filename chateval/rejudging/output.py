@@ -51,6 +51,7 @@ def write_items(
         "judges": summary.judges,
         "model": summary.model,
         "sets": {s.label: {"path": s.path, "format": s.format, "sha256": s.sha256, "wrong": s.is_wrong} for s in sets},
+        "errata": errata.path if errata else None,  # the file read (a data set's name: its data-folder copy)
         "errata_sha256": errata.sha256 if errata else None,
         "f1_threshold": cfg.f1_threshold,
         "limit": cfg.limit,

@@ -15,6 +15,7 @@ from typing import Any
 from ..bench.base import run_units
 from ..bench.executor import Execution, connect, import_ray, reset, use
 from ..datasets.errata import load_errata
+from ..datasets.locate import find_data, find_data_file
 from ..evaluation.config import config_hash
 from ..models import UsageTotals
 from ..models.prices import apply_price_specs
@@ -47,10 +48,14 @@ LAYER_KEYS = (
 
 
 def load_sets(cfg: RejudgeConfig) -> list[GradedSet]:
+    """Every input's sets. An input names a path or a catalog data set (``locomo-audit-wrong``,
+    ``zep-locomo/zep_locomo_grades.json``), read from the data folder as ``--data`` reads it; the
+    set records the file it read (path and sha256)."""
     sets: list[GradedSet] = []
+    lme = str(find_data(cfg.lme_data, "LongMemEval")) if cfg.lme_data else None
     for spec in cfg.inputs:
         path, label, wrong = parse_spec(spec)
-        sets += load_set(path, label, fmt=cfg.format, wrong=wrong, lme_data=cfg.lme_data)
+        sets += load_set(find_data_file(path, "graded answers"), label, fmt=cfg.format, wrong=wrong, lme_data=lme)
     labels = [s.label for s in sets]
     dup = next((x for x in labels if labels.count(x) > 1), None)
     if dup:
@@ -91,7 +96,7 @@ async def arejudge(config: RejudgeConfig | dict[str, Any], *, progress: RunProgr
     apply_price_specs(cfg.price)
     specs = parse_judges(cfg.judges)
     sets = load_sets(cfg)
-    errata = load_errata(cfg.errata) if cfg.errata else None
+    errata = load_errata(find_data_file(cfg.errata, "errata")) if cfg.errata else None
     judges = build_judges(cfg, specs)
     out = Path(cfg.out)
     _check_out(cfg, out)
@@ -271,6 +276,9 @@ def rejudge(
 
     >>> s = rejudge("fc_cot.json:cot", "ap_v1.json:wrong", out="rj/", judges="recorded,f1")
     >>> s.sets["cot"].scores["recorded"].accuracy
+
+    An input is a path or, after ``chateval data get``, a data set's name (``locomo-audit-wrong:ap:wrong``,
+    ``locomo-audit-fc/fc_gpt-4o-mini_cot:cot``; ``errata="locomo-audit"``), as on the command line.
 
     Works inside a running event loop too (a notebook): the run then happens on a worker thread."""
     data: dict[str, Any] = {"inputs": list(inputs), "out": str(out), **options}

@@ -7,7 +7,7 @@ import errno
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,29 @@ def _atomic_write(path: Path, parts: Iterable[str]) -> None:
 
 def write_json(path: Path, data: Any) -> None:
     atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def write_json_list(path: Path, head: dict[str, Any], key: str, items: Iterable[Any]) -> None:
+    """:func:`write_json` of ``head | {key: list(items)}``, the same text, with the list written an
+    item at a time: a large list (TeaFarm's teabag.json) is never held whole as one string. The
+    parts split the text only between JSON tokens, never inside a string, so each is scrubbed whole."""
+
+    def dumps(x: Any) -> str:
+        return json.dumps(x, indent=2, ensure_ascii=False, default=str)
+
+    def parts() -> Iterator[str]:
+        if not head:
+            yield "{\n"
+        else:
+            yield dumps(head)[:-2] + ",\n"  # without its closing "\n}"
+        yield f"  {dumps(key)}: ["
+        n = 0
+        for n, item in enumerate(items, 1):
+            # An item's lines, indented to the list's depth (JSON strings hold no raw newline).
+            yield ("," if n > 1 else "") + "\n" + "\n".join("    " + line for line in dumps(item).split("\n"))
+        yield ("\n  ]" if n else "]") + "\n}\n"
+
+    atomic_write_lines(path, parts())
 
 
 def file_sha256(path: str | Path) -> str | None:

@@ -4,6 +4,7 @@ its rows in chunks: the first in the page, the others beside it (:mod:`.paging`)
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -266,9 +267,9 @@ def write_view(out: Path, page: Loaded, chunk_rows: int = CHUNK_ROWS) -> None:
     """The page, then its chunks beside it (a page is never left pointing at missing chunks)."""
     check_chunk_rows(chunk_rows)
     n = n_chunks(len(page.rows), chunk_rows)
-    chunks = [render_chunk(page, i, chunk_rows) for i in range(1, n)]
     source = {"static": static_source(out)}
-    _write_chunks(out, chunks)
+    # Rendered one at a time as they are written (issue 38 item 3): never every chunk at once.
+    _write_chunks(out, (render_chunk(page, i, chunk_rows) for i in range(1, n)))
     _write(out, render_page(page, chunk_rows=chunk_rows, source=source))
 
 
@@ -358,7 +359,7 @@ def _write(out: Path, html: str) -> None:
         raise InputError(f"{out}: cannot write the page ({e.strerror or e})") from None
 
 
-def _write_chunks(out: Path, chunks: list[str]) -> None:
+def _write_chunks(out: Path, chunks: Iterable[str]) -> None:
     try:
         write_chunks(out, chunks)
     except RunWriteError:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from ..models.usage import UsageTotals
 from ..records.audit import AuditSummary, is_audit, read_summary
+from ..records.lazy import LazyRecords
 from ..records.run import RUN_FILES, NotARunDir, read_run
 from ..util.errors import InputError
 from ..util.paths import inside
@@ -94,20 +95,19 @@ def load_run(path: Path) -> RunView:
         summary=run.summary.data() if run.summary else {},
     )
     view.headline_rates = type(run.summary).headline_rates if run.summary else True
-    usages: list[dict[str, Any]] = []
+    total = UsageTotals()  # summed as the records go by: no list of every usage block
     for setting, d in [("", run), *run.runs.items()]:
         if (d.path / "report.md").is_file():
             view.reports[setting] = (d.path / "report.md").read_text(encoding="utf-8", errors="replace")
         for png in sorted(d.path.glob("*.png")):
             name = f"{setting}/{png.name}" if setting else png.name
             view.plots.append((name, base64.b64encode(png.read_bytes()).decode("ascii")))
-        for rec in d.records:
-            view.samples += sample_views(rec, setting)
-            usages += list(_usages(rec.data()))
         view.n_records += len(d.records)
-    total = UsageTotals()
-    for u in usages:
-        total.merge(UsageTotals.model_validate(u))
+        # Each record once, then let go: the page keeps its sample views, not every record's model.
+        for rec in d.records.release() if isinstance(d.records, LazyRecords) else d.records:
+            view.samples += sample_views(rec, setting)
+            for u in _usages(rec.data()):
+                total.merge(UsageTotals.model_validate(u))
     view.usage = total.model_dump()
     if is_audit(view.summary):
         view.audit = read_summary(path)

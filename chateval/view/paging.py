@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -65,18 +65,19 @@ def chunk_script(n: int, html: str) -> str:
     return f"window.chatevalChunk({int(n)},{data});\n"
 
 
-def write_chunks(page: Path, chunks: Sequence[str], first: int = 1) -> list[Path]:
+def write_chunks(page: Path, chunks: Iterable[str], first: int = 1) -> list[Path]:
     """Write chunks ``first``.. beside ``page`` and remove the chunk files an earlier, longer page
     left (only files named as chunks: nothing else in the folder is touched). No chunk to write:
-    no folder (a small run's page is whole)."""
+    no folder (a small run's page is whole). ``chunks`` may be a generator: each chunk is
+    rendered, written and let go before the next, so a large page's chunks are never all held."""
     folder = data_dir(page)
-    written = []
-    if chunks:
-        folder.mkdir(parents=True, exist_ok=True)
-        for i, html in enumerate(chunks, first):
-            path = folder / chunk_file(i)
-            atomic_write(path, chunk_script(i, html))  # secrets scrubbed as on the page
-            written.append(path)
+    written: list[Path] = []
+    for i, html in enumerate(chunks, first):
+        if not written:
+            folder.mkdir(parents=True, exist_ok=True)
+        path = folder / chunk_file(i)
+        atomic_write(path, chunk_script(i, html))  # secrets scrubbed as on the page
+        written.append(path)
     if folder.is_dir() and not folder.is_symlink():
         keep = {p.name for p in written}
         for old in folder.iterdir():

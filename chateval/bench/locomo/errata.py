@@ -18,6 +18,7 @@ from typing import Any
 
 from ...datasets import DatasetError, LoCoMoConversation, LoCoMoQA
 from ...datasets.errata import Errata, Erratum, load_errata, locomo_question_id
+from ...datasets.locate import find_data_file
 from ..report import pct
 from .metrics import locomo_bleu1, locomo_f1
 from .settings import LoCoMoConfig
@@ -60,10 +61,11 @@ def match_errata(conversations: list[LoCoMoConversation], errata: Errata, data: 
 
 
 def errata_for(config: LoCoMoConfig, conversations: list[LoCoMoConversation]) -> tuple[Errata | None, Fixes, int]:
-    """--errata read and placed in the data file (nothing without the option)."""
+    """--errata read and placed in the data file (nothing without the option). It is a path or, as
+    for ``chateval rejudge``, the data set's name (``locomo-audit``), read from the data folder."""
     if not config.errata:
         return None, {}, 0
-    errata = load_errata(config.errata)
+    errata = load_errata(find_data_file(config.errata, "errata"))
     return (errata, *match_errata(conversations, errata, str(config.data)))
 
 

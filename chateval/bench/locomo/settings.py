@@ -94,7 +94,8 @@ class LoCoMoConfig(MemoryBenchConfig):
     )
     errata: str | None = opt(
         None,
-        "a file of gold-answer errata (locomo-audit's errors.json format; `chateval data get locomo-audit`): "
+        "gold-answer errata (locomo-audit's errors.json format): a path, or the data set's name, locomo-audit, "
+        "after `chateval data get locomo-audit`; "
         "QA whose gold it corrects are scored on both golds, side by side, with the ceiling",
     )
     strict_categories: bool = opt(

@@ -17,6 +17,8 @@ from ..stats import mean_or_none, wilson
 from ..summaries import counts, latency_table
 from .views import TeaFarmRecords
 
+SHOWN = 2  # conversations whose questions report.md shows as examples
+
 JUDGE_NAMES = {
     "single": "a single LLM judge (as in the paper)",
     "debate": "the debate panel (correctness task, past summaries as context)",
@@ -158,7 +160,7 @@ def write_teafarm_report(out: Path, summary: dict[str, Any], bag: TeaBag) -> Pat
         lines += ["", *plots.link(drawn, "success rate", "success_rate.png")]
     lines += report_lines(summary)
     lines += ["", "## Example questions", ""]
-    for conv in bag.conversations[:2]:
+    for conv in bag.conversations[:SHOWN]:
         for q in conv.questions[:3]:
             lines += [f"- **{conv.id}/{q.id}** {q.asker} asks: {q.question}", f"  - true answer: {q.answer}"]
     gen_failed = [{"key": f"{f['conversation']}::generate", "error": f["error"]} for f in gen.get("failed", [])]

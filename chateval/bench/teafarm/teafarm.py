@@ -29,15 +29,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from ...datasets.common import DatasetError
 from ...datasets.conversations import Conversation, load_conversations
 from ...datasets.teabag import TEABAG_FILE, TeaBag, TeaConversation, TeaQuestion
+from ...datasets.types import Session
 from ...evaluation.config import find_preset
 from ...models import CallLog, ModelLayer, ModelSpec
-from ...runs.files import write_json
+from ...runs.files import write_json_list
 from ...runs.progress import RunProgress
 from ...util.errors import ConfigError, ModelCallError
 from ..base import Benchmark, open_run, run_units
@@ -47,7 +49,8 @@ from ..selection import select
 from ..setup import MemoryBench, judge_error, resolve_system
 from ..slot import SlotPool, SystemSlot
 from ..summaries import records_of, summed_cost, system_rows
-from .report import summarize_teafarm, write_teafarm_report
+from .packed import PackedBag
+from .report import SHOWN, summarize_teafarm, write_teafarm_report
 from .settings import DESCRIPTION, GATE_METRICS, TeaFarmConfig
 from .teabag import generate_conversation, summaries_text
 
@@ -58,6 +61,19 @@ JUDGE_RULE = (
     "or corrects the false premise, or says it remembers things differently, consistently with the reference. "
     "Mark it incorrect if it accepts the false premise, plays along with it, or confirms it, even politely."
 )
+
+
+class Ingested:
+    """The past sessions of a conversation for its slots: a conversation is let go once the last
+    system still to ingest it has taken its sessions (a run does not hold every input to the end)."""
+
+    def __init__(self, by_conv: dict[str, Conversation], pending: list[tuple[str, str]]) -> None:
+        self.by_conv = by_conv
+        self.left = Counter(cid for cid, _ in set(pending))  # slots still to build per conversation
+
+    def __call__(self, cid: str) -> list[Session]:
+        self.left[cid] -= 1
+        return (self.by_conv.pop(cid) if self.left[cid] <= 0 else self.by_conv[cid]).sessions
 
 
 @benchmark("teafarm")
@@ -130,27 +146,29 @@ class TeaFarm(Benchmark):
         with open_run(config, run_config) as run:  # --overwrite moves an earlier teabag.json aside with the run
             gen_log = CallLog()
             bag, generated, gen_failed = await self._teabag(convs, reused, gen_layer, config, data_format, gen_log)
-            write_json(run.path / TEABAG_FILE, bag.model_dump(mode="json"))
+            reused = None if reused is None else reused.model_copy(update={"conversations": []})  # packed in bag
+            # A conversation at a time: the same text as write_json of the whole bag.
+            write_json_list(run.path / TEABAG_FILE, bag.head_dump(), "conversations", bag.dumped())
             by_conv = {c.id: c for c in convs}
+            del convs  # by_conv holds them now, and lets each go once its systems have ingested it
             units = [
-                (f"{tc.id}::{q.id}::{name}", (tc, q, name))
-                for tc in bag.conversations
-                if tc.id in by_conv
-                for q in tc.questions
+                (f"{cid}::{q.id}::{name}", (cid, q.id, name))
+                for cid in bag.texts
+                if cid in by_conv
+                for q in bag.conversation(cid).questions
                 for name in systems
             ]
-            pool = SlotPool(
-                bench,
-                [(tc.id, name) for key, (tc, _, name) in units if key not in run.done],
-                sessions=lambda cid: by_conv[cid].sessions,
-            )
+            n_questions = sum(len(bag.conversation(cid).questions) for cid in bag.texts)
+            pending = [(cid, name) for key, (cid, _, name) in units if key not in run.done]
+            pool = SlotPool(bench, pending, sessions=Ingested(by_conv, pending))
 
-            async def unit(item: tuple[TeaConversation, TeaQuestion, str]) -> dict[str, Any]:
-                tc, q, name = item
+            async def unit(item: tuple[str, str, str]) -> dict[str, Any]:
+                cid, qid, name = item
+                tc, q = bag.question(cid, qid)
                 try:
-                    return await self._unit(bench, pool.get(tc.id, name), tc, q, name)
+                    return await self._unit(bench, pool.get(cid, name), tc, q, name)
                 finally:
-                    pool.done(tc.id, name)
+                    pool.done(cid, name)
 
             try:
                 await run_units(
@@ -159,7 +177,7 @@ class TeaFarm(Benchmark):
                     run,
                     workers=bench.workers,
                     progress=progress,
-                    group=lambda item: (item[0].id, item[2]),
+                    group=lambda item: (item[0], item[2]),
                     keep=None,
                 )
             finally:
@@ -174,8 +192,8 @@ class TeaFarm(Benchmark):
                 "benchmark": "teafarm",
                 "data": str(config.data),
                 "data_format": data_format,
-                "n_conversations": len(bag.conversations),
-                "n_questions": sum(len(c.questions) for c in bag.conversations),
+                "n_conversations": len(bag),
+                "n_questions": n_questions,
                 "generation": {
                     "reused": reused is not None and not generated,
                     "source": str(config.questions or bag_path) if reused is not None else None,
@@ -189,7 +207,7 @@ class TeaFarm(Benchmark):
             # A conversation without questions is a failure of every unit it would have had.
             summary["n_failed"] += len(gen_failed)
             run.write_summary(summary)
-            write_teafarm_report(run.path, summary, bag)
+            write_teafarm_report(run.path, summary, bag.first(SHOWN))
         return summary
 
     async def _teabag(
@@ -200,19 +218,19 @@ class TeaFarm(Benchmark):
         config: TeaFarmConfig,
         data_format: str,
         log: CallLog,
-    ) -> tuple[TeaBag, list[str], list[dict[str, str]]]:
+    ) -> tuple[PackedBag, list[str], list[dict[str, str]]]:
         """The TeaBag for these conversations: reused entries as they are, the others generated.
         A conversation whose generation failed is left out (its error returned), so the others run
-        and --resume generates it again."""
-        have = {c.id: c for c in (reused.conversations if reused else [])}
+        and --resume generates it again. Each is held as its JSON text as soon as it is made."""
+        have = {c.id: c.model_dump_json() for c in (reused.conversations if reused else [])}
         todo = [c for c in convs if c.id not in have]
         limit = asyncio.Semaphore(max(1, config.workers))
 
-        async def gen(c: Conversation) -> TeaConversation:
+        async def gen(c: Conversation) -> str:
             async with limit:
-                return await generate_conversation(c, layer, config.per_speaker, log)
+                return (await generate_conversation(c, layer, config.per_speaker, log)).model_dump_json()
 
-        made: dict[str, TeaConversation] = {}
+        made: dict[str, str] = {}
         failed: list[dict[str, str]] = []
         for c, got in zip(todo, await asyncio.gather(*(gen(c) for c in todo), return_exceptions=True)):
             if isinstance(got, ModelCallError):
@@ -221,14 +239,14 @@ class TeaFarm(Benchmark):
                 raise got
             else:
                 made[c.id] = got
-        bag = TeaBag(
+        head = TeaBag(
             data=str(config.data),
             data_format=data_format,
             generator_model=reused.generator_model if reused and not todo else layer.label,
             per_speaker=reused.per_speaker if reused and not todo else config.per_speaker,
-            conversations=[have.get(c.id) or made[c.id] for c in convs if c.id in have or c.id in made],
         )
-        return bag, list(made), failed
+        texts = {c.id: have.get(c.id) or made[c.id] for c in convs if c.id in have or c.id in made}
+        return PackedBag(head, texts), list(made), failed
 
     async def _unit(
         self, bench: MemoryBench, slot: SystemSlot, tc: TeaConversation, q: TeaQuestion, name: str

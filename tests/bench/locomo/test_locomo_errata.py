@@ -101,6 +101,20 @@ def test_errata_of_another_file_are_refused(tmp_path, capsys):
     assert "field 'question' missing" in capsys.readouterr().err
 
 
+def test_the_errata_by_the_data_sets_name(tmp_path, monkeypatch, capsys):
+    """`--errata locomo-audit` reads the data folder's copy (as rejudge does) and records that file."""
+    monkeypatch.setenv("CHATEVAL_DATA_DIR", str(tmp_path / "data"))
+    assert _run(tmp_path, "--errata", "locomo-audit") == 2
+    assert "get it with `chateval data get locomo-audit`" in capsys.readouterr().err
+    (tmp_path / "data" / "locomo_judged").mkdir(parents=True)
+    copy = tmp_path / "data" / "locomo_judged" / "locomo_audit_errors.json"
+    copy.write_bytes(ERRATA.read_bytes())
+    assert _run(tmp_path, "--errata", "locomo-audit") == 0
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert (summary["errata"]["entries"], summary["errata"]["wrong_gold_entries"]) == (5, 4)
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["judging"]["errata"] == str(copy)
+
+
 @needs_shared("locomo_judged", "locomo_audit_errors.json")
 def test_the_published_audit_places_on_the_dev_file():
     """The real audit against the shared two-conversation dev file: every entry about its
