@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,39 @@ def read_json(path: str | Path, what: str, expected: str | None = None) -> Any:
         raise DatasetError(f"{path}:{e.lineno}: invalid JSON ({e.msg}){lines}{want}") from None
     except RecursionError:
         raise DatasetError(f"{path}: invalid JSON (nested too deeply)") from None
+
+
+_WS = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, as the json module skips it
+
+
+def _skip(text: str, i: int) -> int:
+    m = _WS.match(text, i)  # always matches (possibly nothing)
+    return m.end() if m else i
+
+
+def array_items(text: str) -> Iterator[tuple[str, Any]]:
+    """(its text, its value) of each element of the JSON array ``text``, decoded one at a time:
+    a reader that keeps a little of each never holds the whole document parsed. The values are
+    those ``json.loads(text)`` gives; text that is not one JSON array raises ``ValueError``
+    (``json.JSONDecodeError`` for bad JSON) when the reader gets there, so a caller that must
+    report errors as ``read_json`` does reads the file with it then."""
+    decoder = json.JSONDecoder()
+    i = _skip(text, 0)
+    if not text.startswith("[", i):
+        raise ValueError("not a JSON array")
+    i = _skip(text, i + 1)
+    more = not text.startswith("]", i)
+    while more:
+        value, end = decoder.raw_decode(text, i)
+        yield text[i:end], value
+        i = _skip(text, end)
+        more = text.startswith(",", i)
+        if not more and not text.startswith("]", i):
+            raise ValueError(f"expected ',' or ']' at character {i}")
+        if more:
+            i = _skip(text, i + 1)
+    if _skip(text, i + 1) != len(text):
+        raise ValueError("extra data after the array")
 
 
 def require(entry: Any, key: str, types: type | tuple[type, ...], where: str) -> Any:

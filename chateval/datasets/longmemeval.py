@@ -67,15 +67,26 @@ def lme_questions(data: Any, path: str | Path) -> list[LMEQuestion]:
     out: list[LMEQuestion] = []
     ids = UniqueIds("question_id")
     for idx, entry in enumerate(data):
-        qid = entry.get("question_id", "?") if isinstance(entry, dict) else "?"
-        where = f"{path}: entry {idx} (question_id {qid})"
-        try:
-            q = _question(entry, where)
-        except ValueError as e:
-            raise DatasetError(f"{where}: {e}") from None
+        where = entry_where(path, idx, entry)
+        q = lme_question(entry, where)
         ids.add(q.question_id, where, idx)
         out.append(q)
     return out
+
+
+def entry_where(path: str | Path, idx: int, entry: Any) -> str:
+    """How errors name an entry of the file: its index and question_id."""
+    qid = entry.get("question_id", "?") if isinstance(entry, dict) else "?"
+    return f"{path}: entry {idx} (question_id {qid})"
+
+
+def lme_question(entry: Any, where: str) -> LMEQuestion:
+    """One parsed entry of the file, checked (``lme_questions`` checks each so); ``where`` names
+    it in an error."""
+    try:
+        return _question(entry, where)
+    except ValueError as e:
+        raise DatasetError(f"{where}: {e}") from None
 
 
 def _ids(entry: dict, key: str, where: str) -> list[str]:

@@ -135,11 +135,11 @@ class HeadToHead(Benchmark):
             raise DatasetError(f"{config.data}: duplicate question ids")
 
         with open_run(config, run_config) as run:
-            by_group = {c.group: c.sessions for c in cases}
+            by_group = {c.group: c for c in cases}  # a group's sessions are read when its slot is made
             pool = SlotPool(
                 bench,
                 [(c.group, s) for c in cases if c.key not in run.done for s in systems],
-                sessions=by_group.__getitem__,
+                sessions=lambda group: by_group[group].sessions,
             )
 
             async def unit(c: Case) -> dict[str, Any]:

@@ -5,15 +5,19 @@ A pair's verdict in A/B terms is ``bench.records.verdict_record`` (msc-response 
 
 from __future__ import annotations
 
+import json
+import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ...datasets.common import DatasetError, read_json
+from ...datasets.checks import UniqueIds
+from ...datasets.common import DatasetError, array_items, read_json
 from ...datasets.locomo import CATEGORIES, locomo_conversations
-from ...datasets.longmemeval import lme_questions
+from ...datasets.longmemeval import LMEQuestion, entry_where, lme_question, lme_questions
 from ...memory.types import Session
+from ...util.jsonl import may_hold_surrogate
 from ..judge import ABSTENTION, GUIDELINES
 
 # --- what the panel is told with --context gold -------------------------------------------
@@ -44,10 +48,21 @@ class Case:
     gold: str | None
     now: datetime
     qtype: str  # the label per-type tables use
-    sessions: list[Session]
+    # The sessions a system ingests. LoCoMo: the conversation's, one list its QAs share.
+    # LongMemEval: the entry's JSON text, zlib-compressed, parsed again when a system ingests it
+    # (a question's haystack is its own: parsed and held for every case, it would be most of a
+    # run's memory).
+    history: list[Session] | bytes
     rule: str | None  # the checking rule shown with --context gold
     names: set[str] = field(default_factory=set)  # what --types matches
     meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sessions(self) -> list[Session]:
+        if isinstance(self.history, bytes):
+            entry = json.loads(zlib.decompress(self.history))
+            return lme_question(entry, f"question_id {self.key}").sessions  # checked when the file was read
+        return self.history
 
     def record(self, **systems: Any) -> dict[str, Any]:
         """The start of the case's samples.jsonl record, with the systems it pits (``systems``
@@ -64,7 +79,11 @@ class Case:
 
 
 def load_cases(path: str | Path) -> tuple[str, list[Case]]:
-    """('longmemeval' | 'locomo', cases) from an official file of either benchmark, read once."""
+    """('longmemeval' | 'locomo', cases) from an official file of either benchmark. A LongMemEval
+    file is read an entry at a time, each case keeping its entry compressed (``lazy_lme_cases``)."""
+    lazy = lazy_lme_cases(path)
+    if lazy is not None:
+        return "longmemeval", lazy
     data = read_json(path, "LongMemEval or LoCoMo")
     first = data[0] if isinstance(data, list) and data else None
     if isinstance(first, dict) and "haystack_sessions" in first:
@@ -77,26 +96,48 @@ def load_cases(path: str | Path) -> tuple[str, list[Case]]:
     )
 
 
+def lazy_lme_cases(path: str | Path) -> list[Case] | None:
+    """The cases of a LongMemEval file decoded one entry at a time, each checked as
+    ``lme_questions`` checks it, keeping its entry's text compressed instead of its parsed
+    sessions. None for any other file, or one with anything wrong: ``load_cases`` then reads it
+    whole, as before, and reports the same error it always has (a JSON error anywhere in the file
+    before an entry's)."""
+    try:
+        raw = Path(path).read_bytes()
+        if may_hold_surrogate(raw):
+            return None  # read_json's check for text that cannot be written
+        out: list[Case] = []
+        ids = UniqueIds("question_id")
+        for idx, (text, entry) in enumerate(array_items(raw.decode("utf-8"))):
+            if idx == 0 and not (isinstance(entry, dict) and "haystack_sessions" in entry):
+                return None  # not LongMemEval
+            where = entry_where(path, idx, entry)
+            q = lme_question(entry, where)
+            ids.add(q.question_id, where, idx)
+            out.append(_lme_case(q, zlib.compress(text.encode("utf-8"))))
+    except (OSError, ValueError, RecursionError, DatasetError):
+        return None
+    return out or None
+
+
 def _lme_cases(data: list[Any], path: str | Path) -> list[Case]:
-    out = []
-    for q in lme_questions(data, path):
-        label = "abstention" if q.is_abstention else q.question_type
-        rule = ABSTENTION if q.is_abstention else GUIDELINES.get(q.question_type, _CHECK)
-        out.append(
-            Case(
-                key=q.question_id,
-                group=q.question_id,
-                question=q.question,
-                gold=q.answer,
-                now=q.question_date,
-                qtype=label,
-                sessions=q.sessions,
-                rule=rule,
-                names={label, q.question_type},
-                meta={"abstention": q.is_abstention, "question_type": q.question_type},
-            )
-        )
-    return out
+    return [_lme_case(q, q.sessions) for q in lme_questions(data, path)]
+
+
+def _lme_case(q: LMEQuestion, history: list[Session] | bytes) -> Case:
+    label = "abstention" if q.is_abstention else q.question_type
+    return Case(
+        key=q.question_id,
+        group=q.question_id,
+        question=q.question,
+        gold=q.answer,
+        now=q.question_date,
+        qtype=label,
+        history=history,
+        rule=ABSTENTION if q.is_abstention else GUIDELINES.get(q.question_type, _CHECK),
+        names={label, q.question_type},
+        meta={"abstention": q.is_abstention, "question_type": q.question_type},
+    )
 
 
 def _locomo_cases(data: list[Any], path: str | Path) -> list[Case]:
@@ -120,7 +161,7 @@ def _locomo_cases(data: list[Any], path: str | Path) -> list[Case]:
                     gold=qa.answer,
                     now=now,
                     qtype=label,
-                    sessions=conv.sessions,
+                    history=conv.sessions,
                     rule=rule,
                     names={label, name, str(qa.category)},
                     meta={
