@@ -89,3 +89,21 @@ def test_a_bad_payload_is_refused_naming_its_line(tmp_path):
         load_rows([run])
     with pytest.raises(InputError, match=r"samples\.jsonl:2"):
         load_run(run)  # the same line the whole read names
+
+
+def test_a_page_written_in_parts_is_the_page_rendered_whole(tmp_path, monkeypatch):
+    from chateval.view import paging
+    from chateval.view.build import page_parts, render_page
+
+    assert list(paging.grouped(["ab", "c", "defg", "h"], size=3)) == ["abc", "defg", "h"]
+    run = _copy("longmemeval", tmp_path)
+    page = load_rows([run])
+    whole = render_page(page, chunk_rows=1)
+    small = list(page_parts(page, chunk_rows=1))
+    assert "".join(small) == whole
+    monkeypatch.setattr(paging, "PART_CHARS", 1000)
+    monkeypatch.setattr(paging.grouped, "__defaults__", (1000,))
+    parts = list(page_parts(page, chunk_rows=1))
+    assert len(parts) > 5 and "".join(parts) == whole
+    out = build_view([run], tmp_path / "p.html", chunk_rows=1)
+    assert out.read_text() == render_page(load_rows([run]), chunk_rows=1, source={"static": "p_data/chunk-"})

@@ -4,11 +4,11 @@ its rows in chunks: the first in the page, the others beside it (:mod:`.paging`)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..runs.files import atomic_write
+from ..runs.files import atomic_write_lines
 from ..util.errors import InputError, RunWriteError
 from ..util.secrets import redact_url
 from .index import Entry, Reader
@@ -19,6 +19,7 @@ from .paging import (
     check_chunk_rows,
     chunk_slice,
     data_dir,
+    grouped,
     inputs_text,
     n_chunks,
     search_text,
@@ -275,7 +276,7 @@ def write_view(out: Path, page: Loaded, chunk_rows: int = CHUNK_ROWS) -> None:
     source = {"static": static_source(out)}
     # Rendered one at a time as they are written (issue 38 item 3): never every chunk at once.
     _write_chunks(out, (render_chunk(page, i, chunk_rows) for i in range(1, n)))
-    _write(out, render_page(page, chunk_rows=chunk_rows, source=source))
+    _write(out, page_parts(page, chunk_rows=chunk_rows, source=source))
 
 
 def render_page(
@@ -285,6 +286,14 @@ def render_page(
     the other chunks are (``static``: the files' URL prefix; ``url``: the server's endpoint).
     ``live`` (the local server's pages) adds a link back to the run list and a script that reloads
     the page when the run's files change (``poll``: the URL of its status as JSON)."""
+    return "".join(page_parts(page, chunk_rows=chunk_rows, source=source, live=live))
+
+
+def page_parts(
+    page: Loaded, *, chunk_rows: int, source: dict[str, str] | None = None, live: dict[str, Any] | None = None
+) -> Iterator[str]:
+    """:func:`render_page`'s text in parts of about :data:`PART_CHARS`, rendered as they are
+    written (a big run's page is never held whole, nor the template's every piece of it)."""
     runs, rows = page.runs, page.rows
     samples = [s for r in runs for s in r.entries]
     facets = {
@@ -297,10 +306,10 @@ def render_page(
         "chunks": n_chunks(len(rows), chunk_rows),
         "text": _search_texts(rows),
     }
-    return (
+    return grouped(
         _env()
         .get_template("view.html.j2")
-        .render(
+        .generate(
             runs=runs,
             rows=rows,
             part=_part(page, 0, chunk_rows),
@@ -352,12 +361,12 @@ def build_index(
     return out
 
 
-def _write(out: Path, html: str) -> None:
+def _write(out: Path, html: str | Iterable[str]) -> None:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        # atomic_write scrubs configured secrets (the page quotes answers and errors); a disk that
-        # cannot take it raises RunWriteError: one line, no half page.
-        atomic_write(out, html)
+        # Configured secrets are scrubbed (the page quotes answers and errors), each part on its
+        # own (paging.grouped); a disk that cannot take it raises RunWriteError: one line, no half page.
+        atomic_write_lines(out, [html] if isinstance(html, str) else html)
     except RunWriteError:
         raise
     except OSError as e:
