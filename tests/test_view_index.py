@@ -92,18 +92,32 @@ def test_a_bad_payload_is_refused_naming_its_line(tmp_path):
 
 
 def test_a_page_written_in_parts_is_the_page_rendered_whole(tmp_path, monkeypatch):
-    from chateval.view import paging
+    from chateval.runs import files
     from chateval.view.build import page_parts, render_page
 
-    assert list(paging.grouped(["ab", "c", "defg", "h"], size=3)) == ["abc", "defg", "h"]
+    assert list(files.grouped(["ab", "c", "defg", "h"], size=3)) == ["abc", "defg", "h"]
     run = _copy("longmemeval", tmp_path)
     page = load_rows([run])
     whole = render_page(page, chunk_rows=1)
     small = list(page_parts(page, chunk_rows=1))
     assert "".join(small) == whole
-    monkeypatch.setattr(paging, "PART_CHARS", 1000)
-    monkeypatch.setattr(paging.grouped, "__defaults__", (1000,))
+    monkeypatch.setattr(files.grouped, "__defaults__", (1000,))
     parts = list(page_parts(page, chunk_rows=1))
     assert len(parts) > 5 and "".join(parts) == whole
     out = build_view([run], tmp_path / "p.html", chunk_rows=1)
     assert out.read_text() == render_page(load_rows([run]), chunk_rows=1, source={"static": "p_data/chunk-"})
+
+
+def test_write_json_writes_what_json_dumps_makes_in_parts_each_scrubbed(tmp_path, monkeypatch):
+    from chateval.runs import files
+    from chateval.util import secrets
+
+    data = {"a": [{"k": i, "text": "x" * 50, "key": "sk-not-a-secret"} for i in range(200)], "b": None, "c": "é"}
+    monkeypatch.setattr(files.grouped, "__defaults__", (300,))  # many parts
+    files.write_json(tmp_path / "s.json", data)
+    assert (tmp_path / "s.json").read_text(encoding="utf-8") == json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    monkeypatch.setattr(secrets, "scrub", lambda t: t.replace("sk-not-a-secret", "***"))
+    monkeypatch.setattr(files, "scrub", secrets.scrub)
+    files.write_json(tmp_path / "t.json", data)
+    text = (tmp_path / "t.json").read_text(encoding="utf-8")
+    assert "sk-not" not in text and text.count("***") == 200

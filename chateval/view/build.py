@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..runs.files import atomic_write_lines
+from ..runs.files import atomic_write_lines, grouped
 from ..util.errors import InputError, RunWriteError
 from ..util.secrets import redact_url
 from .index import Entry, Reader
@@ -19,7 +19,6 @@ from .paging import (
     check_chunk_rows,
     chunk_slice,
     data_dir,
-    grouped,
     inputs_text,
     n_chunks,
     search_text,
@@ -365,7 +364,7 @@ def _write(out: Path, html: str | Iterable[str]) -> None:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         # Configured secrets are scrubbed (the page quotes answers and errors), each part on its
-        # own (paging.grouped); a disk that cannot take it raises RunWriteError: one line, no half page.
+        # own (files.grouped); a disk that cannot take it raises RunWriteError: one line, no half page.
         atomic_write_lines(out, [html] if isinstance(html, str) else html)
     except RunWriteError:
         raise

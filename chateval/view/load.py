@@ -10,10 +10,10 @@ import base64
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from ..models.usage import UsageTotals
-from ..records.audit import AuditSummary, is_audit, read_summary
+from ..records.audit import AuditedVariant, AuditSummary, is_audit, read_summary
 from ..records.lazy import LazyRecords
 from ..records.run import RUN_FILES, SAMPLES, NotARunDir, read_run
 from ..util.errors import InputError
@@ -111,16 +111,18 @@ def index_run(path: Path) -> RunView:
         summary=run.summary.data() if run.summary else {},
     )
     view.headline_rates = type(run.summary).headline_rates if run.summary else True
+    dirs = [(setting, d.path, d.kind) for setting, d in [("", run), *run.runs.items()]]
+    del run  # its typed summary is a second copy of view.summary
     total = UsageTotals()
     scans: list[tuple[Path, Scan]] = []
     first_of: set[tuple[str, str]] = set()
-    for setting, d in [("", run), *run.runs.items()]:
-        if (d.path / "report.md").is_file():
-            view.reports[setting] = (d.path / "report.md").read_text(encoding="utf-8", errors="replace")
-        for png in sorted(d.path.glob("*.png")):
+    for setting, d_path, kind in dirs:
+        if (d_path / "report.md").is_file():
+            view.reports[setting] = (d_path / "report.md").read_text(encoding="utf-8", errors="replace")
+        for png in sorted(d_path.glob("*.png")):
             name = f"{setting}/{png.name}" if setting else png.name
             view.plots.append((name, base64.b64encode(png.read_bytes()).decode("ascii")))
-        scans.append((d.path / SAMPLES, scan(d.path, d.kind, setting, total, first_of)))
+        scans.append((d_path / SAMPLES, scan(d_path, kind, setting, total, first_of)))
     # The errors read_run would raise, in its order: each file's bad lines, then envelopes; then payloads.
     for where, s in scans:
         err = s.json_error(where) or s.envelope_error
@@ -135,6 +137,22 @@ def index_run(path: Path) -> RunView:
     view.usage = total.model_dump()
     view.n_samples = len(view.entries)
     if is_audit(view.summary):
-        view.audit = read_summary(path)
+        view.audit = audit_head(view.summary, path)
         view.entries.sort(key=audit_order)
     return view
+
+
+def audit_head(summary: dict[str, Any], path: Path) -> AuditSummary:
+    """An audit's summary typed without its ``variants``, each checked and let go: the page lists
+    them from the summary's own dicts (a second copy of every variant as a model cost ~1.3 KiB
+    each; issue 38 item 3). A summary that is not an audit's is refused as ``read_summary`` says."""
+    variants = summary.get("variants", [])
+    try:
+        if not isinstance(variants, list):
+            raise ValueError(variants)
+        head = AuditSummary.model_validate({**summary, "variants": []})
+        for v in variants:
+            AuditedVariant.model_validate(v)
+    except (ValidationError, ValueError):
+        return read_summary(path)  # the error, naming the file and field (or the summary read anew)
+    return head

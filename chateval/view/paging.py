@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -27,7 +27,6 @@ from ..util.errors import InputError
 CHUNK_ROWS = 100  # questions per chunk: a LongMemEval full-context row is ~0.5 MB, an evaluate row ~7 KB
 MAX_CHUNK_ROWS = 1_000_000
 SEARCH_CHARS = 160  # of each input, in the list's search text (the whole text of loaded rows is searched too)
-PART_CHARS = 1 << 20  # a written page's parts (see grouped)
 _CHUNK_FILE = re.compile(r"chunk-\d{5,}\.js")
 
 
@@ -113,19 +112,3 @@ def inputs_text(inputs: dict[str, Any]) -> str:
         if k != "meta" and v is not None
     ]
     return " ".join(p for p in parts if p)
-
-
-def grouped(pieces: Iterable[str], size: int = PART_CHARS) -> Iterator[str]:
-    """A template's rendered pieces joined into parts of about ``size`` characters, for a page
-    written as it renders. Parts end only between pieces, and a value from a record is one piece
-    (an expression's output), so a secret in it is never cut in two when each part is scrubbed."""
-    buf: list[str] = []
-    n = 0
-    for p in pieces:
-        buf.append(p)
-        n += len(p)
-        if n >= size:
-            yield "".join(buf)
-            buf, n = [], 0
-    if buf:
-        yield "".join(buf)
