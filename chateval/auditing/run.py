@@ -260,8 +260,12 @@ async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSu
                 del records
                 data = summary.model_dump(mode="json")
                 run.write_summary(data)  # adds the wall time of every attempt
+                # Read back but for the variants, which the run's own models already are: not a
+                # second model of every variant beside the first (issue 38 item 3).
+                variants, data["variants"] = summary.variants, []
                 summary = AuditSummary.model_validate(data)
-                del data
+                summary.variants = variants
+                del data, variants
                 write_report(Path(cfg.out), summary)
     finally:
         await ev.layer.close()

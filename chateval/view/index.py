@@ -11,6 +11,7 @@ record's envelope, then its payload, each one line naming the file and line.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from .paging import inputs_text
 from .samples import SampleView, sample_views
 
 # Fields of an entry the question list reads (view.html.j2) besides where its record is.
+SHARED = {"qid", "setting", "system", "category", "status"}
 LISTED = ("key", "anchor", "qid", "setting", "system", "category", "status", "failed", "split", "disagrees")
 
 
@@ -55,7 +57,9 @@ class Entry:
 
     def __init__(self, view: SampleView, src: Source, offset: int, line: int, i: int, inputs_text: str | None) -> None:
         for k in LISTED:
-            setattr(self, k, getattr(view, k))
+            v = getattr(view, k)
+            # Names an item's samples (or every item) share: one string each, not one per sample.
+            setattr(self, k, sys.intern(v) if k in SHARED and type(v) is str else v)
         self.order_disagreement = view.order_disagreement
         self.speakers = _speakers(view)
         self.swap = any(len(d.order_turns) > 1 or d.orders for d in view.debates)
