@@ -10,7 +10,7 @@ from typing import Any
 from chateval.auditing import run as audit_run
 from chateval.cli import main
 from chateval.models import UsageTotals
-from chateval.records.audit import AuditUnit
+from chateval.records.audit import AuditUnit, KeptUnit
 from chateval.runs.directory import RunDir
 from chateval.testing.fake_openai import FakeOpenAIServer, Fault
 
@@ -18,6 +18,9 @@ from .test_audit import MODEL, longer_judge, write_items
 
 # Varying with the run, not with how it was summarised (the config hash holds the fake server's port).
 TIMING = {"wall_time_s", "wall_time_attempts_s", "mean_latency_s", "latency_s", "created", "finished", "config_hash"}
+
+
+HELD_WHOLE_ONLY = {"transcript", "agents", "inputs", "usage", "orders", "usage_by_endpoint"}
 
 
 def held_whole(run: RunDir, wanted: set[str]) -> tuple[list[AuditUnit], UsageTotals | None]:
@@ -73,8 +76,15 @@ def test_read_units_keeps_no_debate_and_sums_the_usage(tmp_path):
         units, usage = audit_run.read_units(run, wanted)
     assert any(r["transcript"] for r in lines)  # there were debates to drop
     assert [u.key for u in units] == [r["key"] for r in lines[1:]]
-    assert all(not u.transcript and not u.agents and not u.inputs and u.usage.calls == 0 for u in units)
-    assert [u.verdict for u in units] == [AuditUnit.model_validate(r).verdict for r in lines[1:]]
+    # What the summary reads, and nothing else: no debate, inputs or usage.
+    assert all(isinstance(u, KeptUnit) and set(u._fields).isdisjoint(HELD_WHOLE_ONLY) for u in units)
+    whole = [AuditUnit.model_validate(r) for r in lines[1:]]
+    assert [u.verdict and (u.verdict.winner, u.verdict.correct, u.verdict.score) for u in units] == [
+        w.verdict and (w.verdict.winner, w.verdict.correct, w.verdict.score) for w in whole
+    ]
+    assert any(u.verdict for u in units)  # the verdicts compared are there
+    same = ("key", "item", "perturbation", "variant", "favours", "swapped", "control", "status")
+    assert [[getattr(u, k) for k in same] for u in units] == [[getattr(w, k) for k in same] for w in whole]
     expected = UsageTotals()
     for r in lines[1:]:
         expected.merge(AuditUnit.model_validate(r).usage)

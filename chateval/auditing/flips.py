@@ -8,12 +8,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..bench.stats import wilson
-from ..records.audit import ORIGINAL, AuditedVariant, AuditUnit, BiasSummary, PerturbationInfo
+from ..records.audit import ORIGINAL, AuditedVariant, AuditUnit, BiasSummary, KeptUnit, PerturbationInfo
 
 SWAP = {"1": "2", "2": "1", "tie": "tie"}
 
 
-def outcome(unit: AuditUnit, task: str) -> Any:
+def outcome(unit: AuditUnit | KeptUnit, task: str) -> Any:
     """What the verdict says, in the item's original numbering; None when there is none."""
     v = unit.verdict
     if unit.status != "ok" or v is None:
@@ -65,7 +65,9 @@ def compare(original: Any, perturbed: Any, favours: str | None, task: str, thres
     return True, "toward" if after > before else "away"
 
 
-def audited(units: Iterable[AuditUnit], task: str, threshold: float) -> tuple[list[AuditedVariant], dict[str, int]]:
+def audited(
+    units: Iterable[AuditUnit | KeptUnit], task: str, threshold: float
+) -> tuple[list[AuditedVariant], dict[str, int]]:
     """Every perturbed variant whose verdict and original verdict are both known, and the number
     of variants per perturbation that could not be compared."""
     units = list(units)

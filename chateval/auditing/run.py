@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from ..evaluation.evaluator import Evaluator
 from ..evaluation.summary import OFFLINE_NOTE
 from ..models import UsageTotals
 from ..models.reach import watch_endpoints
-from ..records.audit import ORIGINAL, AuditSummary, AuditUnit
+from ..records.audit import ORIGINAL, AuditSummary, AuditUnit, KeptUnit
 from ..runs.directory import RunDir
 from ..runs.files import file_sha256
 from ..runs.progress import RunProgress
@@ -259,8 +260,12 @@ async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSu
                 del records
                 data = summary.model_dump(mode="json")
                 run.write_summary(data)  # adds the wall time of every attempt
+                # Read back but for the variants, which the run's own models already are: not a
+                # second model of every variant beside the first (issue 38 item 3).
+                variants, data["variants"] = summary.variants, []
                 summary = AuditSummary.model_validate(data)
-                del data
+                summary.variants = variants
+                del data, variants
                 write_report(Path(cfg.out), summary)
     finally:
         await ev.layer.close()
@@ -269,33 +274,24 @@ async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSu
     return summary
 
 
-# What the summary reads of a judged variant beyond its verdict and keys: the rest (debate
-# transcript, agents' verdicts, the inputs judged, per-call usage) is dropped as samples.jsonl
-# streams by, so the summary holds a few fields per variant, not every debate (issue 38 item 3).
-HEAVY = ("agents", "transcript", "inputs", "orders", "usage_by_endpoint", "usage")
-
-
-def read_units(run: RunDir, wanted: set[str]) -> tuple[list[AuditUnit], UsageTotals]:
-    """The run's variants in samples.jsonl's order, each validated whole and kept without its
-    debate, and their usage summed: one pass over the file."""
+def read_units(run: RunDir, wanted: set[str]) -> tuple[list[KeptUnit], UsageTotals]:
+    """The run's variants in samples.jsonl's order, each validated whole (the same errors) and
+    kept as what the summary reads of it (:class:`KeptUnit`: no debate, inputs or usage), and
+    their usage summed: one pass over the file (issue 38 item 3)."""
     usage = UsageTotals()
     out = []
     for r in run.iter_records():
         if r.get("key") in wanted:
             unit = AuditUnit.model_validate(r)
             usage.merge(unit.usage)
-            out.append(
-                unit.model_copy(
-                    update={k: AuditUnit.model_fields[k].get_default(call_default_factory=True) for k in HEAVY}
-                )
-            )
+            out.append(KeptUnit.of(unit))
     return out, usage
 
 
 def summarize(
     cfg: AuditConfig,
     ev: Evaluator,
-    records: list[AuditUnit],
+    records: Sequence[AuditUnit | KeptUnit],
     ran: list[Perturbation],
     skipped: dict[str, str],
     n_items: int,
@@ -309,10 +305,11 @@ def summarize(
     infos = [p.info() for p in ran]
     variants, missing = audited(records, judge.task, cfg.score_threshold)
     biases = bias_summaries(variants, infos, missing)
-    if usage is None:
+    if usage is None:  # records held whole: their own usage (a KeptUnit has none)
         usage = UsageTotals()
         for r in records:
-            usage.merge(r.usage)
+            if isinstance(r, AuditUnit):
+                usage.merge(r.usage)
     failed = [r for r in records if r.status != "ok"]
     summary = AuditSummary(
         input=cfg.input,

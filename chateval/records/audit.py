@@ -9,8 +9,9 @@ the verdict flipped and which way.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -53,6 +54,45 @@ class AuditUnit(JudgeResult):
     # neutral words in the same answers (key ``ITEM::PERTURBATION::VARIANT~length``).
     control: bool = False
     format_version: int = FORMAT_VERSION
+
+
+class KeptVerdict(NamedTuple):
+    """What the summary reads of a verdict (see :class:`KeptUnit`)."""
+
+    winner: Any
+    correct: Any
+    score: Any
+
+
+class KeptUnit(NamedTuple):
+    """What the audit's summary reads of a judged variant: its keys, what it favours and its
+    verdict's outcome. ``chateval audit`` keeps one per variant (a few hundred bytes, against
+    about 5 KiB for an ``AuditUnit`` even without its debate; issue 38 item 3)."""
+
+    key: str
+    item: str
+    perturbation: str
+    variant: str
+    favours: Favours
+    swapped: bool
+    control: bool
+    status: str
+    verdict: KeptVerdict | None
+
+    @classmethod
+    def of(cls, u: AuditUnit) -> KeptUnit:
+        v = u.verdict
+        return cls(
+            u.key,
+            sys.intern(u.item),  # shared by an item's variants; names shared by every item
+            sys.intern(u.perturbation),
+            sys.intern(u.variant),
+            u.favours,
+            u.swapped,
+            u.control,
+            sys.intern(u.status),
+            None if v is None else KeptVerdict(v.winner, v.correct, v.score),
+        )
 
 
 class AuditedVariant(BaseModel):

@@ -4,6 +4,7 @@ one line naming the file when the disk cannot take it."""
 from __future__ import annotations
 
 import errno
+import itertools
 import json
 import os
 import tempfile
@@ -15,6 +16,7 @@ from ..util.errors import RunWriteError
 from ..util.secrets import scrub
 
 # Errors that mean "this disk cannot take more" rather than a bad path given by the user.
+PART_CHARS = 1 << 20  # a file written as it is made goes out in parts of about this many characters
 WRITE_ERRNOS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EIO}
 
 
@@ -62,7 +64,27 @@ def _atomic_write(path: Path, parts: Iterable[str]) -> None:
 
 
 def write_json(path: Path, data: Any) -> None:
-    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    """``json.dumps(data, indent=2)`` and a newline, written as it is encoded (issue 38 item 3):
+    the indenting encoder makes many small strings, and an audit's summary lists every variant,
+    so the text and its pieces were held whole. The encoder yields each string value whole, and
+    parts end only between pieces, so a secret in a value is never cut when each part is scrubbed."""
+    pieces = json.JSONEncoder(indent=2, ensure_ascii=False, default=str).iterencode(data)
+    atomic_write_lines(path, grouped(itertools.chain(pieces, ["\n"])))
+
+
+def grouped(pieces: Iterable[str], size: int = PART_CHARS) -> Iterator[str]:
+    """Text pieces joined into parts of about ``size`` characters, for a file written as it is
+    made: a part ends only between two pieces."""
+    buf: list[str] = []
+    n = 0
+    for p in pieces:
+        buf.append(p)
+        n += len(p)
+        if n >= size:
+            yield "".join(buf)
+            buf, n = [], 0
+    if buf:
+        yield "".join(buf)
 
 
 def write_json_list(path: Path, head: dict[str, Any], key: str, items: Iterable[Any]) -> None:

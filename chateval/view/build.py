@@ -4,19 +4,22 @@ its rows in chunks: the first in the page, the others beside it (:mod:`.paging`)
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..runs.files import atomic_write
+from ..runs.files import atomic_write_lines, grouped
 from ..util.errors import InputError, RunWriteError
 from ..util.secrets import redact_url
-from .load import NotARunDir, RunView, load_run
+from .index import Entry, Reader
+from .index import cap_context as cap_context  # its home was here: build.cap_context still works
+from .load import NotARunDir, RunView, index_run
 from .paging import (
     CHUNK_ROWS,
     check_chunk_rows,
     chunk_slice,
     data_dir,
+    inputs_text,
     n_chunks,
     search_text,
     static_source,
@@ -83,23 +86,24 @@ SUMMARY_SETTINGS = {
 
 
 def _colours(runs: list[RunView]) -> dict[str, str]:
+    """A colour per debate speaker, in order of first appearance on the page."""
     out: dict[str, str] = {}
+    seen: set[tuple[str, ...]] = set()
     for run in runs:
-        for s in run.samples:
-            for d in s.debates:
-                for turns in d.order_turns.values():
-                    for t in turns:
-                        if t.get("kind") != "summary":
-                            out.setdefault(t.get("speaker", ""), PALETTE[len(out) % len(PALETTE)])
+        for e in run.entries:
+            if e.speakers not in seen:  # the entries of one panel share one tuple
+                seen.add(e.speakers)
+                for name in e.speakers:
+                    out.setdefault(name, PALETTE[len(out) % len(PALETTE)])
     return out
 
 
-def _rows(runs: list[RunView]) -> list[tuple[str, list[list[SampleView]]]]:
+def _rows(runs: list[RunView]) -> list[tuple[str, list[list[Entry]]]]:
     """Samples grouped by (sub-run, question) across runs: one row per question, one cell per run
     holding that run's samples of it (one per system)."""
-    cells: dict[tuple[str, str], list[list[SampleView]]] = {}
+    cells: dict[tuple[str, str], list[list[Entry]]] = {}
     for i, run in enumerate(runs):
-        for s in run.samples:
+        for s in run.entries:
             cells.setdefault((s.setting, s.qid or s.key), [[] for _ in runs])[i].append(s)
     return [(f"{k[0]}/{k[1]}" if k[0] else k[1], v) for k, v in cells.items()]
 
@@ -179,26 +183,6 @@ def headline(run: RunView) -> list[dict[str, Any]] | dict[str, Any]:
     return out
 
 
-def cap_context(s: SampleView, limit: int) -> None:
-    """Keep the first ``limit`` characters of a sample's context on the page; count the rest."""
-    kept, used = [], 0
-    for line, gold in s.context_gold:
-        if used + len(line) > limit:
-            s.context_cut = sum(len(x) + 1 for x, _ in s.context_gold) - 1 - used
-            break
-        kept.append((line, gold))
-        used += len(line) + 1
-    s.context_gold = kept
-    contexts = s.memory.get("contexts")
-    if isinstance(contexts, dict):  # head-to-head: each system's context, cut the same way
-        s.memory["contexts"] = {
-            name: c
-            if not isinstance(c, str) or len(c) <= limit
-            else f"{c[:limit]}\n… {len(c) - limit} more characters not shown (--context-chars)"
-            for name, c in contexts.items()
-        }
-
-
 def build_view(
     run_dirs: list[Path],
     out: Path | None = None,
@@ -241,26 +225,47 @@ def build_view(
 
 
 class Loaded(NamedTuple):
-    """The runs of one page, read, and their rows (one per question across the runs)."""
+    """The runs of one page, indexed, and their rows (one per question across the runs): each
+    sample an index entry, read back whole when its chunk is rendered (.index)."""
 
     runs: list[RunView]
-    rows: list[tuple[str, list[list[SampleView]]]]
+    rows: list[tuple[str, list[list[Entry]]]]
     colours: dict[str, str]
+    context_chars: int | None = None
 
 
 def load_rows(run_dirs: list[Path], context_chars: int | None = None) -> Loaded:
-    runs = [load_run(Path(p)) for p in run_dirs]
-    if context_chars is not None:
-        for s in (s for r in runs for s in r.samples):
-            cap_context(s, context_chars)
-    return Loaded(runs, _rows(runs), _colours(runs))
+    runs = [index_run(Path(p)) for p in run_dirs]
+    return Loaded(runs, _rows(runs), _colours(runs), context_chars)
+
+
+def _part(page: Loaded, n: int, chunk_rows: int) -> list[tuple[int, str, list[list[SampleView]]]]:
+    """Chunk ``n``'s rows with their samples read back whole (row ids count from the page's first)."""
+    part = chunk_slice(n, chunk_rows)
+    with Reader(page.context_chars) as reader:
+        return [
+            (i, k, [[reader.view(e) for e in cell] for cell in cells])
+            for i, (k, cells) in enumerate(page.rows[part], (part.start or 0) + 1)
+        ]
 
 
 def render_chunk(page: Loaded, n: int, chunk_rows: int) -> str:
-    """The HTML of chunk ``n``'s rows (row ids count from the page's first row)."""
-    part = chunk_slice(n, chunk_rows)
-    rows = [(i, k, c) for i, (k, c) in enumerate(page.rows[part], (part.start or 0) + 1)]
+    """The HTML of chunk ``n``'s rows."""
+    rows = _part(page, n, chunk_rows)
     return _env().get_template("rows.html.j2").render(runs=page.runs, colours=page.colours, part=rows)
+
+
+def _search_texts(rows: list[tuple[str, list[list[Entry]]]]) -> list[str]:
+    """Each row's search text; a row whose first sample was not indexed with its inputs' start
+    (an audit's original, sorted first) reads it back."""
+    with Reader() as reader:
+        out = []
+        for k, cells in rows:
+            first = next(cell[0] for cell in cells if cell)
+            text = first.inputs_text
+            out.append(search_text(k, cells, text if text is not None else inputs_text(reader.view(first).inputs)))
+            reader.cache.clear()
+        return out
 
 
 def write_view(out: Path, page: Loaded, chunk_rows: int = CHUNK_ROWS) -> None:
@@ -270,7 +275,7 @@ def write_view(out: Path, page: Loaded, chunk_rows: int = CHUNK_ROWS) -> None:
     source = {"static": static_source(out)}
     # Rendered one at a time as they are written (issue 38 item 3): never every chunk at once.
     _write_chunks(out, (render_chunk(page, i, chunk_rows) for i in range(1, n)))
-    _write(out, render_page(page, chunk_rows=chunk_rows, source=source))
+    _write(out, page_parts(page, chunk_rows=chunk_rows, source=source))
 
 
 def render_page(
@@ -280,8 +285,16 @@ def render_page(
     the other chunks are (``static``: the files' URL prefix; ``url``: the server's endpoint).
     ``live`` (the local server's pages) adds a link back to the run list and a script that reloads
     the page when the run's files change (``poll``: the URL of its status as JSON)."""
+    return "".join(page_parts(page, chunk_rows=chunk_rows, source=source, live=live))
+
+
+def page_parts(
+    page: Loaded, *, chunk_rows: int, source: dict[str, str] | None = None, live: dict[str, Any] | None = None
+) -> Iterator[str]:
+    """:func:`render_page`'s text in parts of about :data:`PART_CHARS`, rendered as they are
+    written (a big run's page is never held whole, nor the template's every piece of it)."""
     runs, rows = page.runs, page.rows
-    samples = [s for r in runs for s in r.samples]
+    samples = [s for r in runs for s in r.entries]
     facets = {
         "setting": sorted({s.setting for s in samples if s.setting}),
         "system": sorted({s.system for s in samples if s.system}),
@@ -290,15 +303,15 @@ def render_page(
     paging = {
         **(source or {}),
         "chunks": n_chunks(len(rows), chunk_rows),
-        "text": [search_text(k, cells) for k, cells in rows],
+        "text": _search_texts(rows),
     }
-    return (
+    return grouped(
         _env()
         .get_template("view.html.j2")
-        .render(
+        .generate(
             runs=runs,
             rows=rows,
-            part=[(i, k, c) for i, (k, c) in enumerate(rows[chunk_slice(0, chunk_rows)], 1)],
+            part=_part(page, 0, chunk_rows),
             chunk_rows=chunk_rows,
             paging=paging,
             colours=page.colours,
@@ -308,7 +321,7 @@ def render_page(
             compared=compared_settings(runs) if len(runs) > 1 else None,
             cards_compared=compared_cards(runs) if len(runs) > 1 else None,
             has_labels=any(s.disagrees is not None for s in samples),
-            has_swap=any(len(d.order_turns) > 1 or d.orders for s in samples for d in s.debates),
+            has_swap=any(s.swap for s in samples),
             live=live,
         )
     )
@@ -347,12 +360,12 @@ def build_index(
     return out
 
 
-def _write(out: Path, html: str) -> None:
+def _write(out: Path, html: str | Iterable[str]) -> None:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        # atomic_write scrubs configured secrets (the page quotes answers and errors); a disk that
-        # cannot take it raises RunWriteError: one line, no half page.
-        atomic_write(out, html)
+        # Configured secrets are scrubbed (the page quotes answers and errors), each part on its
+        # own (files.grouped); a disk that cannot take it raises RunWriteError: one line, no half page.
+        atomic_write_lines(out, [html] if isinstance(html, str) else html)
     except RunWriteError:
         raise
     except OSError as e:

@@ -88,16 +88,27 @@ def write_chunks(page: Path, chunks: Iterable[str], first: int = 1) -> list[Path
     return written
 
 
-def search_text(key: str, cells: Sequence[Sequence[Any]]) -> str:
+def search_text(key: str, cells: Sequence[Sequence[Any]], first_inputs: str | None = None) -> str:
     """What the list's search box matches for a question not loaded yet: its key, category,
-    systems and the start of each input (lower-cased)."""
+    systems and the start of each input (lower-cased). ``first_inputs``: :func:`inputs_text` of
+    the row's first sample, if known (else read from its ``inputs``)."""
     parts = [key]
     for samples in cells:
         for s in samples:
             parts += [s.category, s.system, s.status]
-    first = next((samples[0] for samples in cells if samples), None)
-    if first is not None:
-        for k, v in first.inputs.items():
-            if k != "meta" and v is not None:
-                parts.append((v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))[:SEARCH_CHARS])
+    if first_inputs is None:
+        first = next((samples[0] for samples in cells if samples), None)
+        first_inputs = inputs_text(first.inputs) if first is not None else ""
+    parts.append(first_inputs)
     return " ".join(p for p in parts if p).lower()
+
+
+def inputs_text(inputs: dict[str, Any]) -> str:
+    """The start of each input of a row's first sample, as the list's search text holds it (an
+    index entry keeps this, not the inputs)."""
+    parts = [
+        (v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))[:SEARCH_CHARS]
+        for k, v in inputs.items()
+        if k != "meta" and v is not None
+    ]
+    return " ".join(p for p in parts if p)
