@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..models.usage import UsageTotals
 from ..records.audit import AuditedVariant, AuditSummary, is_audit, read_summary
 from ..records.lazy import LazyRecords
-from ..records.run import RUN_FILES, SAMPLES, NotARunDir, read_run
+from ..records.run import RUN_FILES, SAMPLES, NotARunDir, Run, read_run
 from ..util.errors import InputError
 from ..util.paths import inside
 from .index import Entry, Scan, scan, usages
@@ -64,13 +64,7 @@ def load_run(path: Path) -> RunView:
     path = Path(path)
     check_inside(path)
     run = read_run(path)  # typed; a bad file is one line naming it
-    view = RunView(
-        path=str(path),
-        name=path.name or str(path),
-        config=run.config.data() if run.config else {},
-        summary=run.summary.data() if run.summary else {},
-    )
-    view.headline_rates = type(run.summary).headline_rates if run.summary else True
+    view = _run_view(path, run)
     total = UsageTotals()  # summed as the records go by: no list of every usage block
     for setting, d in [("", run), *run.runs.items()]:
         if (d.path / "report.md").is_file():
@@ -92,6 +86,18 @@ def load_run(path: Path) -> RunView:
     return view
 
 
+def _run_view(path: Path, run: Run) -> RunView:
+    """The page's view of a run before its samples: names, config, summary."""
+    view = RunView(
+        path=str(path),
+        name=path.name or str(path),
+        config=run.config.data() if run.config else {},
+        summary=run.summary.data() if run.summary else {},
+    )
+    view.headline_rates = type(run.summary).headline_rates if run.summary else True
+    return view
+
+
 def audit_order(s: SampleView | Entry) -> tuple[str, bool, str]:
     """Each item's original first: the row shows its inputs, the variants follow."""
     return (s.qid, s.system != "original", s.key)
@@ -104,13 +110,7 @@ def index_run(path: Path) -> RunView:
     path = Path(path)
     check_inside(path)
     run = read_run(path, samples=False)  # config and summaries, typed; the samples are read below
-    view = RunView(
-        path=str(path),
-        name=path.name or str(path),
-        config=run.config.data() if run.config else {},
-        summary=run.summary.data() if run.summary else {},
-    )
-    view.headline_rates = type(run.summary).headline_rates if run.summary else True
+    view = _run_view(path, run)
     dirs = [(setting, d.path, d.kind) for setting, d in [("", run), *run.runs.items()]]
     del run  # its typed summary is a second copy of view.summary
     total = UsageTotals()
