@@ -206,10 +206,17 @@ def draw(summary: AuditSummary, out: Path) -> Path | str:
     )
 
 
-def write_report(out: Path, summary: AuditSummary) -> Path:
-    from ..view import build_view
-
+def write_report(out: Path, summary: AuditSummary, *, page: bool = True) -> Path:
+    """report.md and the chart; with ``page``, view.html too (:func:`write_page`)."""
     chart = draw(summary, out)
     atomic_write(out / REPORT, render(summary, out, chart))
-    build_view([out], out / VIEW)  # the page the report's links point into
+    if page:
+        write_page(out)
     return out / REPORT
+
+
+def write_page(out: Path) -> None:
+    """The page the report's links point into; it reads the run's files, not the summary model."""
+    from ..view import build_view
+
+    build_view([out], out / VIEW)

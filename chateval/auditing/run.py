@@ -26,17 +26,18 @@ from ..evaluation.evaluator import Evaluator
 from ..evaluation.summary import OFFLINE_NOTE
 from ..models import UsageTotals
 from ..models.reach import watch_endpoints
-from ..records.audit import ORIGINAL, AuditSummary, AuditUnit, KeptUnit
+from ..records.audit import ORIGINAL, AuditSummary, AuditUnit, KeptUnit, read_summary
 from ..runs.directory import RunDir
 from ..runs.files import file_sha256
 from ..runs.progress import RunProgress
 from ..util.errors import ConfigError
+from ..util.heap import release_freed
 from ..util.plugins import load_plugins
 from .config import AuditConfig
 from .flips import audited, bias_summaries
 from .inputs import load_items
 from .perturbations import BUILT_IN, PERTURBATIONS, Context, Perturbation, Skip, get_perturbation, length_matched
-from .report import headline, write_report
+from .report import headline, write_page, write_report
 
 CONTROL_SUFFIX = "~length"
 SAMPLE_FORMAT = 2  # bumped when variants are built differently, so --resume refuses old runs
@@ -266,7 +267,14 @@ async def arun(cfg: AuditConfig, progress: RunProgress | None = None) -> AuditSu
                 summary = AuditSummary.model_validate(data)
                 summary.variants = variants
                 del data, variants
-                write_report(Path(cfg.out), summary)
+                write_report(Path(cfg.out), summary, page=False)
+                # The page reads summary.json, not this model: its variants (one model each, about
+                # 1.3 KiB) are let go while the page is built, its peak, and read back after, so the
+                # returned summary is the same (issue 38 item 3).
+                summary.variants = []
+                release_freed()  # what the summary's phase freed, returned to the OS (util.heap)
+                write_page(Path(cfg.out))
+                summary.variants = read_summary(cfg.out).variants
     finally:
         await ev.layer.close()
     if down:
