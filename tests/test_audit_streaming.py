@@ -89,3 +89,16 @@ def test_read_units_keeps_no_debate_and_sums_the_usage(tmp_path):
     for r in lines[1:]:
         expected.merge(AuditUnit.model_validate(r).usage)
     assert usage == expected and usage.calls > 0
+
+
+def test_the_returned_summary_keeps_every_variant_while_the_page_is_built_without_them(tmp_path):
+    """The page is built with the summary's variant models let go (issue 38 item 3); the summary
+    the Python API returns still holds every variant, the same as summary.json's."""
+    from chateval.auditing.api import audit
+    from chateval.records.audit import read_summary
+
+    inp = write_items(tmp_path / "items.jsonl")
+    out = tmp_path / "audit"
+    summary = audit(str(inp), str(out), model="offline", agents=2, turns=1, cache=False)
+    assert summary.variants and (out / "view.html").is_file()
+    assert summary.variants == read_summary(out).variants
