@@ -146,9 +146,12 @@ def memory_view(r: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+MAX_FAILED = 20  # failed units listed per method or system (the summary's ``failed``)
+
+
 class MemoryMethodTotals:
-    """One method's rows, a record at a time: counts, its first failures, running usage and the
-    answered questions' views."""
+    """One method's (or system's) rows, a record at a time: counts, its first failures, running
+    usage and the answered units' views (LongMemEval per method, TeaFarm per system)."""
 
     def __init__(self) -> None:
         self.n = 0
@@ -159,7 +162,7 @@ class MemoryMethodTotals:
     def add(self, r: dict[str, Any], view: dict[str, Any] | None) -> None:
         self.n += 1
         if view is None:
-            if len(self.failed) < 20:
+            if len(self.failed) < MAX_FAILED:
                 self.failed.append({"key": r.get("key"), "error": r.get("error")})
             return
         self.ok.append(view)

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..summaries import UsageSum
+from ..summaries import MemoryMethodTotals
 
 KEPT = ("key", "status", "system", "conversation", "question_id", "pov", "correct", "tie", "context_tokens", "latency")
-MAX_FAILED = 20  # failed units listed per system (the summary's ``failed``)
 
 
 def _verdicts(judge: Any) -> Any:
@@ -45,33 +44,12 @@ def belongs(r: dict[str, Any], name: str) -> bool:
     return r.get("system") == name or str(r.get("key", "")).endswith(f"::{name}")
 
 
-class SystemRows:
-    """One system's records, a record at a time: counts, its first failures, the answered units'
-    views and their usage summed."""
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.failed: list[dict[str, Any]] = []
-        self.ok: list[dict[str, Any]] = []
-        self.answer_usage, self.judge_usage = UsageSum(), UsageSum()
-
-    def add(self, r: dict[str, Any], view: dict[str, Any] | None) -> None:
-        self.n += 1
-        if view is None:
-            if len(self.failed) < MAX_FAILED:
-                self.failed.append({"key": r.get("key"), "error": r.get("error")})
-            return
-        self.ok.append(view)
-        self.answer_usage.add(r.get("usage"))
-        self.judge_usage.add((r.get("judge") or {}).get("usage"))
-
-
 class TeaFarmRecords:
-    """A run's records read once: per system its :class:`SystemRows`; every answered unit's view
+    """A run's records read once: per system its ``MemoryMethodTotals``; every answered unit's view
     in the file's order (the comparisons'); the counts of units and failed units."""
 
     def __init__(self, records: Iterable[dict[str, Any]], systems: list[str]) -> None:
-        self.systems = {name: SystemRows() for name in systems}
+        self.systems = {name: MemoryMethodTotals() for name in systems}
         self.ok: list[dict[str, Any]] = []
         self.n_units = self.n_failed = 0
         for r in records:
